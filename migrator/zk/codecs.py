@@ -1,0 +1,270 @@
+"""Byte-exact codecs for the znodes of CONTRACT §1 and the migration extension.
+
+Encoders produce what the Scala `ZookeeperConsumerConnector` writes (compact JSON, keys in its order).
+Decoders are strict: data written by a foreign process that does not fit raises `CorruptNodeError`,
+so that a rebalance never starts from a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import Enum
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from migrator.errors import CorruptNodeError
+
+PATTERN_STATIC = "static"
+PATTERN_WHITELIST = "white_list"
+PATTERN_BLACKLIST = "black_list"
+PATTERNS = (PATTERN_STATIC, PATTERN_WHITELIST, PATTERN_BLACKLIST)
+
+
+def _compact(obj: object) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """The data of `/consumers/<group>/ids/<consumerId>` (and of `migration/ids/<consumerId>`).
+
+    `subscription` maps a topic (static) or a normalised regex (wildcard) to its stream count.
+    """
+
+    subscription: Mapping[str, int]
+    pattern: str = PATTERN_STATIC
+    timestamp_ms: int = 0
+    version: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "subscription", MappingProxyType(dict(self.subscription)))
+
+    @property
+    def is_wildcard(self) -> bool:
+        return self.pattern != PATTERN_STATIC
+
+    def encode(self) -> bytes:
+        return _compact(
+            {
+                "version": self.version,
+                "subscription": dict(self.subscription),
+                "pattern": self.pattern,
+                "timestamp": str(self.timestamp_ms),
+            }
+        )
+
+    @classmethod
+    def decode(cls, data: bytes | None) -> Registration:
+        obj = _json_object(data, "ids")
+        version = obj.get("version")
+        subscription = obj.get("subscription")
+        pattern = obj.get("pattern")
+        timestamp = obj.get("timestamp", "0")
+        if version != 1:
+            raise CorruptNodeError(f"unsupported registration version {version!r}")
+        if pattern not in PATTERNS:
+            raise CorruptNodeError(f"unknown registration pattern {pattern!r}")
+        if not isinstance(subscription, dict) or not subscription:
+            raise CorruptNodeError("registration subscription must be a non-empty object")
+        counts: dict[str, int] = {}
+        for topic, count in subscription.items():
+            if not isinstance(topic, str) or not topic:
+                raise CorruptNodeError("registration subscription has an empty topic")
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise CorruptNodeError(f"registration stream count for {topic!r} is not a positive number")
+            counts[topic] = count
+        if pattern != PATTERN_STATIC and len(counts) != 1:
+            raise CorruptNodeError("a wildcard registration must have exactly one subscription entry")
+        try:
+            ts = int(str(timestamp))
+        except ValueError as exc:
+            raise CorruptNodeError(f"registration timestamp {timestamp!r} is not a number") from exc
+        return cls(subscription=counts, pattern=pattern, timestamp_ms=ts, version=1)
+
+
+def _json_object(data: bytes | None, what: str) -> dict[str, Any]:
+    if not data:
+        raise CorruptNodeError(f"empty {what} node")
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptNodeError(f"{what} node is not JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise CorruptNodeError(f"{what} node is not a JSON object")
+    return obj
+
+
+def encode_owner(thread_id: str) -> bytes:
+    return thread_id.encode("utf-8")
+
+
+def decode_owner(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", errors="replace")
+
+
+def encode_offset(next_offset: int) -> bytes:
+    if next_offset < 0:
+        raise ValueError(f"offset must be >= 0, got {next_offset}")
+    return str(next_offset).encode("ascii")
+
+
+def decode_offset(data: bytes | None) -> int:
+    """The next offset to read; raises CorruptNodeError on anything but a non-negative decimal."""
+    text = (data or b"").decode("utf-8", errors="replace").strip()
+    if not text.isdigit():
+        raise CorruptNodeError(f"offset node holds {text!r}, not a decimal")
+    return int(text)
+
+
+class Mode(str, Enum):
+    """The values of `migration/mode` an operator may write."""
+
+    KAFKA = "kafka"
+    ZOOKEEPER = "zookeeper"
+
+
+@dataclass(frozen=True, slots=True)
+class ModeNode:
+    """What `migration/mode` holds right now: absent, a known mode, or an unknown value (kept raw)."""
+
+    exists: bool
+    raw: str | None = None
+
+    @property
+    def mode(self) -> Mode | None:
+        """The mode when the node holds exactly a known value; None when absent or unknown."""
+        if not self.exists or self.raw is None:
+            return None
+        try:
+            return Mode(self.raw)
+        except ValueError:
+            return None
+
+    @property
+    def is_unknown(self) -> bool:
+        return self.exists and self.mode is None
+
+    @classmethod
+    def absent(cls) -> ModeNode:
+        return cls(exists=False)
+
+    @classmethod
+    def decode(cls, data: bytes | None) -> ModeNode:
+        return cls(exists=True, raw=(data or b"").decode("utf-8", errors="replace"))
+
+
+class Authority(str, Enum):
+    ZOOKEEPER = "zookeeper"
+    KAFKA = "kafka"
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedAuthority:
+    """What a bridge publishes at `migration/authority/<consumerId>` after each rebalance.
+
+    `generation` counts this bridge's completed rebalances (it grows by one per rebalance);
+    `kafka_member_id` is its embedded member's id in the Kafka group (empty when not joined);
+    `partitions` is how many partitions it owns after that rebalance.
+    """
+
+    authority: Authority
+    generation: int
+    timestamp_ms: int
+    reason: str = ""
+    kafka_member_id: str = ""
+    partitions: int = 0
+
+    def encode(self) -> bytes:
+        return _compact(
+            {
+                "version": 1,
+                "authority": self.authority.value,
+                "generation": self.generation,
+                "timestamp": self.timestamp_ms,
+                "reason": self.reason,
+                "kafka_member_id": self.kafka_member_id,
+                "partitions": self.partitions,
+            }
+        )
+
+    @classmethod
+    def decode(cls, data: bytes | None) -> PublishedAuthority:
+        obj = _json_object(data, "authority")
+        try:
+            return cls(
+                authority=Authority(obj["authority"]),
+                generation=int(obj["generation"]),
+                timestamp_ms=int(obj["timestamp"]),
+                reason=str(obj.get("reason", "")),
+                kafka_member_id=str(obj.get("kafka_member_id", "")),
+                partitions=int(obj.get("partitions", 0)),
+            )
+        except (KeyError, ValueError, TypeError) as exc:
+            raise CorruptNodeError(f"authority node is malformed: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One set-mode in the audit trail under `migration/audit` (sequential nodes)."""
+
+    timestamp_ms: int
+    who: str
+    from_mode: str | None
+    to_mode: str
+    reason: str
+    forced: bool = False
+
+    def encode(self) -> bytes:
+        return _compact(
+            {
+                "version": 1,
+                "timestamp": self.timestamp_ms,
+                "who": self.who,
+                "from": self.from_mode,
+                "to": self.to_mode,
+                "reason": self.reason,
+                "forced": self.forced,
+            }
+        )
+
+    @classmethod
+    def decode(cls, data: bytes | None) -> AuditEntry:
+        obj = _json_object(data, "audit")
+        try:
+            return cls(
+                timestamp_ms=int(obj["timestamp"]),
+                who=str(obj["who"]),
+                from_mode=obj.get("from"),
+                to_mode=str(obj["to"]),
+                reason=str(obj.get("reason", "")),
+                forced=bool(obj.get("forced", False)),
+            )
+        except (KeyError, ValueError, TypeError) as exc:
+            raise CorruptNodeError(f"audit node is malformed: {exc}") from exc
+
+
+def decode_broker_topic(data: bytes | None) -> dict[int, list[int]]:
+    """Partition → replicas from `/brokers/topics/<topic>` as a ZooKeeper-mode broker writes it."""
+    obj = _json_object(data, "topic")
+    parts = obj.get("partitions")
+    if not isinstance(parts, dict):
+        raise CorruptNodeError("topic node has no partitions object")
+    try:
+        return {int(p): [int(r) for r in replicas] for p, replicas in parts.items()}
+    except (ValueError, TypeError) as exc:
+        raise CorruptNodeError(f"topic node partitions are malformed: {exc}") from exc
+
+
+def decode_broker(data: bytes | None) -> tuple[str, int]:
+    """(host, port) of the first plaintext endpoint of `/brokers/ids/<id>`."""
+    obj = _json_object(data, "broker")
+    for endpoint in obj.get("endpoints", []):
+        proto, _, hostport = str(endpoint).partition("://")
+        host, _, port = hostport.rpartition(":")
+        if host and port.isdigit():
+            return host.strip("[]"), int(port)
+    host, port = obj.get("host"), obj.get("port")
+    if isinstance(host, str) and isinstance(port, int):
+        return host, port
+    raise CorruptNodeError("broker node has no endpoint")
