@@ -1,0 +1,5 @@
+import sys
+
+from migrator.cli.main import main
+
+sys.exit(main())

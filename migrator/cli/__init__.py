@@ -1,0 +1,1 @@
+"""The `migrator` command line: one module per command family, registered in `main.py`."""

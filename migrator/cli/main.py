@@ -1,0 +1,91 @@
+"""Entry point of the `migrator` command.
+
+Every command raises `MigratorError` subclasses for expected failures; `main()` turns them into one line
+on stderr and the documented exit code (0 done, 1 failed, 2 refused or bad usage). `--debug` shows the
+traceback instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+
+import click
+
+from migrator.errors import EXIT_FAILED, EXIT_REFUSED, MigratorError
+
+# Command modules, imported lazily so that `migrator --help` stays fast and a missing optional
+# dependency (pyspark) only affects its own command. Each module exposes `commands: list[click.Command]`.
+COMMAND_MODULES = (
+    "migrator.cli.devcluster",
+    "migrator.cli.console",
+    "migrator.cli.modes",
+    "migrator.cli.status",
+    "migrator.cli.offsets",
+    "migrator.cli.acl",
+    "migrator.cli.fleet",
+    "migrator.cli.demo",
+)
+
+
+class _Context:
+    debug: bool = False
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.option("--log-level", default="WARNING", show_default=True, help="Python log level for stderr.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool, log_level: str) -> None:
+    """Move Kafka consumer groups between ZooKeeper and Kafka coordination (KIP-125).
+
+    \b
+    Example:
+      migrator dev-cluster up
+      migrator set-mode kafka --zookeeper 127.0.0.1:2181 --group orders
+    """
+    logging.basicConfig(
+        level=logging.DEBUG if debug else getattr(logging, log_level.upper(), logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    ctx.ensure_object(_Context).debug = debug
+
+
+def _register() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("migrator.cli."):
+                continue  # that command family is not built yet
+            raise
+        for command in getattr(module, "commands", []):
+            cli.add_command(command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    _register()
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        rv = cli.main(args=argv, prog_name="migrator", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return EXIT_FAILED
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.UsageError as exc:
+        click.echo(f"error: {exc.format_message()}", err=True)
+        return EXIT_REFUSED
+    except MigratorError as exc:
+        if debug:
+            raise
+        click.echo(f"error: {exc}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return rv if isinstance(rv, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
