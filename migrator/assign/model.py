@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple
 
 ThreadId = str
 """`<consumerId>-<i>`; plain Kafka consumers appear as `<memberId>-0`."""

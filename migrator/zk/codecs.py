@@ -8,10 +8,11 @@ so that a rebalance never starts from a guess.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from migrator.errors import CorruptNodeError
 
@@ -117,7 +118,7 @@ def decode_offset(data: bytes | None) -> int:
     return int(text)
 
 
-class Mode(str, Enum):
+class Mode(StrEnum):
     """The values of `migration/mode` an operator may write."""
 
     KAFKA = "kafka"
@@ -154,7 +155,7 @@ class ModeNode:
         return cls(exists=True, raw=(data or b"").decode("utf-8", errors="replace"))
 
 
-class Authority(str, Enum):
+class Authority(StrEnum):
     ZOOKEEPER = "zookeeper"
     KAFKA = "kafka"
 
@@ -260,7 +261,7 @@ def decode_broker(data: bytes | None) -> tuple[str, int]:
     """(host, port) of the first plaintext endpoint of `/brokers/ids/<id>`."""
     obj = _json_object(data, "broker")
     for endpoint in obj.get("endpoints", []):
-        proto, _, hostport = str(endpoint).partition("://")
+        _proto, _, hostport = str(endpoint).partition("://")
         host, _, port = hostport.rpartition(":")
         if host and port.isdigit():
             return host.strip("[]"), int(port)

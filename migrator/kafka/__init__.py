@@ -1,0 +1,1 @@
+"""Kafka adapters: the admin client, the embedded group member, the record fetcher."""

@@ -1,0 +1,178 @@
+"""A thin, bounded-time adapter over confluent-kafka's AdminClient.
+
+It returns immutable views (no confluent-kafka types leak out) so that decisions elsewhere stay pure,
+and it turns every broker failure into one `KafkaUnavailable` with a line an operator can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
+
+from migrator.assign.model import TopicPartition
+from migrator.errors import MigratorError
+
+DEFAULT_TIMEOUT_S = 10.0
+T = TypeVar("T")
+
+
+class KafkaUnavailable(MigratorError):
+    """The brokers did not answer in time, or answered with an error."""
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaMember:
+    member_id: str
+    client_id: str
+    host: str
+    group_instance_id: str | None
+    partitions: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaGroup:
+    """What DescribeGroups says about a group. `state` is the broker's word, e.g. STABLE, EMPTY, DEAD."""
+
+    group_id: str
+    state: str
+    assignor: str
+    members: tuple[KafkaMember, ...]
+
+    @property
+    def client_ids(self) -> frozenset[str]:
+        return frozenset(m.client_id for m in self.members)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.members
+
+    def assignment_by_client(self) -> dict[str, tuple[TopicPartition, ...]]:
+        return {m.client_id: m.partitions for m in self.members}
+
+
+def _tp(tp: KafkaTopicPartition) -> TopicPartition:
+    return TopicPartition(tp.topic, tp.partition)
+
+
+class KafkaAdmin:
+    """Admin calls with one timeout each; `properties` are passed through (e.g. SASL/SSL settings)."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        properties: Mapping[str, str] | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        conf: dict[str, Any] = {
+            "bootstrap.servers": bootstrap_servers,
+            "socket.connection.setup.timeout.ms": int(timeout_s * 1000),
+        }
+        conf.update(properties or {})
+        self.bootstrap_servers = bootstrap_servers
+        self.timeout_s = timeout_s
+        self._admin = AdminClient(conf)
+
+    def _result(self, future: Future[T], what: str) -> T:
+        try:
+            return future.result(timeout=self.timeout_s)
+        except TimeoutError as exc:
+            raise KafkaUnavailable(
+                f"{what}: no answer from Kafka at {self.bootstrap_servers} within {self.timeout_s:g}s"
+            ) from exc
+        except KafkaException as exc:
+            raise KafkaUnavailable(f"{what}: {exc.args[0].str() if exc.args else exc}") from exc
+
+    def describe_group(self, group: str) -> KafkaGroup:
+        futures = self._admin.describe_consumer_groups([group], request_timeout=self.timeout_s)
+        desc = self._result(futures[group], f"describe group {group}")
+        members = tuple(
+            KafkaMember(
+                member_id=m.member_id,
+                client_id=m.client_id,
+                host=m.host,
+                group_instance_id=m.group_instance_id,
+                partitions=tuple(sorted(_tp(tp) for tp in (m.assignment.topic_partitions or []))),
+            )
+            for m in desc.members
+        )
+        state = getattr(desc.state, "name", str(desc.state))
+        return KafkaGroup(group_id=group, state=state, assignor=desc.partition_assignor or "", members=members)
+
+    def list_groups(self) -> list[str]:
+        result = self._result(self._admin.list_consumer_groups(request_timeout=self.timeout_s), "list groups")
+        return sorted(g.group_id for g in result.valid)
+
+    def committed_offsets(self, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """Kafka-committed next offsets; -1 where the group has none."""
+        tps = [KafkaTopicPartition(t, p) for t, p in partitions]
+        if not tps:
+            return {}
+        request = [ConsumerGroupTopicPartitions(group, tps)]
+        futures = self._admin.list_consumer_group_offsets(request, request_timeout=self.timeout_s)
+        result = self._result(futures[group], f"list offsets of group {group}")
+        return {_tp(tp): (tp.offset if tp.offset >= 0 else -1) for tp in result.topic_partitions}
+
+    def alter_offsets(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
+        """Write offsets for an empty group (the broker refuses a group with live members)."""
+        tps = [KafkaTopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
+        futures = self._admin.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group, tps)], request_timeout=self.timeout_s
+        )
+        result = self._result(futures[group], f"alter offsets of group {group}")
+        failed = [tp for tp in result.topic_partitions if tp.error is not None]
+        if failed:
+            raise KafkaUnavailable(f"alter offsets of group {group}: {failed[0].error.str()}")
+
+    def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        request = {KafkaTopicPartition(t, p): OffsetSpec.latest() for t, p in partitions}
+        if not request:
+            return {}
+        futures = self._admin.list_offsets(request, request_timeout=self.timeout_s)
+        return {_tp(tp): self._result(f, f"log end of {tp.topic}-{tp.partition}").offset for tp, f in futures.items()}
+
+    def partitions(self, topic: str) -> tuple[int, ...] | None:
+        """Partition ids of a topic from broker metadata; None when the topic does not exist."""
+        try:
+            md = self._admin.list_topics(topic=topic, timeout=self.timeout_s)
+        except KafkaException as exc:
+            raise KafkaUnavailable(f"metadata of {topic}: {exc}") from exc
+        tmd = md.topics.get(topic)
+        if tmd is None or tmd.error is not None or not tmd.partitions:
+            return None
+        return tuple(sorted(tmd.partitions))
+
+    def topics(self) -> dict[str, int]:
+        """Every topic with its partition count."""
+        try:
+            md = self._admin.list_topics(timeout=self.timeout_s)
+        except KafkaException as exc:
+            raise KafkaUnavailable(f"metadata: {exc}") from exc
+        return {name: len(t.partitions) for name, t in md.topics.items() if t.error is None}
+
+    def group_max_size(self) -> int | None:
+        """The smallest `group.max.size` among the brokers (the coordinator may be any of them)."""
+        try:
+            md = self._admin.list_topics(timeout=self.timeout_s)
+        except KafkaException as exc:
+            raise KafkaUnavailable(f"metadata: {exc}") from exc
+        resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in md.brokers]
+        sizes: list[int] = []
+        for resource, future in self._admin.describe_configs(resources, request_timeout=self.timeout_s).items():
+            entries = self._result(future, f"describe configs of broker {resource.name}")
+            entry = entries.get("group.max.size")
+            if entry is not None and entry.value is not None:
+                sizes.append(int(entry.value))
+        return min(sizes) if sizes else None
+
+    def create_topic(self, topic: str, partitions: int, replication: int = 1) -> None:
+        futures = self._admin.create_topics(
+            [NewTopic(topic, num_partitions=partitions, replication_factor=replication)],
+            request_timeout=self.timeout_s,
+        )
+        self._result(futures[topic], f"create topic {topic}")
