@@ -1,0 +1,72 @@
+"""An immutable picture of one consumer group as ZooKeeper holds it.
+
+Readers (status, set-mode preflight, the fleet scan) build a `GroupView`; decisions over it are pure.
+A node that does not decode is kept as a `CorruptMember` rather than dropped, so that the decision can
+say why it refuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from migrator.assign.model import TopicPartition
+from migrator.zk.codecs import ModeNode, PublishedAuthority, Registration
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    consumer_id: str
+    registration: Registration
+    ctime_ms: int
+    is_bridge: bool  # also registered under migration/ids
+
+
+@dataclass(frozen=True, slots=True)
+class CorruptMember:
+    consumer_id: str
+    problem: str
+
+
+def _frozen(mapping: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    """Everything under `/consumers/<group>` that matters to migration, read at about one instant."""
+
+    group: str
+    members: tuple[Member, ...] = ()
+    corrupt_members: tuple[CorruptMember, ...] = ()
+    migration_ids: frozenset[str] = frozenset()
+    mode: ModeNode = field(default_factory=ModeNode.absent)
+    mode_mtime_ms: int | None = None
+    authorities: Mapping[str, PublishedAuthority] = field(default_factory=dict)
+    owners: Mapping[TopicPartition, str] = field(default_factory=dict)
+    offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
+    exists: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("authorities", "owners", "offsets"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+
+    @property
+    def legacy(self) -> tuple[Member, ...]:
+        return tuple(m for m in self.members if not m.is_bridge)
+
+    @property
+    def bridges(self) -> tuple[Member, ...]:
+        return tuple(m for m in self.members if m.is_bridge)
+
+    @property
+    def member_ids(self) -> frozenset[str]:
+        return frozenset(m.consumer_id for m in self.members) | {c.consumer_id for c in self.corrupt_members}
+
+    @property
+    def topics(self) -> frozenset[str]:
+        """Static topics of every member's subscription (wildcard members contribute nothing here)."""
+        return frozenset(
+            topic for m in self.members if not m.registration.is_wildcard for topic in m.registration.subscription
+        )
