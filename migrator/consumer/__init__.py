@@ -1,0 +1,1 @@
+"""The application-facing connector: streams, filters, the rebalance listener."""

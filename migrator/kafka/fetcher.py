@@ -1,0 +1,142 @@
+"""The record fetcher: one confluent-kafka consumer that fetches the connector's owned partitions by
+explicit assignment (never by group subscription) and routes records to the owning thread's stream.
+
+The worker hands it a complete routing table; the fetch thread applies it between polls with
+incremental (un)assigns, so partitions that stay owned keep their position.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from migrator.assign.model import TopicPartition
+from migrator.consumer.handoff import Envelope
+from migrator.consumer.message import Message
+from migrator.consumer.stream import KafkaStream
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Route:
+    """Where one partition's records go: its stream, its hand-out epoch, and the next offset expected."""
+
+    stream: KafkaStream
+    epoch: int
+    next_offset: int
+
+
+class Fetcher:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        group: str,
+        properties: Mapping[str, Any] | None = None,
+        on_record: Callable[[Message], None] | None = None,
+    ) -> None:
+        conf: dict[str, Any] = {
+            "bootstrap.servers": bootstrap_servers,
+            "group.id": group,  # librdkafka requires one; the fetcher never subscribes, so it never joins
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": False,
+            "fetch.wait.max.ms": 100,
+        }
+        conf.update(properties or {})
+        self._consumer = Consumer(conf)
+        self._routes: dict[TopicPartition, Route] = {}
+        self._pending: dict[TopicPartition, Route] | None = None
+        self._pending_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._on_record = on_record
+        self._thread = threading.Thread(target=self._run, name=f"fetcher-{group}", daemon=True)
+
+    @property
+    def consumer(self) -> Consumer:
+        """The underlying client, for simple (generation -1) Kafka offset commits of legacy connectors."""
+        return self._consumer
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def route(self, routes: Mapping[TopicPartition, Route]) -> None:
+        """Replace the routing table; applied by the fetch thread before its next poll."""
+        with self._pending_lock:
+            self._pending = dict(routes)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+        self._consumer.close()
+
+    # -- the fetch thread ----------------------------------------------------------------------------
+    def _apply_pending(self) -> None:
+        with self._pending_lock:
+            pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        removed = [tp for tp in self._routes if tp not in pending]
+        added = [tp for tp, r in pending.items() if tp not in self._routes or self._routes[tp].epoch != r.epoch]
+        if removed or added:
+            # a partition re-opened at a new epoch is re-seeked: unassign then assign at its fetch offset
+            readd = [tp for tp in added if tp in self._routes]
+            gone = removed + readd
+            if gone:
+                self._consumer.incremental_unassign([KafkaTopicPartition(t, p) for t, p in gone])
+            if added:
+                self._consumer.incremental_assign(
+                    [KafkaTopicPartition(t, p, pending[(t, p)].next_offset) for t, p in added]
+                )
+        # a kept partition keeps its route (and position); a new or re-opened one starts where the worker says
+        self._routes = {tp: (r if tp in added else self._routes[tp]) for tp, r in pending.items()}
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._apply_pending()
+            if not self._routes:
+                self._stop.wait(0.05)
+                continue
+            try:
+                batch = self._consumer.consume(num_messages=500, timeout=0.1)
+            except Exception:  # the client is closing or broken; the worker decides what happens next
+                log.exception("fetch failed")
+                self._stop.wait(0.5)
+                continue
+            for raw in batch:
+                err = raw.error()
+                if err is not None:
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        log.warning("fetch error: %s", err)
+                    continue
+                self._dispatch(raw)
+
+    def _dispatch(self, raw: Any) -> None:
+        tp = TopicPartition(raw.topic(), raw.partition())
+        route = self._routes.get(tp)
+        offset = raw.offset()
+        if route is None or offset < route.next_offset:
+            return  # not ours any more, or a record from before a re-seek
+        route.next_offset = offset + 1
+        ts_type, ts = raw.timestamp()
+        message = Message(tp.topic, tp.partition, offset, raw.key(), raw.value(), ts if ts_type else -1,
+                          route.stream.thread_id)
+        envelope = Envelope(message, route.epoch)
+        while not self._stop.is_set():
+            try:
+                route.stream.queue.put(envelope, timeout=0.1)
+                if self._on_record is not None:
+                    self._on_record(message)
+                return
+            except queue.Full:
+                pending = self._pending
+                if pending is not None and (tp not in pending or pending[tp].epoch != route.epoch):
+                    return  # the partition is being taken away; the handoff would drop it anyway

@@ -1,0 +1,48 @@
+"""The ZooKeeper offset store: `/consumers/<group>/offsets/<topic>/<partition>` holds the next offset."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from migrator.assign.model import TopicPartition
+from migrator.errors import CorruptNodeError
+from migrator.zk.codecs import decode_offset, encode_offset
+from migrator.zk.paths import GroupPaths
+
+log = logging.getLogger(__name__)
+
+
+def read_offsets(zk: KazooClient, paths: GroupPaths, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    """Next offsets; -1 where there is none (or the node is corrupt, which is logged)."""
+    reads = {tp: zk.get_async(paths.offset(tp.topic, tp.partition)) for tp in tps}
+    out: dict[TopicPartition, int] = {}
+    for tp, result in reads.items():
+        try:
+            out[tp] = decode_offset(result.get()[0])
+        except NoNodeError:
+            out[tp] = -1
+        except CorruptNodeError as exc:
+            log.warning("ignoring offset of %s: %s", tp, exc)
+            out[tp] = -1
+    return out
+
+
+def write_offsets(zk: KazooClient, paths: GroupPaths, offsets: Mapping[TopicPartition, int]) -> None:
+    """Set each offset node, creating it (and its parents) the first time."""
+    sets = {tp: zk.set_async(paths.offset(tp.topic, tp.partition), encode_offset(o)) for tp, o in offsets.items()}
+    missing = []
+    for tp, result in sets.items():
+        try:
+            result.get()
+        except NoNodeError:
+            missing.append(tp)
+    for tp in missing:
+        path = paths.offset(tp.topic, tp.partition)
+        try:
+            zk.create(path, encode_offset(offsets[tp]), makepath=True)
+        except NodeExistsError:
+            zk.set(path, encode_offset(offsets[tp]))

@@ -1,0 +1,127 @@
+"""Claiming and releasing `/consumers/<group>/owners/<topic>/<partition>`: the lock on a partition.
+
+Creates and deletes are pipelined (kazoo async) so a rebalance costs one round trip per step, not one per
+partition. A node that already holds our own thread id counts as ours (CONTRACT §3 step 5).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.protocol.states import WatchedEvent
+
+from migrator.assign.model import ThreadId, TopicPartition
+from migrator.zk.codecs import decode_owner, encode_owner
+from migrator.zk.paths import GroupPaths
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimResult:
+    claimed: dict[TopicPartition, ThreadId] = field(default_factory=dict)
+    conflicts: dict[TopicPartition, str] = field(default_factory=dict)  # partition -> current holder
+
+
+def ensure_topic_parents(zk: KazooClient, paths: GroupPaths, topics: set[str]) -> None:
+    for topic in sorted(topics):
+        zk.ensure_path(paths.owners_topic(topic))
+
+
+def claim(zk: KazooClient, paths: GroupPaths, wanted: Mapping[TopicPartition, ThreadId]) -> ClaimResult:
+    """Create an ephemeral owner node for each partition; report the ones someone else holds."""
+    ensure_topic_parents(zk, paths, {tp.topic for tp in wanted})
+    pending = {
+        tp: zk.create_async(paths.owner(tp.topic, tp.partition), encode_owner(thread), ephemeral=True)
+        for tp, thread in wanted.items()
+    }
+    claimed: dict[TopicPartition, ThreadId] = {}
+    existing: dict[TopicPartition, ThreadId] = {}
+    for tp, result in pending.items():
+        try:
+            result.get()
+            claimed[tp] = wanted[tp]
+        except NodeExistsError:
+            existing[tp] = wanted[tp]
+    reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in existing}
+    conflicts: dict[TopicPartition, str] = {}
+    for tp, result in reads.items():
+        try:
+            holder = decode_owner(result.get()[0])
+        except NoNodeError:
+            holder = ""  # released between our create and our read: retry will take it
+        if holder == existing[tp]:
+            claimed[tp] = existing[tp]
+        else:
+            conflicts[tp] = holder
+    return ClaimResult(claimed, conflicts)
+
+
+def release(zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, ThreadId]) -> None:
+    """Delete our owner nodes, leaving alone any node that holds someone else's thread id."""
+    reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in owned}
+    deletes = []
+    for tp, result in reads.items():
+        try:
+            data, stat = result.get()
+        except NoNodeError:
+            continue
+        if decode_owner(data) == owned[tp]:
+            deletes.append(zk.delete_async(paths.owner(tp.topic, tp.partition), version=stat.version))
+    for result in deletes:
+        with contextlib.suppress(NoNodeError):
+            result.get()
+
+
+def wait_until_released(
+    zk: KazooClient, paths: GroupPaths, tps: list[TopicPartition], timeout_s: float
+) -> bool:
+    """Wait (at most `timeout_s`) until none of `tps` has an owner node. Used as the rebalance back-off,
+    so a claim retries as soon as the previous owner lets go instead of sleeping the full back-off."""
+    if not tps:
+        return True
+    gone = threading.Event()
+    remaining = set(tps)
+    lock = threading.Lock()
+
+    def watcher_for(tp: TopicPartition):
+        def on_event(event: WatchedEvent) -> None:
+            if event.type == "DELETED":
+                with lock:
+                    remaining.discard(tp)
+                    if not remaining:
+                        gone.set()
+
+        return on_event
+
+    checks = {tp: zk.exists_async(paths.owner(tp.topic, tp.partition), watch=watcher_for(tp)) for tp in tps}
+    for tp, result in checks.items():
+        if result.get() is None:
+            with lock:
+                remaining.discard(tp)
+    with lock:
+        if not remaining:
+            return True
+    return gone.wait(timeout_s)
+
+
+def read_owners(zk: KazooClient, paths: GroupPaths, topics: set[str]) -> dict[TopicPartition, str]:
+    """Every owner node of `topics` (for status and the observer)."""
+    owners: dict[TopicPartition, str] = {}
+    children = {t: zk.get_children_async(paths.owners_topic(t)) for t in topics}
+    reads = {}
+    for topic, result in children.items():
+        try:
+            parts = result.get()
+        except NoNodeError:
+            continue
+        for p in parts:
+            if p.isdigit():
+                reads[TopicPartition(topic, int(p))] = zk.get_async(paths.owner(topic, int(p)))
+    for tp, result in reads.items():
+        with contextlib.suppress(NoNodeError):
+            owners[tp] = decode_owner(result.get()[0])
+    return owners
