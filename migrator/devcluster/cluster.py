@@ -1,0 +1,283 @@
+"""A real ZooKeeper + ZooKeeper-mode Kafka cluster on loopback, for tests, the demo and benchmarks.
+
+Real JVMs rather than fakes: the migrator's safety depends on what a real broker and a real ZooKeeper
+do (ephemeral nodes, session expiry, group coordinator errors), so tests must see exactly that.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from types import TracebackType
+
+from migrator.devcluster import config, process, state
+from migrator.devcluster.jars import ensure_jars, require_java
+from migrator.devcluster.paths import valid_name
+from migrator.devcluster.ports import HOST, accepts, ensure_port_free, four_letter_word, free_port
+from migrator.devcluster.readiness import wait_broker_ready, wait_broker_unregistered, wait_zookeeper_ready
+from migrator.errors import EnvironmentProblem, UsageError
+
+READY_TIMEOUT_S = 90.0
+_auto_names = itertools.count(1)
+
+
+class DevCluster:
+    """Handle on one dev cluster; `down()` stops only the processes this cluster started."""
+
+    def __init__(self, st: state.ClusterState) -> None:
+        self._state = st
+        self._down = False
+
+    # ----- lifecycle -------------------------------------------------------------------------------
+
+    @classmethod
+    def start(
+        cls,
+        brokers: int = 1,
+        group_max_size: int | None = None,
+        name: str | None = None,
+        extra_broker_config: Mapping[str, object] | None = None,
+        *,
+        detached: bool = False,
+        ready_timeout: float = READY_TIMEOUT_S,
+    ) -> DevCluster:
+        """Start ZooKeeper and `brokers` brokers and block until all are ready.
+
+        `detached=True` (the CLI's `up`) lets the JVMs outlive this Python process; otherwise they die
+        with it (atexit + PR_SET_DEATHSIG).
+        """
+        if brokers < 1:
+            raise UsageError(f"--brokers must be at least 1, got {brokers}")
+        if group_max_size is not None and group_max_size < 1:
+            raise UsageError(f"--group-max-size must be at least 1, got {group_max_size}")
+        name = name or f"py{os.getpid()}-{next(_auto_names)}"
+        if not valid_name(name):
+            raise UsageError(f"cluster name {name!r} must be letters, digits, '.', '_' or '-'")
+        java = require_java()
+        libs = ensure_jars()
+        state.sweep_stale()
+        with state.name_lock(name):
+            existing = state.load(name)
+            if existing is not None and existing.backend == "local" and existing.alive_pids():
+                running = cls(existing)
+                raise EnvironmentProblem(
+                    f"dev cluster {name!r} is already running (ZOOKEEPER={running.zookeeper} "
+                    f"BOOTSTRAP_SERVERS={running.bootstrap_servers}): use it, stop it with "
+                    f"`migrator dev-cluster down --name {name}`, or pick another --name"
+                )
+            if existing is not None:
+                state.remove(existing, forget_name=False)  # we hold its lock file
+            cluster = cls(_plan(name, brokers, group_max_size, extra_broker_config, libs, detached))
+            if not detached:
+                atexit.register(cluster.down)
+            try:
+                cluster._launch_all(java, ready_timeout)
+            except BaseException:
+                cluster.down()
+                raise
+        return cluster
+
+    @classmethod
+    def attach(cls, name: str = "default") -> DevCluster:
+        """Re-open a cluster started by another process, from its state file."""
+        st = state.load(name)
+        if st is None or (st.backend == "local" and not st.alive_pids()):
+            raise EnvironmentProblem(
+                f"no dev cluster named {name!r} is running: start one with `migrator dev-cluster up --name {name}`"
+            )
+        return cls(st)
+
+    def down(self) -> None:
+        """Stop this cluster's processes (brokers first, then ZooKeeper) and remove its directories."""
+        if self._down:
+            return
+        self._down = True
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.down)
+        st = self._state
+        marker = st.cluster_dir
+        broker_pids = [p.pid for p in st.processes if p.broker_id is not None and p.pid]
+        process.terminate(broker_pids, marker, timeout=10.0)
+        process.terminate([p.pid for p in st.processes if p.broker_id is None and p.pid], marker, timeout=5.0)
+        state.remove(st)
+
+    def __enter__(self) -> DevCluster:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.down()
+
+    # ----- addresses ----------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._state.name
+
+    @property
+    def zookeeper(self) -> str:
+        return f"{HOST}:{self._state.zookeeper_port}"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{HOST}:{p.port}" for p in self._state.processes if p.broker_id is not None)
+
+    @property
+    def process_names(self) -> list[str]:
+        return [p.name for p in self._state.processes]
+
+    @property
+    def cluster_dir(self) -> Path:
+        return Path(self._state.cluster_dir)
+
+    @property
+    def state_file(self) -> Path:
+        return state.state_path(self.name)
+
+    def port(self, process_name: str) -> int:
+        return self._proc(process_name).port
+
+    def pids(self) -> dict[str, int]:
+        """Live pids by process name (stopped processes are absent)."""
+        return {
+            p.name: p.pid
+            for p in self._state.processes
+            if p.pid and process.is_ours(p.pid, self._state.cluster_dir)
+        }
+
+    def is_running(self, process_name: str) -> bool:
+        return process_name in self.pids()
+
+    def log_file(self, process_name: str) -> Path:
+        return self.cluster_dir / f"{process_name}.log"
+
+    def peak_rss_kb(self) -> dict[str, int]:
+        return {name: process.peak_rss_kb(pid) for name, pid in self.pids().items()}
+
+    def mntr(self) -> dict[str, str]:
+        """ZooKeeper's `mntr` counters (e.g. `zk_packets_received`), to count requests in benchmarks."""
+        text = four_letter_word(self._state.zookeeper_port, "mntr")
+        if not text.strip():
+            raise EnvironmentProblem(f"ZooKeeper at {self.zookeeper} did not answer `mntr`")
+        out: dict[str, str] = {}
+        for line in text.splitlines():
+            key, sep, value = line.partition("\t")
+            if sep:
+                out[key.strip()] = value.strip()
+        return out
+
+    # ----- fault injection ----------------------------------------------------------------------------
+
+    def stop_process(self, process_name: str, kill: bool = False) -> None:
+        """Stop one process (SIGTERM, or SIGKILL with kill=True) and wait until it is gone."""
+        proc = self._proc(process_name)
+        if proc.pid:
+            process.terminate([proc.pid], self._state.cluster_dir, timeout=30.0, kill=kill)
+        proc.pid = 0
+        state.save(self._state)
+
+    def start_process(self, process_name: str, ready_timeout: float = READY_TIMEOUT_S) -> None:
+        """Restart a stopped process on its old port and data dir; returns once it is ready again."""
+        proc = self._proc(process_name)
+        if proc.pid and process.is_ours(proc.pid, self._state.cluster_dir):
+            return
+        if proc.broker_id is not None and accepts(self._state.zookeeper_port):
+            # a SIGKILLed broker's registration lingers until its ZooKeeper session expires
+            wait_broker_unregistered(self.zookeeper, proc.broker_id, config.BROKER_ZK_SESSION_MS / 1000 + 10)
+        self._launch(proc, require_java(), ready_timeout)
+
+    # ----- internals ----------------------------------------------------------------------------------
+
+    def _proc(self, process_name: str) -> state.ProcessState:
+        try:
+            return self._state.process(process_name)
+        except KeyError:
+            raise UsageError(
+                f"unknown process {process_name!r}: expected one of {', '.join(self.process_names)}"
+            ) from None
+
+    def _launch_all(self, java: str, ready_timeout: float) -> None:
+        procs = self._state.processes
+        self._launch(procs[0], java, ready_timeout)
+        deadline = time.monotonic() + ready_timeout
+        for proc in procs[1:]:  # brokers start in parallel, then each is awaited
+            self._spawn(proc, java)
+        for proc in procs[1:]:
+            self._await(proc, max(1.0, deadline - time.monotonic()))
+
+    def _launch(self, proc: state.ProcessState, java: str, ready_timeout: float) -> None:
+        self._spawn(proc, java)
+        self._await(proc, ready_timeout)
+
+    def _spawn(self, proc: state.ProcessState, java: str) -> None:
+        st = self._state
+        ensure_port_free(proc.port, proc.name)
+        is_broker = proc.broker_id is not None
+        cmd = config.jvm_command(
+            java,
+            Path(st.libs),
+            self.cluster_dir / "log4j.properties",
+            self.log_file(proc.name),
+            config.BROKER_HEAP if is_broker else config.ZK_HEAP,
+            config.KAFKA_MAIN if is_broker else config.ZK_MAIN,
+            Path(proc.config),
+        )
+        tie = not st.detached and st.owner_pid == os.getpid()
+        proc.pid = process.spawn(cmd, self.cluster_dir / f"{proc.name}.out", self.cluster_dir, tie)
+        state.save(st)
+
+    def _await(self, proc: state.ProcessState, timeout: float) -> None:
+        def alive() -> bool:
+            return process.is_alive(proc.pid)
+
+        logs = [self.cluster_dir / f"{proc.name}.out", self.log_file(proc.name)]
+        if proc.broker_id is None:
+            wait_zookeeper_ready(proc.port, alive, logs, timeout)
+        else:
+            wait_broker_ready(self.zookeeper, proc.broker_id, proc.port, alive, logs, timeout)
+
+
+def _plan(
+    name: str,
+    brokers: int,
+    group_max_size: int | None,
+    extra: Mapping[str, object] | None,
+    libs: Path,
+    detached: bool,
+) -> state.ClusterState:
+    """Create the cluster directory, pick ports and write every config file."""
+    root = Path(tempfile.mkdtemp(prefix=f"migrator-{name}-"))
+    with resources.as_file(resources.files("migrator.devcluster") / "log4j.properties") as src:
+        shutil.copyfile(src, root / "log4j.properties")
+    ports: set[int] = set()
+    while len(ports) < brokers + 1:
+        ports.add(free_port())
+    zk_port, *broker_ports = sorted(ports)
+    zk_data = root / "zookeeper-data"
+    zk_data.mkdir()
+    zk_cfg = root / "zoo.cfg"
+    zk_cfg.write_text(config.zoo_cfg(zk_port, zk_data))
+    procs = [state.ProcessState(name="zookeeper", port=zk_port, config=str(zk_cfg))]
+    zookeeper = f"{HOST}:{zk_port}"
+    for broker_id, port in enumerate(broker_ports, start=1):
+        cfg = root / f"broker-{broker_id}.properties"
+        log_dir = root / f"broker-{broker_id}-data"
+        cfg.write_text(config.server_properties(broker_id, port, zookeeper, log_dir, group_max_size, extra))
+        procs.append(state.ProcessState(name=f"broker-{broker_id}", port=port, config=str(cfg), broker_id=broker_id))
+    return state.ClusterState(
+        name=name,
+        cluster_dir=str(root),
+        libs=str(libs),
+        owner_pid=os.getpid(),
+        detached=detached,
+        processes=procs,
+    )

@@ -1,0 +1,91 @@
+"""Configuration files and JVM command lines of the dev-cluster processes.
+
+Pure functions so that unit tests can check the settings the other parts of the project rely on
+(short ZooKeeper ticks for fast session expiry, fast group joins, no auto-created topics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from migrator.devcluster.ports import HOST
+
+ZK_TICK_MS = 500  # minSessionTimeout = 2 ticks = 1 s, maxSessionTimeout = 20 ticks = 10 s
+BROKER_ZK_SESSION_MS = 6000  # a killed broker's /brokers/ids node vanishes within ~6 s
+ZK_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
+KAFKA_MAIN = "kafka.Kafka"
+ZK_HEAP = "-Xmx256m"
+BROKER_HEAP = "-Xmx512m"
+
+
+def zoo_cfg(port: int, data_dir: Path) -> str:
+    lines = {
+        "tickTime": ZK_TICK_MS,
+        "initLimit": 10,
+        "syncLimit": 5,
+        "dataDir": data_dir,
+        "clientPort": port,
+        "clientPortAddress": HOST,
+        "maxClientCnxns": 0,
+        "admin.enableServer": "false",
+        "4lw.commands.whitelist": "mntr,ruok,srvr",
+        "autopurge.purgeInterval": 0,
+    }
+    return "".join(f"{k}={v}\n" for k, v in lines.items())
+
+
+def server_properties(
+    broker_id: int,
+    port: int,
+    zookeeper: str,
+    log_dir: Path,
+    group_max_size: int | None = None,
+    extra: Mapping[str, object] | None = None,
+) -> str:
+    props: dict[str, object] = {
+        "broker.id": broker_id,
+        "listeners": f"PLAINTEXT://{HOST}:{port}",
+        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}",
+        "zookeeper.connect": zookeeper,
+        "zookeeper.session.timeout.ms": BROKER_ZK_SESSION_MS,
+        "log.dirs": log_dir,
+        "offsets.topic.replication.factor": 1,
+        "offsets.topic.num.partitions": 4,
+        "transaction.state.log.replication.factor": 1,
+        "transaction.state.log.min.isr": 1,
+        "transaction.state.log.num.partitions": 4,
+        "group.initial.rebalance.delay.ms": 0,
+        "group.min.session.timeout.ms": 1000,
+        "auto.create.topics.enable": "false",
+        "num.partitions": 1,
+        "default.replication.factor": 1,
+        "num.network.threads": 2,
+        "num.io.threads": 4,
+        "log.segment.bytes": 16 * 1024 * 1024,
+        "controlled.shutdown.max.retries": 1,
+        "controlled.shutdown.retry.backoff.ms": 500,
+    }
+    if group_max_size is not None:
+        props["group.max.size"] = group_max_size
+    props.update(dict(extra or {}))
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def jvm_command(java: str, libs: Path, log4j: Path, log_file: Path, heap: str, main: str, config: Path) -> list[str]:
+    """The java command line; `config` lives in the cluster dir, which is how `down` recognises its pids."""
+    return [
+        java,
+        heap,
+        "-XX:+UseG1GC",
+        "-XX:MaxGCPauseMillis=20",
+        "-XX:+ExitOnOutOfMemoryError",
+        "-Djava.awt.headless=true",
+        f"-Dlog4j.configuration=file:{log4j}",
+        f"-Dmigrator.log.file={log_file}",
+        "-Dzookeeper.jmx.log4j.disable=true",
+        "-cp",
+        f"{libs}/*",
+        main,
+        str(config),
+    ]
