@@ -1,0 +1,121 @@
+"""Whether switching a group's mode is safe right now: a pure decision over what was read.
+
+A switch to `kafka` only takes effect if every bridge can obey Kafka's assignment (CONTRACT §5): a legacy
+connector, a bridge whose embedded member is not in the Kafka group, or a group the brokers cap with
+`group.max.size` would leave some bridges on ZooKeeper while others move. The switch would then look done
+to the operator while the group quietly stays (or flaps) on ZooKeeper. A switch to `zookeeper` is unsafe
+while plain Kafka consumers are in the group: they keep their Kafka partitions while the bridges claim
+ZooKeeper's, which is dual ownership (CONTRACT §6.1).
+
+No I/O here: `migrator.ops.modes` reads the inputs and writes the mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from migrator.kafka.admin import KafkaGroup, KafkaMember
+from migrator.zk.codecs import Mode
+from migrator.zk.group_view import GroupView
+
+SHAREABLE_ASSIGNORS = frozenset({"range", "roundrobin"})
+"""Kafka assignors every bridge's embedded member offers (and so can share with plain Kafka consumers)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """`refusals` block the switch unless forced; `warnings` are shown but do not block."""
+
+    target: Mode
+    refusals: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.refusals
+
+
+def _names(ids: Iterable[str], limit: int = 5) -> str:
+    ids = sorted(ids)
+    shown = ", ".join(ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def plain_kafka_members(view: GroupView, kafka: KafkaGroup) -> tuple[KafkaMember, ...]:
+    """Kafka members that are not a bridge's embedded member (their client.id is no bridge consumerId)."""
+    return tuple(m for m in kafka.members if m.client_id not in view.migration_ids)
+
+
+def _to_kafka(
+    view: GroupView, kafka: KafkaGroup | None, group_max_size: int | None, kafka_error: str | None
+) -> list[str]:
+    reasons: list[str] = []
+    if view.corrupt_members:
+        problems = "; ".join(f"{c.consumer_id}: {c.problem}" for c in view.corrupt_members[:3])
+        reasons.append(f"{len(view.corrupt_members)} ids node(s) do not decode ({problems})")
+    if not view.bridges:
+        reasons.append("no bridge connectors are registered (nothing under migration/ids is also in ids)")
+    if view.legacy:
+        legacy = _names(m.consumer_id for m in view.legacy)
+        reasons.append(f"legacy connector(s) registered (in ids, not in migration/ids): {legacy}")
+    if kafka is None:
+        why = kafka_error or "no --bootstrap-servers given"
+        reasons.append(f"the Kafka group cannot be checked: {why}")
+        return reasons
+    missing = [m.consumer_id for m in view.bridges if m.consumer_id not in kafka.client_ids]
+    if missing:
+        reasons.append(f"bridge(s) whose embedded member is not in the Kafka group: {_names(missing)}")
+    size = len(view.bridges) + len(plain_kafka_members(view, kafka))
+    if group_max_size is not None and size > group_max_size:
+        reasons.append(f"the group needs {size} Kafka members but the brokers' group.max.size is {group_max_size}")
+    if not kafka.is_empty:
+        if not kafka.assignor:
+            reasons.append(f"the Kafka group has no chosen assignor yet (state {kafka.state}): retry when stable")
+        elif kafka.assignor not in SHAREABLE_ASSIGNORS:
+            reasons.append(
+                f"the Kafka group uses assignor {kafka.assignor!r}; bridges can only share "
+                + " or ".join(sorted(SHAREABLE_ASSIGNORS))
+            )
+    return reasons
+
+
+def _to_zookeeper(view: GroupView, kafka: KafkaGroup | None, kafka_error: str | None) -> tuple[list[str], list[str]]:
+    if kafka is None:
+        why = kafka_error or "no --bootstrap-servers given"
+        return [], [f"plain Kafka consumers could not be checked ({why})"]
+    plain = plain_kafka_members(view, kafka)
+    if not plain:
+        return [], []
+    who = _names(f"{m.client_id} ({m.member_id})" for m in plain)
+    return [
+        f"{len(plain)} plain Kafka consumer(s) are in the group: {who}; they would keep their Kafka partitions "
+        "while the bridges take ZooKeeper's (dual ownership)"
+    ], []
+
+
+def preflight(
+    target: Mode,
+    view: GroupView,
+    kafka: KafkaGroup | None,
+    group_max_size: int | None = None,
+    *,
+    kafka_error: str | None = None,
+) -> Verdict:
+    """Why switching `view.group` to `target` is unsafe now (empty refusals: safe).
+
+    `kafka` is None when the Kafka group could not be described; `kafka_error` then says why.
+    """
+    warnings: list[str] = []
+    refusals: list[str] = []
+    if not view.exists:
+        refusals.append(f"group {view.group} does not exist in ZooKeeper (no /consumers/{view.group})")
+    if view.mode.is_unknown:
+        warnings.append(f"the mode node holds the unknown value {view.mode.raw!r}; it will be replaced")
+    if target is Mode.KAFKA:
+        refusals.extend(_to_kafka(view, kafka, group_max_size, kafka_error))
+    else:
+        more_refusals, more_warnings = _to_zookeeper(view, kafka, kafka_error)
+        refusals.extend(more_refusals)
+        warnings.extend(more_warnings)
+    return Verdict(target=target, refusals=tuple(refusals), warnings=tuple(warnings))

@@ -1,0 +1,256 @@
+"""Reading `/consumers/<group>` into a `GroupView`, pipelined.
+
+The fleet scan reads thousands of groups, so one round trip per znode would take minutes. Every read of
+one tree level (for all groups at once) is issued with kazoo's `*_async` calls before any result is
+awaited: a group costs three round trips in total, whatever its size, and many groups share them.
+
+Members come and go while we read: a node listed by `get_children` and gone by the time of `get` is
+skipped (that member left). A node that does not decode is kept as a `CorruptMember` so that decisions
+can say why they refuse instead of silently ignoring a member.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+from kazoo.interfaces import IAsyncResult
+
+from migrator.assign.model import TopicPartition
+from migrator.errors import CorruptNodeError
+from migrator.zk.codecs import ModeNode, PublishedAuthority, Registration, decode_offset, decode_owner
+from migrator.zk.group_view import CorruptMember, GroupView, Member
+from migrator.zk.paths import GroupPaths
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RESULT_TIMEOUT_S = 30.0
+BATCH_GROUPS = 500
+"""Groups read per pipeline: bounds the requests in flight (and memory) during a fleet scan."""
+
+_NONE = object()
+
+
+def _wait(result: IAsyncResult, timeout_s: float) -> Any:
+    """The result, or `_NONE` when the node vanished (a member left between two reads)."""
+    try:
+        return result.get(timeout=timeout_s)
+    except NoNodeError:
+        return _NONE
+
+
+@dataclass
+class _Partial:
+    """What has been read of one group so far (mutable while reading, frozen into a GroupView at the end)."""
+
+    group: str
+    paths: GroupPaths
+    exists: bool = True
+    ids: list[str] = field(default_factory=list)
+    migration_ids: frozenset[str] = frozenset()
+    mode: ModeNode = field(default_factory=ModeNode.absent)
+    mode_mtime_ms: int | None = None
+    authority_ids: list[str] = field(default_factory=list)
+    owner_topics: list[str] = field(default_factory=list)
+    offset_topics: list[str] = field(default_factory=list)
+    members: list[Member] = field(default_factory=list)
+    corrupt: list[CorruptMember] = field(default_factory=list)
+    authorities: dict[str, PublishedAuthority] = field(default_factory=dict)
+    owner_partitions: dict[str, list[str]] = field(default_factory=dict)
+    offset_partitions: dict[str, list[str]] = field(default_factory=dict)
+    owners: dict[TopicPartition, str] = field(default_factory=dict)
+    offsets: dict[TopicPartition, int] = field(default_factory=dict)
+
+    def view(self) -> GroupView:
+        return GroupView(
+            group=self.group,
+            members=tuple(sorted(self.members, key=lambda m: m.consumer_id)),
+            corrupt_members=tuple(sorted(self.corrupt, key=lambda c: c.consumer_id)),
+            migration_ids=self.migration_ids,
+            mode=self.mode,
+            mode_mtime_ms=self.mode_mtime_ms,
+            authorities=self.authorities,
+            owners=self.owners,
+            offsets=self.offsets,
+            exists=self.exists,
+        )
+
+
+class _Pipeline:
+    """Issue many async reads, then wait on all of them and hand each result to its callback."""
+
+    def __init__(self, zk: KazooClient, timeout_s: float) -> None:
+        self._zk = zk
+        self._timeout_s = timeout_s
+        self._pending: list[tuple[IAsyncResult, Callable[[Any], None]]] = []
+
+    def children(self, path: str, on_result: Callable[[Any], None]) -> None:
+        self._pending.append((self._zk.get_children_async(path), on_result))
+
+    def get(self, path: str, on_result: Callable[[Any], None]) -> None:
+        self._pending.append((self._zk.get_async(path), on_result))
+
+    def exists(self, path: str, on_result: Callable[[Any], None]) -> None:
+        self._pending.append((self._zk.exists_async(path), on_result))
+
+    def drain(self) -> None:
+        pending, self._pending = self._pending, []
+        for result, on_result in pending:
+            on_result(_wait(result, self._timeout_s))
+
+
+def _partition_id(name: str) -> int | None:
+    return int(name) if name.isdigit() else None
+
+
+def _level1(pipe: _Pipeline, g: _Partial) -> None:
+    """Children lists and the mode node."""
+    p = g.paths
+
+    def on_root(stat: Any) -> None:
+        g.exists = stat is not None and stat is not _NONE
+
+    def on_ids(children: Any) -> None:
+        g.ids = [] if children is _NONE else sorted(children)
+
+    def on_migration_ids(children: Any) -> None:
+        g.migration_ids = frozenset() if children is _NONE else frozenset(children)
+
+    def on_mode(result: Any) -> None:
+        if result is _NONE:
+            return
+        data, stat = result
+        g.mode = ModeNode.decode(data)
+        g.mode_mtime_ms = stat.mtime
+
+    def on_authority(children: Any) -> None:
+        g.authority_ids = [] if children is _NONE else sorted(children)
+
+    def on_owner_topics(children: Any) -> None:
+        g.owner_topics = [] if children is _NONE else sorted(children)
+
+    def on_offset_topics(children: Any) -> None:
+        g.offset_topics = [] if children is _NONE else sorted(children)
+
+    pipe.exists(p.root, on_root)
+    pipe.children(p.ids, on_ids)
+    pipe.children(p.migration_ids, on_migration_ids)
+    pipe.get(p.mode, on_mode)
+    pipe.children(p.authority, on_authority)
+    pipe.children(p.owners, on_owner_topics)
+    pipe.children(p.offsets, on_offset_topics)
+
+
+def _level2(pipe: _Pipeline, g: _Partial) -> None:
+    """Member registrations (with ctime), published authorities, and partition lists per topic."""
+    p = g.paths
+    for cid in g.ids:
+
+        def on_member(result: Any, cid: str = cid) -> None:
+            if result is _NONE:
+                return  # the member left between get_children and get
+            data, stat = result
+            try:
+                registration = Registration.decode(data)
+            except CorruptNodeError as exc:
+                g.corrupt.append(CorruptMember(cid, str(exc)))
+                return
+            g.members.append(Member(cid, registration, stat.ctime, cid in g.migration_ids))
+
+        pipe.get(p.member(cid), on_member)
+
+    for cid in g.authority_ids:
+
+        def on_authority(result: Any, cid: str = cid) -> None:
+            if result is _NONE:
+                return
+            try:
+                g.authorities[cid] = PublishedAuthority.decode(result[0])
+            except CorruptNodeError as exc:
+                log.warning("group %s: ignoring authority node of %s: %s", g.group, cid, exc)
+
+        pipe.get(p.published_authority(cid), on_authority)
+
+    for topic in g.owner_topics:
+
+        def on_owner_parts(children: Any, topic: str = topic) -> None:
+            g.owner_partitions[topic] = [] if children is _NONE else list(children)
+
+        pipe.children(p.owners_topic(topic), on_owner_parts)
+
+    for topic in g.offset_topics:
+
+        def on_offset_parts(children: Any, topic: str = topic) -> None:
+            g.offset_partitions[topic] = [] if children is _NONE else list(children)
+
+        pipe.children(p.offsets_topic(topic), on_offset_parts)
+
+
+def _owner_setter(g: _Partial, tp: TopicPartition) -> Callable[[Any], None]:
+    def on_owner(result: Any) -> None:
+        if result is not _NONE:
+            g.owners[tp] = decode_owner(result[0])
+
+    return on_owner
+
+
+def _offset_setter(g: _Partial, tp: TopicPartition) -> Callable[[Any], None]:
+    def on_offset(result: Any) -> None:
+        if result is _NONE:
+            return
+        try:
+            g.offsets[tp] = decode_offset(result[0])
+        except CorruptNodeError as exc:
+            log.warning("group %s: ignoring offset of %s: %s", g.group, tp, exc)
+
+    return on_offset
+
+
+def _level3(pipe: _Pipeline, g: _Partial) -> None:
+    """Owner and offset data per partition."""
+    p = g.paths
+    for kind, listing, path_of, setter in (
+        ("owners", g.owner_partitions, p.owner, _owner_setter),
+        ("offsets", g.offset_partitions, p.offset, _offset_setter),
+    ):
+        for topic, names in listing.items():
+            for name in names:
+                partition = _partition_id(name)
+                if partition is None:
+                    log.warning("group %s: ignoring %s/%s/%s (not a partition id)", g.group, kind, topic, name)
+                    continue
+                pipe.get(path_of(topic, partition), setter(g, TopicPartition(topic, partition)))
+
+
+def _read_batch(zk: KazooClient, groups: Sequence[str], timeout_s: float) -> dict[str, GroupView]:
+    partials = [_Partial(group, GroupPaths(group)) for group in groups]
+    pipe = _Pipeline(zk, timeout_s)
+    for level in (_level1, _level2, _level3):
+        for g in partials:
+            level(pipe, g)
+        pipe.drain()
+    return {g.group: g.view() for g in partials}
+
+
+def read_groups(
+    zk: KazooClient, groups: Iterable[str], *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S
+) -> dict[str, GroupView]:
+    """A `GroupView` for each group (a group without `/consumers/<group>` gets `exists=False`).
+
+    Reads are pipelined per tree level across up to `BATCH_GROUPS` groups. Raises kazoo's errors on
+    connection loss or a missing permission (NoNode is tolerated everywhere).
+    """
+    unique = list(dict.fromkeys(groups))
+    views: dict[str, GroupView] = {}
+    for start in range(0, len(unique), BATCH_GROUPS):
+        views.update(_read_batch(zk, unique[start : start + BATCH_GROUPS], timeout_s))
+    return views
+
+
+def read_group(zk: KazooClient, group: str, *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S) -> GroupView:
+    """The `GroupView` of one group, read in three pipelined round trips."""
+    return read_groups(zk, [group], timeout_s=timeout_s)[group]
