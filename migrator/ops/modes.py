@@ -1,0 +1,184 @@
+"""`set-mode`, `get-mode` and `history`: the only writer of `migration/mode`.
+
+The mode write is conditional on the znode version read before the preflight, and it is committed in
+one ZooKeeper transaction with its audit entry: either both exist or neither, and a concurrent change
+(another operator, a script) makes the write fail instead of silently overriding a decision that was
+checked against a different state.
+"""
+
+from __future__ import annotations
+
+import getpass
+import socket
+import time
+from dataclasses import dataclass, replace
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNodeError, RolledBackError
+from kazoo.protocol.states import ZnodeStat
+from kazoo.security import ACL, OPEN_ACL_UNSAFE
+
+from migrator.coordination.preflight import Verdict, preflight
+from migrator.errors import CorruptNodeError, MigratorError, RefusedError
+from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaUnavailable
+from migrator.zk.codecs import AuditEntry, Mode, ModeNode
+from migrator.zk.group_reader import read_group
+from migrator.zk.paths import GroupPaths
+
+AUDIT_PREFIX = "entry-"
+
+
+@dataclass(frozen=True, slots=True)
+class ModeChange:
+    """What set-mode decided and did. `written` is False for a dry run, a refusal or a no-op."""
+
+    group: str
+    before: ModeNode
+    target: Mode
+    verdict: Verdict
+    forced: bool
+    dry_run: bool
+    written: bool = False
+    noop: bool = False
+    audit_path: str | None = None
+    write_mzxid: int | None = None
+    write_monotonic: float | None = None
+
+
+def who_am_i(zk_auth: str | None) -> str:
+    """The digest user when authenticated with one, else user@host: who the audit trail names."""
+    if zk_auth and zk_auth.startswith("digest:"):
+        return f"{zk_auth.split(':')[1]} (digest)"
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"
+
+
+def read_mode(zk: KazooClient, group: str) -> tuple[ModeNode, ZnodeStat | None]:
+    try:
+        data, stat = zk.get(GroupPaths(group).mode)
+    except NoNodeError:
+        return ModeNode.absent(), None
+    return ModeNode.decode(data), stat
+
+
+def describe_kafka(
+    admin: KafkaAdmin | None, group: str, *, need_max_size: bool
+) -> tuple[KafkaGroup | None, int | None, str | None]:
+    """(group, group.max.size, error): errors become a reason for the preflight, not an exception."""
+    if admin is None:
+        return None, None, None
+    try:
+        kafka = admin.describe_group(group)
+        max_size = admin.group_max_size() if need_max_size else None
+    except KafkaUnavailable as exc:
+        return None, None, str(exc)
+    return kafka, max_size, None
+
+
+def _acl_of(zk: KazooClient, path: str) -> list[ACL]:
+    """New nodes get their parent's ACL, so a group protected by `acl protect` stays protected."""
+    try:
+        acls, _ = zk.get_acls(path)
+    except NoNodeError:
+        return list(OPEN_ACL_UNSAFE)
+    return list(acls)
+
+
+def _not_authorised(path: str) -> RefusedError:
+    return RefusedError(f"not authorised to write {path}: run with --zk-auth digest:<admin user>:<password>")
+
+
+def _write(
+    zk: KazooClient, paths: GroupPaths, stat: ZnodeStat | None, target: Mode, entry: AuditEntry
+) -> tuple[str, int]:
+    """Mode and audit entry in one transaction; returns (audit node path, mzxid of the mode write)."""
+    try:
+        if stat is None:
+            zk.ensure_path(paths.migration)
+        zk.ensure_path(paths.audit)
+        mode_acl = _acl_of(zk, paths.migration) if stat is None else None
+        audit_acl = _acl_of(zk, paths.audit)
+        tx = zk.transaction()
+        if stat is None:
+            tx.create(paths.mode, target.value.encode(), acl=mode_acl)
+        else:
+            tx.set_data(paths.mode, target.value.encode(), version=stat.version)
+        tx.create(f"{paths.audit}/{AUDIT_PREFIX}", entry.encode(), acl=audit_acl, sequence=True)
+        results = tx.commit()
+    except NoAuthError as exc:
+        raise _not_authorised(paths.mode) from exc
+    errors = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+    if errors:
+        err = errors[0]
+        if isinstance(err, NoAuthError):
+            raise _not_authorised(paths.mode)
+        if isinstance(err, BadVersionError | NodeExistsError | NoNodeError):
+            raise RefusedError(
+                f"{paths.mode} changed while the preflight ran; nothing written, check `migrator get-mode` and retry"
+            )
+        raise MigratorError(f"writing {paths.mode} failed: {type(err).__name__}")
+    audit_path = next(r for r in results if isinstance(r, str) and r.startswith(paths.audit))
+    written = zk.exists(paths.mode)
+    return audit_path, written.mzxid if written is not None else 0
+
+
+def set_mode(
+    zk: KazooClient,
+    group: str,
+    target: Mode,
+    *,
+    admin: KafkaAdmin | None,
+    force: bool = False,
+    dry_run: bool = False,
+    reason: str = "",
+    who: str = "",
+) -> ModeChange:
+    """Preflight, then write `target` unless refused (raises RefusedError) or a dry run."""
+    paths = GroupPaths(group)
+    before, stat = read_mode(zk, group)
+    view = read_group(zk, group)
+    kafka, max_size, kafka_error = describe_kafka(admin, group, need_max_size=target is Mode.KAFKA)
+    verdict = preflight(target, view, kafka, max_size, kafka_error=kafka_error)
+    change = ModeChange(group, before, target, verdict, forced=force and not verdict.ok, dry_run=dry_run)
+    if before.mode is target:
+        return replace(change, noop=True)
+    if dry_run:
+        return change
+    if not verdict.ok and not force:
+        raise RefusedError(
+            f"refused to set {group} to {target.value}: " + "; ".join(verdict.refusals) + " (--force overrides)"
+        )
+    entry = AuditEntry(
+        timestamp_ms=int(time.time() * 1000),
+        who=who,
+        from_mode=before.raw if before.exists else None,
+        to_mode=target.value,
+        reason=reason,
+        forced=change.forced,
+    )
+    audit_path, mzxid = _write(zk, paths, stat, target, entry)
+    return replace(change, written=True, audit_path=audit_path, write_mzxid=mzxid, write_monotonic=time.monotonic())
+
+
+def history(zk: KazooClient, group: str) -> list[tuple[str, AuditEntry | None]]:
+    """Audit entries oldest first; an entry that does not decode is listed as None (not hidden)."""
+    paths = GroupPaths(group)
+    try:
+        names = sorted(zk.get_children(paths.audit))
+    except NoNodeError:
+        return []
+    results = [(name, zk.get_async(f"{paths.audit}/{name}")) for name in names]
+    entries: list[tuple[str, AuditEntry | None]] = []
+    for name, result in results:
+        try:
+            data, _ = result.get()
+        except NoNodeError:
+            continue
+        try:
+            entries.append((name, AuditEntry.decode(data)))
+        except CorruptNodeError:
+            entries.append((name, None))
+    return entries

@@ -1,0 +1,150 @@
+"""`set-mode --wait`: watch a switch complete and measure the pause it caused.
+
+A switch is done when every bridge has published the new authority *after* the mode write, and every
+partition of the group's topics has an owner again. "After" is decided by ZooKeeper's transaction ids
+(the authority node's mzxid is larger than the mode write's), not by clocks, so host clock skew cannot
+make a stale publication look fresh.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from migrator.assign.model import TopicPartition
+from migrator.errors import CorruptNodeError, MigratorError
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
+from migrator.zk.codecs import Mode, PublishedAuthority, decode_broker_topic
+from migrator.zk.group_reader import read_group
+from migrator.zk.paths import GroupPaths, broker_topic
+
+POLL_INTERVAL_S = 0.2
+
+
+class WaitTimeout(MigratorError):
+    """The switch did not complete in time (exit 1): the message says what is missing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    pending_bridges: tuple[str, ...]
+    unowned: tuple[TopicPartition, ...]
+    partitions_known: bool
+
+    @property
+    def done(self) -> bool:
+        return not self.pending_bridges and not self.unowned
+
+    def describe(self) -> str:
+        parts = []
+        if self.pending_bridges:
+            parts.append(f"bridges not yet publishing the new authority: {', '.join(self.pending_bridges)}")
+        if self.unowned:
+            shown = ", ".join(str(tp) for tp in self.unowned[:10])
+            more = f" and {len(self.unowned) - 10} more" if len(self.unowned) > 10 else ""
+            parts.append(f"{len(self.unowned)} partition(s) without owner: {shown}{more}")
+        return "; ".join(parts) or "nothing"
+
+
+def progress(
+    target: Mode,
+    bridges: Iterable[str],
+    published: Mapping[str, tuple[PublishedAuthority, int]],
+    write_mzxid: int,
+    partitions: Iterable[TopicPartition] | None,
+    owned: Collection[TopicPartition],
+) -> Progress:
+    """Pure: which bridges still lag behind the write, and which partitions nobody owns.
+
+    `published` maps a bridge to (its published authority, that node's mzxid); `partitions` is None when
+    the group's partitions could not be listed (then only the bridges are waited for).
+    """
+    pending = tuple(
+        sorted(
+            cid
+            for cid in bridges
+            if cid not in published
+            or published[cid][0].authority.value != target.value
+            or published[cid][1] <= write_mzxid
+        )
+    )
+    unowned = () if partitions is None else tuple(sorted(tp for tp in partitions if tp not in owned))
+    return Progress(pending, unowned, partitions is not None)
+
+
+def _published(zk: KazooClient, group: str, bridges: Iterable[str]) -> dict[str, tuple[PublishedAuthority, int]]:
+    paths = GroupPaths(group)
+    results = {cid: zk.get_async(paths.published_authority(cid)) for cid in bridges}
+    out: dict[str, tuple[PublishedAuthority, int]] = {}
+    for cid, result in results.items():
+        try:
+            data, stat = result.get()
+            out[cid] = (PublishedAuthority.decode(data), stat.mzxid)
+        except (NoNodeError, CorruptNodeError):
+            continue
+    return out
+
+
+def group_partitions(zk: KazooClient, admin: KafkaAdmin | None, topics: Iterable[str]) -> list[TopicPartition] | None:
+    """Partitions of `topics` from the brokers, else from `/brokers/topics` (ZooKeeper-mode clusters)."""
+    found: list[TopicPartition] = []
+    for topic in sorted(topics):
+        ids: Iterable[int] | None = None
+        if admin is not None:
+            try:
+                ids = admin.partitions(topic)
+            except KafkaUnavailable:
+                ids = None
+        if ids is None:
+            try:
+                data, _ = zk.get(broker_topic(topic))
+                ids = decode_broker_topic(data).keys()
+            except (NoNodeError, CorruptNodeError):
+                return None
+        found.extend(TopicPartition(topic, p) for p in ids)
+    return found
+
+
+def _kafka_owned(admin: KafkaAdmin | None, group: str, bridges: Collection[str]) -> set[TopicPartition]:
+    """Partitions plain Kafka consumers hold: they own them without a ZooKeeper owners node."""
+    if admin is None:
+        return set()
+    try:
+        kafka = admin.describe_group(group)
+    except KafkaUnavailable:
+        return set()
+    return {tp for m in kafka.members if m.client_id not in bridges for tp in m.partitions}
+
+
+def wait_for_switch(
+    zk: KazooClient,
+    group: str,
+    target: Mode,
+    *,
+    write_mzxid: int,
+    write_monotonic: float,
+    timeout_s: float,
+    admin: KafkaAdmin | None = None,
+) -> float:
+    """Seconds from the mode write until the switch completed; raises WaitTimeout after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    partitions: list[TopicPartition] | None = None
+    while True:
+        view = read_group(zk, group)
+        if partitions is None or {tp.topic for tp in partitions} != set(view.topics):
+            partitions = group_partitions(zk, admin, view.topics)
+        bridges = [m.consumer_id for m in view.bridges]
+        owned = set(view.owners)
+        if target is Mode.KAFKA:
+            owned |= _kafka_owned(admin, group, view.migration_ids)
+        state = progress(target, bridges, _published(zk, group, bridges), write_mzxid, partitions, owned)
+        if state.done:
+            return time.monotonic() - write_monotonic
+        if time.monotonic() >= deadline:
+            what = state.describe()
+            raise WaitTimeout(f"the switch to {target.value} did not complete within {timeout_s:g}s: {what}")
+        time.sleep(POLL_INTERVAL_S)
