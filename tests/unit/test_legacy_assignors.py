@@ -62,6 +62,14 @@ def test_range_more_threads_than_partitions_leaves_last_threads_idle() -> None:
     assert got == {TP("t", 0): "a-0", TP("t", 1): "a-1"}
 
 
+def test_threads_sort_by_utf16_units_like_java() -> None:
+    # Java puts "m\U0001f600-0" (unit D83D) before "m\ue000-0"; Python code-point order is the reverse.
+    subs = {"m\ue000": {"t": 1}, "m\U0001f600": {"t": 1}}
+    expected = {TP("t", 0): "m\U0001f600-0", TP("t", 1): "m\ue000-0"}  # [t,0] hashes below [t,1]
+    assert range_assign(ctx_of(subs, {"t": [0, 1]})) == expected
+    assert roundrobin_assign(ctx_of(subs, {"t": [0, 1]})) == expected
+
+
 # ---------------------------------------------------------------- roundrobin, worked examples
 # Hashes of "[topic,partition]" (worked by hand, see test_javahash for the method):
 #   [a,10] -> -1598773544   [a,0] -> 86974003   [b,0] -> 87003794   [b,1] -> 87003825

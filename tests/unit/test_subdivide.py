@@ -34,6 +34,14 @@ def test_java_roundrobin_unknown_topic_and_idle_member() -> None:
     assert got == {"a": [TP("t", 0), TP("t", 1)], "b": []}
 
 
+def test_java_roundrobin_sorts_members_and_topics_by_utf16_units() -> None:
+    # Java String order puts U+1F600 (unit D83D) before U+E000; Python code-point order is the reverse.
+    smile, private = "\U0001f600", "\ue000"
+    got = java_roundrobin({smile: 1, private: 1}, {private: [private, smile], smile: [private, smile]})
+    assert got == {smile: [TP(smile, 0)], private: [TP(private, 0)]}
+    assert java_roundrobin({smile: 1, private: 1}, {"m": [private, smile]}) == {"m": [TP(smile, 0), TP(private, 0)]}
+
+
 # ---------------------------------------------------------------- subdivide, worked examples
 
 
@@ -53,6 +61,11 @@ def test_subdivide_threads_subscribe_by_stream_count() -> None:
     # a-0 -> g-0, a-5 -> g-1, b-1 -> g-0, b-2: g-1 does not read b, skipped -> g-0.
     got = subdivide("g", {"a": 2, "b": 1}, [TP("b", 2), TP("a", 5), TP("b", 1), TP("a", 0)])
     assert got == {TP("a", 0): "g-0", TP("a", 5): "g-1", TP("b", 1): "g-0", TP("b", 2): "g-0"}
+
+
+def test_subdivide_deals_topics_in_java_string_order() -> None:
+    got = subdivide("g", {"\ue000": 2, "\U0001f600": 2}, [TP("\ue000", 4), TP("\U0001f600", 8)])
+    assert got == {TP("\U0001f600", 8): "g-0", TP("\ue000", 4): "g-1"}
 
 
 def test_subdivide_leaves_out_topics_without_streams() -> None:
