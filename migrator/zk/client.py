@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.security import make_digest_acl_id
+from kazoo.security import make_digest_acl_credential
 
 from migrator.errors import ConfigError, MigratorError
 
@@ -37,7 +37,7 @@ def digest_acl_id(auth: str) -> str:
     user, _, password = rest.partition(":")
     if scheme != "digest" or not user or not password:
         raise ConfigError(f"{auth.split(':', 1)[0]!r}: expected digest:user:password")
-    return make_digest_acl_id(user, password)
+    return make_digest_acl_credential(user, password)
 
 
 def connect(
