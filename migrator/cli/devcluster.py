@@ -72,11 +72,13 @@ def up(brokers: int, group_max_size: int | None, backend: str, name: str) -> Non
 @_name_option
 def down(name: str) -> None:
     """Stop the cluster's processes and delete its data (does nothing if it is not running)."""
+    if state.load(name) is None:
+        click.echo(f"no dev cluster named {name!r}", err=True)
+        return
     with state.name_lock(name):
         st = state.load(name)
         if st is None:
-            click.echo(f"no dev cluster named {name!r}", err=True)
-            return
+            return  # someone else downed it meanwhile
         if st.backend == "docker":
             from migrator.devcluster import docker_backend
 

@@ -11,6 +11,7 @@ import fcntl
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -114,6 +115,7 @@ def names() -> list[str]:
 
 def sweep_stale() -> list[str]:
     """Remove every local cluster whose processes are all gone (a crashed owner); return their names."""
+    _sweep_leftover_dirs()
     cleaned = []
     for name in names():
         state = load(name)
@@ -125,3 +127,18 @@ def sweep_stale() -> list[str]:
             remove(state)
             cleaned.append(name)
     return cleaned
+
+
+def _sweep_leftover_dirs(min_age_s: float = 600.0) -> None:
+    """Drop state dirs holding only an old lock file (left by an interrupted `up`)."""
+    root = clusters_dir()
+    if not root.is_dir():
+        return
+    now = time.time()
+    for directory in root.iterdir():
+        lock = directory / "lock"
+        if (directory / STATE_FILE).exists() or not lock.exists():
+            continue
+        with contextlib.suppress(OSError):
+            if now - lock.stat().st_mtime > min_age_s:
+                shutil.rmtree(directory, ignore_errors=True)
