@@ -1,0 +1,86 @@
+"""Shared fixtures: one real dev cluster per session for integration tests, none for unit tests.
+
+Tests under tests/integration are marked `integration` automatically; every test marked
+`integration` or `chaos` gets the session cluster, so `pytest tests/unit` never starts a JVM.
+Set MIGRATOR_TEST_ZOOKEEPER and MIGRATOR_TEST_BOOTSTRAP to run against an external cluster.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # so that `tests.helpers` imports the same way from every test dir
+
+from kazoo.client import KazooClient  # noqa: E402
+
+from migrator.devcluster import DevCluster  # noqa: E402
+from tests.helpers.cluster import ExternalCluster, external_from_env  # noqa: E402
+from tests.helpers.zk import zk_client as _zk_client  # noqa: E402
+
+Cluster = DevCluster | ExternalCluster
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    integration_dir = ROOT / "tests" / "integration"
+    for item in items:
+        if integration_dir in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def cluster(request: pytest.FixtureRequest) -> Cluster:
+    """ZooKeeper + one broker shared by the whole session; downed at the end, even after failures."""
+    external = external_from_env()
+    if external is not None:
+        return external
+    started = DevCluster.start(brokers=1)
+    request.addfinalizer(started.down)
+    return started
+
+
+@pytest.fixture(autouse=True)
+def _cluster_for_marked_tests(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("integration") or request.node.get_closest_marker("chaos"):
+        request.getfixturevalue("cluster")
+
+
+@pytest.fixture
+def cluster_factory(request: pytest.FixtureRequest) -> Callable[..., DevCluster]:
+    """Start dedicated clusters (e.g. to kill their brokers); each is downed when the test ends."""
+
+    def start(brokers: int = 1, group_max_size: int | None = None, **kwargs: object) -> DevCluster:
+        started = DevCluster.start(brokers=brokers, group_max_size=group_max_size, **kwargs)  # type: ignore[arg-type]
+        request.addfinalizer(started.down)
+        return started
+
+    return start
+
+
+def _unique(prefix: str, request: pytest.FixtureRequest) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name).strip("-")[:40]
+    return f"{prefix}-{slug}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def unique_group(request: pytest.FixtureRequest) -> str:
+    return _unique("g", request)
+
+
+@pytest.fixture
+def unique_topic(request: pytest.FixtureRequest) -> str:
+    return _unique("t", request)
+
+
+@pytest.fixture
+def zk_client(cluster: Cluster) -> Iterator[KazooClient]:
+    """A started kazoo client on the session cluster, stopped after the test."""
+    with _zk_client(cluster) as client:
+        yield client

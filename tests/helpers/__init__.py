@@ -1,0 +1,1 @@
+"""Helpers shared by integration, chaos and benchmark tests (import as `tests.helpers.<module>`)."""
