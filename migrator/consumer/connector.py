@@ -1,0 +1,313 @@
+"""`ConsumerConnector`: the legacy ZooKeeper consumer API, and with `coordination.migration.enabled=true`
+a KIP-125 bridge. This class only wires the parts together; decisions live in `migrator.coordination`.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+
+from confluent_kafka import KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from kazoo.client import KazooState
+
+from migrator.assign.model import TopicPartition, thread_ids
+from migrator.config import ConsumerConfig
+from migrator.consumer.filters import TopicFilter, filter_from_registration
+from migrator.consumer.handoff import Handoff
+from migrator.consumer.listener import ConsumerRebalanceListener
+from migrator.consumer.stream import KafkaStream
+from migrator.coordination.events import Changed, CommitRequest, SessionLost, SessionRestored, Shutdown
+from migrator.coordination.offsets import OffsetStore
+from migrator.coordination.worker import RebalanceWorker, WorkerSettings
+from migrator.errors import ConfigError, MigratorError
+from migrator.kafka.admin import KafkaAdmin
+from migrator.kafka.fetcher import Fetcher
+from migrator.kafka.member import EmbeddedMember
+from migrator.metrics import RECORDS, ConnectorMetrics, serve
+from migrator.zk.client import connect
+from migrator.zk.codecs import PATTERN_STATIC, Registration, decode_broker
+from migrator.zk.paths import BROKER_IDS, GroupPaths
+from migrator.zk.registry import Registry, Watches
+
+log = logging.getLogger(__name__)
+
+JOIN_WAIT_S = 15.0  # how long a bridge waits for its first Kafka assignment before registering anyway
+SHUTDOWN_WAIT_S = 60.0
+
+
+def make_consumer_id(group: str, consumer_id: str | None) -> str:
+    if consumer_id:
+        return f"{group}_{consumer_id}"
+    return f"{group}_{socket.gethostname()}-{int(time.time() * 1000)}-{uuid.uuid4().hex[:8]}"
+
+
+def _bridge_config(cfg: ConsumerConfig) -> ConsumerConfig:
+    """A bridge keeps offsets in both stores (KIP-125's MEZKCC) so either coordination resumes exactly."""
+    explicit = cfg.explicit_keys
+    if "offsets.storage" in explicit and cfg.offsets_storage != "kafka":
+        raise ConfigError("offsets.storage: a bridge (coordination.migration.enabled=true) must use kafka")
+    if "dual.commit.enabled" in explicit and not cfg.dual_commit_enabled:
+        raise ConfigError("dual.commit.enabled: a bridge (coordination.migration.enabled=true) must dual-commit")
+    return cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "true"})
+
+
+class ConsumerConnector:
+    """One member of a ZooKeeper-coordinated group (Scala's `ZookeeperConsumerConnector`)."""
+
+    def __init__(self, config: ConsumerConfig | Mapping[str, object] | str | Path) -> None:
+        if isinstance(config, ConsumerConfig):
+            cfg = config
+        elif isinstance(config, (str, Path)):
+            cfg = ConsumerConfig.from_properties_file(config)
+        else:
+            cfg = ConsumerConfig.from_mapping(config)  # type: ignore[arg-type]
+        if cfg.migration_enabled:
+            cfg = _bridge_config(cfg)
+        self.config = cfg
+        self.group = cfg.group_id
+        self.consumer_id = make_consumer_id(cfg.group_id, cfg.consumer_id)
+        self.paths = GroupPaths(cfg.group_id)
+        self.metrics = ConnectorMetrics(cfg.group_id, self.consumer_id)
+        if cfg.metrics_port:
+            serve(cfg.metrics_port)
+        self._zk = connect(
+            cfg.zookeeper_connect,
+            auth=cfg.zookeeper_auth,
+            timeout_s=cfg.zookeeper_connection_timeout_ms / 1000.0,
+            session_timeout_s=cfg.zookeeper_session_timeout_ms / 1000.0,
+        )
+        self._handoff = Handoff()
+        self._listener: ConsumerRebalanceListener = ConsumerRebalanceListener()
+        self._worker: RebalanceWorker | None = None
+        self._member: EmbeddedMember | None = None
+        self._fetcher: Fetcher | None = None
+        self._streams: dict[tuple[str, str], KafkaStream] = {}
+        self._session_lost = False
+        self._shutdown_lock = threading.Lock()
+        self._closed = False
+        self.bootstrap_servers = cfg.bootstrap_servers or self._brokers_from_zookeeper()
+        self._zk.add_listener(self._on_session_state)
+        self.metrics.zk_session(1)
+
+    # -- public API ----------------------------------------------------------------------------------
+    def create_message_streams(self, topic_count: Mapping[str, int]) -> dict[str, list[KafkaStream]]:
+        """`n` streams per topic; each stream is drained by one application thread."""
+        if not topic_count or any(n < 1 for n in topic_count.values()):
+            raise ConfigError("create_message_streams: every topic needs at least one stream")
+        result: dict[str, list[KafkaStream]] = {}
+        for topic, n in sorted(topic_count.items()):
+            result[topic] = [self._stream(topic, t) for t in thread_ids(self.consumer_id, n)]
+        self._start(Registration(dict(topic_count), PATTERN_STATIC, int(time.time() * 1000)), sorted(topic_count))
+        return result
+
+    def create_message_streams_by_filter(self, topic_filter: TopicFilter, num_streams: int = 1) -> list[KafkaStream]:
+        """`num_streams` streams shared by every topic the filter allows, now or later."""
+        if num_streams < 1:
+            raise ConfigError("create_message_streams_by_filter: num_streams must be at least 1")
+        streams = [self._stream("*", t) for t in thread_ids(self.consumer_id, num_streams)]
+        registration = Registration({topic_filter.regex: num_streams}, topic_filter.pattern, int(time.time() * 1000))
+        self._start(registration, [])
+        return streams
+
+    def set_rebalance_listener(self, listener: ConsumerRebalanceListener) -> None:
+        self._listener = listener
+        if self._worker is not None:
+            self._worker.listener = listener
+
+    def commit_offsets(self) -> None:
+        """Commit what has been processed; the calling thread's current records count as processed."""
+        self._handoff.done_for_current_thread()
+        if self._worker is None or not self._worker.alive:
+            return
+        request = CommitRequest()
+        self._worker.post(request)
+        request.done.result(timeout=SHUTDOWN_WAIT_S)
+
+    def shutdown(self) -> None:
+        """Commit, release, unregister, close. Safe to call more than once and from any thread."""
+        with self._shutdown_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._handoff.done_for_current_thread()
+        if self._worker is not None and self._worker.alive:
+            request = Shutdown()
+            self._worker.post(request)
+            try:
+                request.done.result(timeout=SHUTDOWN_WAIT_S)
+            except FutureTimeout:
+                log.error("shutdown: the rebalance worker did not finish in %.0fs", SHUTDOWN_WAIT_S)
+        if self._member is not None:
+            self._member.close()
+        self._handoff.close()
+        for stream in self._streams.values():
+            stream.shutdown()
+        if self._fetcher is not None:
+            self._fetcher.close()
+        self._zk.remove_listener(self._on_session_state)
+        self._zk.stop()
+        self._zk.close()
+        self.metrics.zk_session(0)
+
+    def __enter__(self) -> ConsumerConnector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    @property
+    def authority(self) -> str:
+        return self._worker.state.authority.value if self._worker else "zookeeper"
+
+    @property
+    def owned(self) -> dict[TopicPartition, str]:
+        """A copy of the current ownership (for tests and the demo; the worker may change it any time)."""
+        return dict(self._worker.state.owned) if self._worker else {}
+
+    # -- wiring --------------------------------------------------------------------------------------
+    def _stream(self, topic: str, thread_id: str) -> KafkaStream:
+        stream = KafkaStream(thread_id, self._handoff, self.config.consumer_timeout_ms)
+        self._streams[(topic, thread_id)] = stream
+        return stream
+
+    def _start(self, registration: Registration, static_topics: list[str]) -> None:
+        if self._worker is not None:
+            raise MigratorError("message streams were already created for this connector")
+        cfg = self.config
+        if not self.bootstrap_servers:
+            raise MigratorError(f"no Kafka brokers registered under {BROKER_IDS} and no bootstrap.servers configured")
+        records = RECORDS.labels(group=self.group, client_id=self.consumer_id)
+        fetch_props = {
+            "client.id": cfg.client_id,
+            "fetch.max.bytes": max(cfg.fetch_message_max_bytes, 1048576) * 50,
+            "max.partition.fetch.bytes": cfg.fetch_message_max_bytes,
+            "fetch.min.bytes": cfg.fetch_min_bytes,
+            "fetch.wait.max.ms": cfg.fetch_wait_max_ms,
+            "auto.offset.reset": "earliest" if cfg.auto_offset_reset == "smallest" else "latest",
+            **cfg.fetcher_client_properties(),
+        }
+        self._fetcher = Fetcher(self.bootstrap_servers, self.group, fetch_props, on_record=lambda _m: records.inc())
+        admin = KafkaAdmin(self.bootstrap_servers, cfg.kafka_properties)
+        worker_box: list[RebalanceWorker] = []
+
+        def post(event: object) -> None:
+            worker_box[0].post(event)  # type: ignore[arg-type]
+
+        if cfg.migration_enabled:
+            self._member = EmbeddedMember(
+                cfg.embedded_member_properties(self.consumer_id) | {"bootstrap.servers": self.bootstrap_servers},
+                cfg.migration_poll_interval_ms,
+                post,
+            )
+        kafka_offsets = self._member if self._member is not None else _SimpleKafkaOffsets(self._fetcher)
+        offsets = OffsetStore(
+            self._zk, self.paths, cfg.offsets_storage, cfg.dual_commit_enabled, kafka_offsets, self.metrics,
+            cfg.offsets_commit_max_retries, cfg.offsets_channel_backoff_ms,
+        )
+        bridge = cfg.migration_enabled
+        worker = RebalanceWorker(
+            WorkerSettings(
+                consumer_id=self.consumer_id,
+                strategy=cfg.partition_assignment_strategy,
+                max_retries=cfg.rebalance_max_retries,
+                backoff_ms=cfg.rebalance_backoff_ms,
+                auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
+                exclude_internal=cfg.exclude_internal_topics,
+                resolve_start=self._resolve_start,
+            ),
+            self._zk, self.paths, registration,
+            Registry(self._zk, self.paths, self.consumer_id, bridge),
+            Watches(self._zk, self.paths, lambda what: post(Changed(what)), bridge),
+            offsets, self._fetcher, self._handoff, self._streams, self.metrics,
+            member=self._member, admin=admin,
+        )
+        worker.listener = self._listener
+        worker_box.append(worker)
+        self._worker = worker
+        self._fetcher.start()
+        worker.start_watches()
+        if self._member is not None:
+            self._member.start(static_topics or self._wildcard_topics(registration, admin))
+            if not self._member.joined.wait(JOIN_WAIT_S):
+                log.warning("embedded member not in the Kafka group after %.0fs; obeying ZooKeeper", JOIN_WAIT_S)
+        worker.start()
+
+    def _wildcard_topics(self, registration: Registration, admin: KafkaAdmin) -> list[str]:
+        ((regex, _),) = registration.subscription.items()
+        topic_filter = filter_from_registration(registration.pattern, regex)
+        return sorted(t for t in admin.topics() if topic_filter.is_allowed(t, self.config.exclude_internal_topics))
+
+    def _resolve_start(self, fetched: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Committed offsets as they are; `auto.offset.reset` (smallest | largest) where there is none."""
+        assert self._fetcher is not None
+        start: dict[TopicPartition, int] = {}
+        for tp, offset in fetched.items():
+            if offset >= 0:
+                start[tp] = offset
+                continue
+            low, high = self._fetcher.consumer.get_watermark_offsets(KafkaTopicPartition(*tp), timeout=10)
+            start[tp] = low if self.config.auto_offset_reset == "smallest" else high
+        return start
+
+    def _brokers_from_zookeeper(self) -> str:
+        """Like the Scala connector: find the brokers under /brokers/ids when none are configured."""
+        try:
+            ids = self._zk.get_children(BROKER_IDS)
+        except Exception:
+            return ""
+        hosts = []
+        for broker in ids:
+            try:
+                host, port = decode_broker(self._zk.get(f"{BROKER_IDS}/{broker}")[0])
+                hosts.append(f"{host}:{port}")
+            except Exception:
+                log.warning("ignoring unreadable broker registration %s", broker)
+        return ",".join(hosts)
+
+    def _on_session_state(self, state: KazooState) -> None:
+        """Runs on kazoo's thread: gate hand-outs at once, leave the rest to the worker."""
+        if state == KazooState.SUSPENDED:
+            self._handoff.suspend()
+            self.metrics.zk_session(0.5)
+        elif state == KazooState.LOST:
+            self._handoff.suspend()
+            self._session_lost = True
+            self.metrics.zk_session(0)
+            if self._worker is not None:
+                self._worker.post(SessionLost())
+        elif state == KazooState.CONNECTED:
+            self.metrics.zk_session(1)
+            if self._session_lost:
+                self._session_lost = False
+                if self._worker is not None:
+                    self._worker.post(SessionRestored())
+            else:
+                self._handoff.resume()
+
+
+class _SimpleKafkaOffsets:
+    """Kafka offsets of a legacy connector: commits carry generation -1, so the broker takes them only for
+    a group without live Kafka members (which is why KIP-125 asks legacy members to commit to ZooKeeper)."""
+
+    def __init__(self, fetcher: Fetcher) -> None:
+        self._consumer = fetcher.consumer
+
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]:
+        tps = [KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()]
+        try:
+            result = self._consumer.commit(offsets=tps, asynchronous=False)
+        except KafkaException as exc:
+            log.warning("Kafka offset commit refused: %s", exc)
+            return set()
+        return {TopicPartition(tp.topic, tp.partition) for tp in result or [] if tp.error is None}
+
+    def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
+        result = self._consumer.committed([KafkaTopicPartition(t, p) for t, p in tps], timeout=10)
+        return {TopicPartition(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else -1) for tp in result}

@@ -1,0 +1,63 @@
+"""Everything that can make a connector act, as values on its one event queue.
+
+Watches, embedded-member callbacks, session changes and application calls all become events; the
+rebalance worker handles them one at a time, so no other code touches ownership.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from migrator.assign.model import TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """Something a rebalance depends on changed (ids, migration ids, mode, topics); re-evaluate."""
+
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLost:
+    """The ZooKeeper session expired: our ephemeral nodes (registration, owners) are gone."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRestored:
+    """A new ZooKeeper session is connected: register again and rebalance."""
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaAssigned:
+    partitions: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaRevoked:
+    """The embedded member is losing its partitions; under kafka authority the worker must release before
+    `done` resolves, because the member's rebalance callback waits on it (Kafka's rebalance barrier)."""
+
+    done: Future[None] = field(default_factory=Future)
+    lost: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaUnavailable:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRequest:
+    done: Future[None] = field(default_factory=Future)
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    done: Future[None] = field(default_factory=Future)
+
+
+Event = (
+    Changed | SessionLost | SessionRestored | KafkaAssigned | KafkaRevoked | KafkaUnavailable | CommitRequest | Shutdown
+)

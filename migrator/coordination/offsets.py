@@ -1,0 +1,112 @@
+"""Committing and fetching offsets across the two stores (CONTRACT §4).
+
+Commit: Kafka first when offsets live in Kafka, then ZooKeeper for every partition Kafka accepted
+(dual commit) or for all (ZooKeeper storage). Fetch: max(ZooKeeper, Kafka) with dual commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from kazoo.client import KazooClient
+
+from migrator.assign.model import TopicPartition
+from migrator.metrics import ConnectorMetrics
+from migrator.zk import offsets as zk_offsets
+from migrator.zk.paths import GroupPaths
+
+log = logging.getLogger(__name__)
+
+
+class KafkaOffsets(Protocol):
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]: ...
+
+    def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]: ...
+
+
+def merge_fetched(
+    zk: Mapping[TopicPartition, int], kafka: Mapping[TopicPartition, int], use_zk: bool, use_kafka: bool
+) -> dict[TopicPartition, int]:
+    """The offset to resume from per partition; -1 where no store has one (then auto.offset.reset applies)."""
+    keys = set(zk) | set(kafka)
+    return {
+        tp: max(zk.get(tp, -1) if use_zk else -1, kafka.get(tp, -1) if use_kafka else -1) for tp in keys
+    }
+
+
+class OffsetStore:
+    def __init__(
+        self,
+        zk: KazooClient,
+        paths: GroupPaths,
+        storage: str,
+        dual_commit: bool,
+        kafka: KafkaOffsets | None,
+        metrics: ConnectorMetrics,
+        max_retries: int = 5,
+        backoff_ms: int = 1000,
+    ) -> None:
+        self._zk = zk
+        self._paths = paths
+        self._use_kafka = storage == "kafka" and kafka is not None
+        self._use_zk = storage == "zookeeper" or dual_commit or kafka is None
+        self._kafka = kafka
+        self._metrics = metrics
+        self._retries = max_retries
+        self._backoff_s = backoff_ms / 1000.0
+        self._committed: dict[TopicPartition, int] = {}
+
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
+        """Commit what changed since the last commit; True when every store took every partition."""
+        todo = {tp: o for tp, o in offsets.items() if o >= 0 and self._committed.get(tp) != o}
+        if not todo:
+            return True
+        accepted = set(todo)
+        if self._use_kafka:
+            accepted = self._commit_kafka(todo)
+        if self._use_zk and accepted:
+            try:
+                zk_offsets.write_offsets(self._zk, self._paths, {tp: todo[tp] for tp in accepted})
+                self._metrics.committed("zookeeper", True)
+            except Exception:
+                log.exception("ZooKeeper offset commit failed")
+                self._metrics.committed("zookeeper", False)
+                return False
+        for tp in accepted:
+            self._committed[tp] = todo[tp]
+        return accepted == set(todo)
+
+    def _commit_kafka(self, todo: Mapping[TopicPartition, int]) -> set[TopicPartition]:
+        assert self._kafka is not None
+        accepted: set[TopicPartition] = set()
+        remaining = dict(todo)
+        for attempt in range(self._retries + 1):
+            accepted |= self._kafka.commit(remaining)
+            remaining = {tp: o for tp, o in remaining.items() if tp not in accepted}
+            if not remaining:
+                break
+            if attempt < self._retries:
+                time.sleep(self._backoff_s)
+        self._metrics.committed("kafka", not remaining)
+        if remaining:
+            log.warning("Kafka refused offsets of %d partitions; they are not written to ZooKeeper either",
+                        len(remaining))
+        return accepted
+
+    def fetch(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        wanted = sorted(set(tps))
+        zk = zk_offsets.read_offsets(self._zk, self._paths, wanted) if self._use_zk else {}
+        kafka = self._kafka.committed(wanted) if self._use_kafka and self._kafka is not None else {}
+        merged = merge_fetched(zk, kafka, self._use_zk, self._use_kafka)
+        for tp in wanted:
+            merged.setdefault(tp, -1)
+            if merged[tp] >= 0:
+                self._committed[tp] = merged[tp]
+        return merged
+
+    def forget(self, tps: Iterable[TopicPartition]) -> None:
+        for tp in tps:
+            self._committed.pop(tp, None)

@@ -1,0 +1,67 @@
+"""Pure rebalance planning: the target ownership under an authority, and the diff to get there."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions, own_partitions
+from migrator.assign.model import ThreadId, TopicPartition
+from migrator.assign.subdivide import global_thread_assignment, subdivide
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """`own` is what this member must hold; `global_` is the thread-level view for the listener."""
+
+    own: Mapping[TopicPartition, ThreadId]
+    global_: Mapping[TopicPartition, ThreadId]
+
+
+def zookeeper_target(
+    consumer_id: str,
+    subscriptions: Mapping[str, Mapping[str, int]],
+    partitions: Mapping[str, Collection[int]],
+    strategy: str,
+) -> Target:
+    ctx = context_from_subscriptions(consumer_id, subscriptions, {t: sorted(p) for t, p in partitions.items()})
+    global_ = ASSIGNORS.get(strategy, ASSIGNORS["range"])(ctx)
+    return Target(own=own_partitions(global_, consumer_id), global_=global_)
+
+
+def kafka_target(
+    consumer_id: str,
+    subscriptions: Mapping[str, Mapping[str, int]],
+    assigned: Collection[TopicPartition],
+    kafka_members: Mapping[str, Collection[TopicPartition]] | None = None,
+) -> Target:
+    """Subdivide this bridge's Kafka partitions among its threads.
+
+    `kafka_members` (member key → partitions, the key being a bridge's consumerId or a plain consumer's
+    member id) gives the global view; without it the global view holds only this bridge.
+    """
+    own = subdivide(consumer_id, subscriptions.get(consumer_id, {}), assigned)
+    if kafka_members is None:
+        return Target(own=own, global_=dict(own))
+    bridges = {cid: sub for cid, sub in subscriptions.items() if cid in kafka_members}
+    members = dict(kafka_members)
+    members[consumer_id] = tuple(assigned)
+    return Target(own=own, global_=global_thread_assignment(members, bridges))
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    release: Mapping[TopicPartition, ThreadId]
+    claim: Mapping[TopicPartition, ThreadId]
+
+    @property
+    def empty(self) -> bool:
+        return not self.release and not self.claim
+
+
+def transition(current: Mapping[TopicPartition, ThreadId], target: Mapping[TopicPartition, ThreadId]) -> Transition:
+    """Partitions that stay on the same thread are neither released nor re-claimed."""
+    return Transition(
+        release={tp: th for tp, th in current.items() if target.get(tp) != th},
+        claim={tp: th for tp, th in target.items() if current.get(tp) != th},
+    )

@@ -1,0 +1,411 @@
+"""The rebalance worker: one thread per connector that handles every event, one at a time.
+
+It owns the connector's coordination state (what it owns, which authority it obeys, what Kafka assigned)
+so nothing else needs a lock on it. A rebalance is the release / compute / claim path of CONTRACT §3,
+used for ZooKeeper changes, Kafka assignments and authority switches alike; only partitions whose owner
+changes are released and claimed.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException
+
+from migrator.assign.model import ThreadId, TopicPartition
+from migrator.consumer.handoff import Handoff
+from migrator.consumer.listener import ConsumerRebalanceListener, by_topic, ownership_by_topic
+from migrator.consumer.stream import KafkaStream
+from migrator.coordination.authority import (
+    UNKNOWN_KAFKA,
+    AuthorityDecision,
+    KafkaHealth,
+    decide_authority,
+    needs_group_check,
+)
+from migrator.coordination.events import (
+    Changed,
+    CommitRequest,
+    Event,
+    KafkaAssigned,
+    KafkaRevoked,
+    KafkaUnavailable,
+    SessionLost,
+    SessionRestored,
+    Shutdown,
+)
+from migrator.coordination.offsets import OffsetStore
+from migrator.coordination.plan import Target, kafka_target, transition, zookeeper_target
+from migrator.kafka.admin import KafkaAdmin, KafkaGroup
+from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
+from migrator.kafka.fetcher import Fetcher, Route
+from migrator.kafka.member import EmbeddedMember
+from migrator.metrics import ConnectorMetrics
+from migrator.zk import owners
+from migrator.zk.codecs import Authority, PublishedAuthority, Registration
+from migrator.zk.paths import GroupPaths
+from migrator.zk.registry import Registry, Watches
+from migrator.zk.snapshot import Snapshot, read_snapshot
+
+log = logging.getLogger(__name__)
+
+COALESCE_S = 0.05  # events closer together than this become one rebalance
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSettings:
+    consumer_id: str
+    strategy: str
+    max_retries: int
+    backoff_ms: int
+    auto_commit_interval_ms: int | None
+    exclude_internal: bool
+    resolve_start: Callable[[Mapping[TopicPartition, int]], dict[TopicPartition, int]]
+
+
+@dataclass(slots=True)
+class State:
+    """What the worker alone reads and writes."""
+
+    owned: dict[TopicPartition, ThreadId] = field(default_factory=dict)
+    authority: Authority = Authority.ZOOKEEPER
+    kafka_assignment: tuple[TopicPartition, ...] | None = None
+    kafka_problem: str = UNKNOWN_KAFKA.reason
+    mode_is_kafka: bool = False
+    generation: int = 0
+    registered: bool = False
+    retry_at: float | None = None
+    closed: bool = False
+
+
+class RebalanceWorker:
+    def __init__(
+        self,
+        settings: WorkerSettings,
+        zk: KazooClient,
+        paths: GroupPaths,
+        registration: Registration,
+        registry: Registry,
+        watches: Watches,
+        offsets: OffsetStore,
+        fetcher: Fetcher,
+        handoff: Handoff,
+        streams: Mapping[tuple[str, str], KafkaStream],
+        metrics: ConnectorMetrics,
+        member: EmbeddedMember | None = None,
+        admin: KafkaAdmin | None = None,
+    ) -> None:
+        self.s = settings
+        self._zk = zk
+        self._paths = paths
+        self._registration = registration
+        self._registry = registry
+        self._watches = watches
+        self._offsets = offsets
+        self._fetcher = fetcher
+        self._handoff = handoff
+        self._streams = streams
+        self._metrics = metrics
+        self._member = member
+        self._admin = admin
+        self.listener = ConsumerRebalanceListener()
+        self.state = State()
+        self._events: queue.Queue[Event] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name=f"rebalance-{settings.consumer_id}", daemon=True)
+        self._routes: dict[TopicPartition, Route] = {}
+        self._next_commit = self._commit_deadline()
+
+    # -- the outside world's side ----------------------------------------------------------------------
+    def post(self, event: Event) -> None:
+        self._events.put(event)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def start_watches(self) -> None:
+        self._watches.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    # -- the loop --------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        self._register()
+        self._evaluate({"start"})
+        while not self.state.closed:
+            batch = self._next_batch()
+            try:
+                self._handle(batch)
+            except Exception:  # keep the loop alive: the application must never lose its connector
+                log.exception("rebalance worker failed to handle %s", batch)
+                self.state.retry_at = time.monotonic() + self.s.backoff_ms / 1000.0
+
+    def _next_batch(self) -> list[Event]:
+        deadlines = [d for d in (self._next_commit, self.state.retry_at) if d is not None]
+        timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        try:
+            batch = [self._events.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        if not isinstance(batch[0], (KafkaRevoked, Shutdown, CommitRequest)):
+            time.sleep(COALESCE_S)
+        while True:
+            try:
+                batch.append(self._events.get_nowait())
+            except queue.Empty:
+                return batch
+
+    def _handle(self, batch: list[Event]) -> None:
+        reasons: set[str] = set()
+        for event in batch:
+            match event:
+                case KafkaRevoked():
+                    self._on_kafka_revoked(event)
+                case KafkaAssigned(partitions=partitions):
+                    self.state.kafka_assignment = partitions
+                    self.state.kafka_problem = ""
+                    reasons.add("kafka assignment")
+                case KafkaUnavailable(reason=reason):
+                    self.state.kafka_problem = reason
+                    reasons.add("kafka unavailable")
+                case Changed(what=what):
+                    reasons.add(what)
+                case SessionLost():
+                    self._on_session_lost()
+                case SessionRestored():
+                    self._register()
+                    reasons.add("new session")
+                case CommitRequest(done=done):
+                    self._commit_processed()
+                    done.set_result(None)
+                case Shutdown(done=done):
+                    self._shutdown()
+                    done.set_result(None)
+                    return
+        now = time.monotonic()
+        if self.state.retry_at is not None and now >= self.state.retry_at:
+            self.state.retry_at = None
+            reasons.add("retry")
+        kafka_only = reasons <= {"kafka assignment", "kafka unavailable"}
+        if reasons and (not kafka_only or self.state.mode_is_kafka or self.state.authority is Authority.KAFKA):
+            self._evaluate(reasons)
+        if now >= self._next_commit:
+            self._commit_processed()
+            self._next_commit = self._commit_deadline()
+
+    def _commit_deadline(self) -> float:
+        interval = self.s.auto_commit_interval_ms
+        return time.monotonic() + (interval / 1000.0 if interval else 3600.0)
+
+    # -- registration and sessions ---------------------------------------------------------------------
+    def _register(self) -> None:
+        try:
+            self._registry.register(self._registration)
+            self.state.registered = True
+            self._handoff.resume()
+        except KazooException:
+            log.warning("registration failed; retrying", exc_info=True)
+            self.state.retry_at = time.monotonic() + self.s.backoff_ms / 1000.0
+
+    def _on_session_lost(self) -> None:
+        """Our ephemeral owners are gone with the session: stop everything we no longer own."""
+        lost = dict(self.state.owned)
+        self._fetcher.route({})
+        self._handoff.revoke(lost)
+        self._handoff.forget(lost)
+        self._offsets.forget(lost)
+        self.state.owned.clear()
+        self.state.registered = False
+        log.warning("ZooKeeper session expired; %d partitions dropped until the next rebalance", len(lost))
+        self._metrics.authority(False, 0, 0)
+
+    def _on_kafka_revoked(self, event: KafkaRevoked) -> None:
+        self.state.kafka_assignment = None
+        if event.lost:
+            self.state.kafka_problem = "the embedded member lost its Kafka assignment"
+        try:
+            if self.state.authority is Authority.KAFKA and self.state.owned:
+                self._release(dict(self.state.owned), "kafka revoke")
+        finally:
+            event.done.set_result(None)
+
+    # -- the rebalance ---------------------------------------------------------------------------------
+    def _evaluate(self, reasons: set[str]) -> None:
+        if not self.state.registered:
+            return
+        started = time.monotonic()
+        for attempt in range(1, self.s.max_retries + 1):
+            try:
+                outcome = self._attempt(reasons)
+            except (KazooException, AdminUnavailable) as exc:
+                log.warning("rebalance attempt %d failed: %s", attempt, exc)
+                outcome = None
+            if outcome is True:
+                self._metrics.rebalanced(time.monotonic() - started)
+                return
+            if outcome == "unusable":
+                return
+            if attempt < self.s.max_retries and outcome is not None:
+                continue  # the claim waited for the conflicting owners already
+            if attempt < self.s.max_retries:
+                time.sleep(self.s.backoff_ms / 1000.0)
+        log.error("rebalance failed after %d attempts (%s); retrying later", self.s.max_retries, ", ".join(reasons))
+        self._metrics.rebalance_failed()
+        self.state.retry_at = time.monotonic() + self.s.backoff_ms / 1000.0
+
+    def _attempt(self, reasons: set[str]) -> bool | str:
+        """One attempt: True done, 'unusable' (keep everything, wait for a change), False conflict."""
+        cid = self.s.consumer_id
+        snap = read_snapshot(
+            self._zk, self._paths, self.s.exclude_internal,
+            kafka_partitions=self._admin.partitions if self._admin else None,
+            kafka_topics=(lambda: sorted(self._admin.topics())) if self._admin else None,
+        )
+        own_topics = snap.subscriptions.get(cid, {})
+        self._watches.watch_topics(own_topics, self._registration.is_wildcard)
+        for other in snap.subscriptions.values():
+            self._watches.watch_topics(other, False)
+        if not snap.usable:
+            log.error("not rebalancing: %s; keeping %d partitions", "; ".join(snap.problems), len(self.state.owned))
+            self._metrics.snapshot_rejected()
+            return "unusable"
+        if cid not in snap.registrations:
+            log.info("not registered in ZooKeeper yet; rebalance waits")
+            return "unusable"
+        if self._member is not None:
+            self._member.subscribe(sorted(own_topics))
+        target, decision = self._target(snap)
+        plan = transition(self.state.owned, target.own)
+        if plan.release:
+            self._release(plan.release, decision.reason)
+        if plan.claim and not self._claim(plan.claim):
+            return False
+        if plan.claim or plan.release or decision.authority is not self.state.authority or "start" in reasons:
+            self.listener.before_starting_fetchers(cid, by_topic(target.global_))
+        self._finish(decision)
+        return True
+
+    def _target(self, snap: Snapshot) -> tuple[Target, AuthorityDecision]:
+        cid = self.s.consumer_id
+        health, group = self._kafka_health(snap)
+        decision = decide_authority(snap.mode, snap.member_ids, snap.migration_ids, health)
+        self.state.mode_is_kafka = snap.mode.raw == "kafka"
+        if decision.unknown_mode_value is not None:
+            log.warning("unknown value %r in %s; obeying ZooKeeper", decision.unknown_mode_value, self._paths.mode)
+            self._metrics.unknown_mode()
+        if decision.authority is Authority.KAFKA:
+            members = None
+            if group is not None:
+                bridges = snap.migration_ids & snap.member_ids
+                members = {
+                    (m.client_id if m.client_id in bridges else m.member_id): m.partitions for m in group.members
+                }
+            target = kafka_target(cid, snap.subscriptions, self.state.kafka_assignment or (), members)
+            return target, decision
+        return zookeeper_target(cid, snap.subscriptions, snap.partitions, self.s.strategy), decision
+
+    def _kafka_health(self, snap: Snapshot) -> tuple[KafkaHealth, KafkaGroup | None]:
+        """Whether this bridge, and every other registered bridge, is in the Kafka group's generation."""
+        if self._member is None:
+            return KafkaHealth(joined=False, reason="migration is not enabled"), None
+        if self.state.kafka_assignment is None or self.state.kafka_problem:
+            return KafkaHealth(joined=False, reason=self.state.kafka_problem or UNKNOWN_KAFKA.reason), None
+        if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids) or self._admin is None:
+            return KafkaHealth(joined=True), None
+        try:
+            group = self._admin.describe_group(self._paths.group)
+        except AdminUnavailable as exc:
+            return KafkaHealth(joined=False, reason=str(exc)), None
+        missing = frozenset((snap.migration_ids & snap.member_ids) - group.client_ids)
+        if self.s.consumer_id in missing:
+            return KafkaHealth(joined=False, reason="this bridge is not in the described Kafka group"), group
+        return KafkaHealth(joined=True, missing_bridges=missing), group
+
+    def _release(self, release: Mapping[TopicPartition, ThreadId], why: str) -> None:
+        """Stop, let in-flight records finish, commit, tell the listener, delete our owner nodes."""
+        keep = {tp: th for tp, th in self.state.owned.items() if tp not in release}
+        self._fetcher.route({tp: r for tp, r in self._routes.items() if tp in keep})
+        self._routes = {tp: r for tp, r in self._routes.items() if tp in keep}
+        self._handoff.revoke(release)
+        processed = self._handoff.processed()
+        self._offsets.commit({tp: processed[tp] for tp in release if tp in processed})
+        self.listener.before_releasing_partitions(ownership_by_topic(release))
+        owners.release(self._zk, self._paths, release)
+        self._handoff.forget(release)
+        self._offsets.forget(release)
+        self.state.owned = keep
+        log.info("released %d partitions (%s)", len(release), why)
+
+    def _claim(self, claim: Mapping[TopicPartition, ThreadId]) -> bool:
+        result = owners.claim(self._zk, self._paths, claim)
+        if result.conflicts:
+            owners.release(self._zk, self._paths, result.claimed)  # delete what this attempt created
+            self._metrics.conflicts(len(result.conflicts))
+            log.info("%d owner conflicts (e.g. %s held by %s); waiting for them to be released",
+                     len(result.conflicts), *next(iter(result.conflicts.items())))
+            owners.wait_until_released(self._zk, self._paths, sorted(result.conflicts), self.s.backoff_ms / 1000.0)
+            return False
+        fetched = self._offsets.fetch(claim)
+        start = self.s.resolve_start(fetched)
+        epoch = self._handoff.open(start)
+        for tp, thread in claim.items():
+            stream = self._streams.get((tp.topic, thread)) or self._streams.get(("*", thread))
+            if stream is None:
+                log.error("no stream for %s on %s; not fetching it", thread, tp)
+                continue
+            self._routes[tp] = Route(stream, epoch, start[tp])
+        self._fetcher.route(dict(self._routes))
+        self.state.owned.update(claim)
+        return True
+
+    def _finish(self, decision: AuthorityDecision) -> None:
+        authority, reason = decision.authority, decision.reason
+        if authority is not self.state.authority:
+            log.warning("authority %s -> %s: %s", self.state.authority.value, authority.value, reason)
+            self._metrics.switched(authority.value)
+        self.state.authority = authority
+        self.state.generation += 1
+        kafka = authority is Authority.KAFKA
+        self._metrics.authority(kafka, len(self.state.kafka_assignment or ()), len(self.state.owned))
+        self._metrics.kafka_unavailable(self._member is not None and bool(self.state.kafka_problem))
+        self._registry.publish(
+            PublishedAuthority(
+                authority=authority,
+                generation=self.state.generation,
+                timestamp_ms=int(time.time() * 1000),
+                reason=reason,
+                kafka_member_id=self._member.member_id() if self._member else "",
+                partitions=len(self.state.owned),
+            )
+        )
+
+    # -- commits and shutdown --------------------------------------------------------------------------
+    def _commit_processed(self) -> None:
+        if not self.state.owned:
+            return
+        processed = self._handoff.processed()
+        try:
+            self._offsets.commit({tp: processed[tp] for tp in self.state.owned if tp in processed})
+        except KazooException:
+            log.warning("offset commit failed; retrying at the next commit", exc_info=True)
+
+    def _shutdown(self) -> None:
+        try:
+            if self.state.owned and self.state.registered:
+                self._release(dict(self.state.owned), "shutdown")
+            self._registry.deregister()
+        except KazooException:
+            log.warning("clean shutdown incomplete; ZooKeeper will expire our session", exc_info=True)
+        finally:
+            self._watches.stop()
+            self.state.closed = True

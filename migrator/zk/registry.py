@@ -1,0 +1,120 @@
+"""A member's own nodes: its registration under `ids` (and, for bridges, `migration/ids`) and its
+published authority; plus the watches that turn ZooKeeper changes into worker events.
+
+Order matters: a bridge appears under `migration/ids` before `ids` and leaves `ids` first, so no member
+ever sees it as a legacy connector and falls back to ZooKeeper authority for nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from migrator.zk.codecs import PublishedAuthority, Registration
+from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
+
+
+class Registry:
+    def __init__(self, zk: KazooClient, paths: GroupPaths, consumer_id: str, bridge: bool) -> None:
+        self._zk = zk
+        self._paths = paths
+        self._cid = consumer_id
+        self._bridge = bridge
+
+    def register(self, registration: Registration) -> None:
+        data = registration.encode()
+        nodes = [self._paths.migration_member(self._cid)] if self._bridge else []
+        nodes.append(self._paths.member(self._cid))
+        for path in nodes:
+            self._create_ephemeral(path, data)
+
+    def deregister(self) -> None:
+        nodes = [self._paths.member(self._cid)]
+        if self._bridge:
+            nodes += [self._paths.published_authority(self._cid), self._paths.migration_member(self._cid)]
+        for path in nodes:
+            with contextlib.suppress(NoNodeError):
+                self._zk.delete(path)
+
+    def publish(self, authority: PublishedAuthority) -> None:
+        if self._bridge:
+            path = self._paths.published_authority(self._cid)
+            try:
+                self._zk.set(path, authority.encode())
+            except NoNodeError:
+                self._create_ephemeral(path, authority.encode())
+
+    def _create_ephemeral(self, path: str, data: bytes) -> None:
+        """Create, replacing a leftover node of a previous session of ours (same consumer.id)."""
+        try:
+            self._zk.create(path, data, ephemeral=True, makepath=True)
+        except NodeExistsError:
+            with contextlib.suppress(NoNodeError):
+                self._zk.delete(path)
+            self._zk.create(path, data, ephemeral=True, makepath=True)
+
+
+class Watches:
+    """kazoo watch recipes that re-arm themselves (also across sessions) and only post a trigger."""
+
+    def __init__(self, zk: KazooClient, paths: GroupPaths, post: Callable[[str], None], bridge: bool) -> None:
+        self._zk = zk
+        self._paths = paths
+        self._post = post
+        self._bridge = bridge
+        self._topics: set[str] = set()
+        self._stopped = False
+        self._wildcard = False
+
+    def start(self) -> None:
+        self._zk.ensure_path(self._paths.ids)
+        self._children(self._paths.ids, "ids")
+        if self._bridge:
+            self._zk.ensure_path(self._paths.migration_ids)
+            self._children(self._paths.migration_ids, "migration ids")
+            DataWatch(self._zk, self._paths.mode, self._on_data("mode"))
+
+    def watch_topics(self, topics: Iterable[str], wildcard: bool) -> None:
+        """Watch `/brokers/topics/<t>` (partitions added) and, for wildcards, the topic list."""
+        if wildcard and not self._wildcard:
+            self._wildcard = True
+            if self._zk.exists(BROKER_TOPICS):
+                self._children(BROKER_TOPICS, "topics")
+        for topic in sorted(set(topics) - self._topics):
+            self._topics.add(topic)
+            DataWatch(self._zk, broker_topic(topic), self._on_data(f"topic {topic}"))
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def _children(self, path: str, what: str) -> None:
+        first = True
+
+        def on_children(_children: list[str]) -> bool | None:
+            nonlocal first
+            if self._stopped:
+                return False
+            if not first:
+                self._post(what)
+            first = False
+            return None
+
+        ChildrenWatch(self._zk, path, on_children)
+
+    def _on_data(self, what: str) -> Callable[..., bool | None]:
+        first = True
+
+        def on_data(_data: bytes | None, _stat: object) -> bool | None:
+            nonlocal first
+            if self._stopped:
+                return False
+            if not first:
+                self._post(what)
+            first = False
+            return None
+
+        return on_data

@@ -1,0 +1,126 @@
+"""The snapshot a rebalance decides over: who is registered, with what subscription, which of them are
+bridges, the mode node, and the partitions of every subscribed topic.
+
+The whole snapshot is read and validated before anything is released (issue: "validate before you
+release"). A corrupt `ids` node or an unknown topic makes the snapshot unusable; the connector then keeps
+what it owns and waits for the next change.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from migrator.consumer.filters import filter_from_registration
+from migrator.errors import CorruptNodeError
+from migrator.zk.codecs import ModeNode, Registration, decode_broker_topic
+from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
+
+log = logging.getLogger(__name__)
+
+PartitionLookup = Callable[[str], "tuple[int, ...] | None"]
+TopicLister = Callable[[], "list[str]"]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    registrations: Mapping[str, Registration]
+    migration_ids: frozenset[str]
+    mode: ModeNode
+    subscriptions: Mapping[str, Mapping[str, int]]  # consumerId -> resolved topic -> streams
+    partitions: Mapping[str, tuple[int, ...]]
+    problems: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "registrations", MappingProxyType(dict(self.registrations)))
+        object.__setattr__(self, "partitions", MappingProxyType(dict(self.partitions)))
+        frozen = {k: MappingProxyType(dict(v)) for k, v in self.subscriptions.items()}
+        object.__setattr__(self, "subscriptions", MappingProxyType(frozen))
+
+    @property
+    def usable(self) -> bool:
+        return not self.problems
+
+    @property
+    def member_ids(self) -> frozenset[str]:
+        return frozenset(self.registrations)
+
+
+def _all_topics(zk: KazooClient, kafka_topics: TopicLister | None) -> list[str]:
+    try:
+        topics = zk.get_children(BROKER_TOPICS)
+    except NoNodeError:
+        topics = []
+    if not topics and kafka_topics is not None:
+        topics = kafka_topics()
+    return sorted(topics)
+
+
+def read_snapshot(
+    zk: KazooClient,
+    paths: GroupPaths,
+    exclude_internal: bool = True,
+    kafka_partitions: PartitionLookup | None = None,
+    kafka_topics: TopicLister | None = None,
+) -> Snapshot:
+    """Read everything a rebalance needs, pipelined; problems are collected, never guessed around."""
+    problems: list[str] = []
+    try:
+        ids = zk.get_children(paths.ids)
+    except NoNodeError:
+        ids = []
+    try:
+        migration_ids = frozenset(zk.get_children(paths.migration_ids))
+    except NoNodeError:
+        migration_ids = frozenset()
+    mode_read = zk.get_async(paths.mode)
+    reads = {cid: zk.get_async(paths.member(cid)) for cid in ids}
+
+    registrations: dict[str, Registration] = {}
+    for cid, result in reads.items():
+        try:
+            registrations[cid] = Registration.decode(result.get()[0])
+        except NoNodeError:
+            continue  # left between the listing and the read; its watch fires again
+        except CorruptNodeError as exc:
+            problems.append(f"malformed ids node {cid}: {exc}")
+    try:
+        mode = ModeNode.decode(mode_read.get()[0])
+    except NoNodeError:
+        mode = ModeNode.absent()
+
+    subscriptions: dict[str, dict[str, int]] = {}
+    all_topics: list[str] | None = None
+    for cid, reg in registrations.items():
+        if reg.is_wildcard:
+            if all_topics is None:
+                all_topics = _all_topics(zk, kafka_topics)
+            ((regex, streams),) = reg.subscription.items()
+            topic_filter = filter_from_registration(reg.pattern, regex)
+            subscriptions[cid] = {t: streams for t in all_topics if topic_filter.is_allowed(t, exclude_internal)}
+        else:
+            subscriptions[cid] = dict(reg.subscription)
+
+    topics = sorted({t for sub in subscriptions.values() for t in sub})
+    topic_reads = {t: zk.get_async(broker_topic(t)) for t in topics}
+    partitions: dict[str, tuple[int, ...]] = {}
+    for topic, result in topic_reads.items():
+        try:
+            partitions[topic] = tuple(sorted(decode_broker_topic(result.get()[0])))
+            continue
+        except NoNodeError:
+            pass
+        except CorruptNodeError as exc:
+            problems.append(f"topic {topic}: {exc}")
+            continue
+        found = kafka_partitions(topic) if kafka_partitions is not None else None
+        if found:
+            partitions[topic] = found
+        else:
+            problems.append(f"unknown topic {topic}")
+    return Snapshot(registrations, migration_ids, mode, subscriptions, partitions, tuple(problems))
