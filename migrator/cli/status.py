@@ -1,0 +1,39 @@
+"""`migrator status`: members by kind, mode, authorities, ownership and offsets of one group."""
+
+from __future__ import annotations
+
+import click
+
+from migrator.cli.common import Connection, connection_options, echo_json, group_option, json_option, make_admin
+from migrator.cli.common import zookeeper as open_zookeeper
+from migrator.errors import EXIT_OK
+from migrator.ops.status import read_status, render_text
+
+
+@click.command("status")
+@connection_options()
+@group_option
+@json_option
+def status_cmd(conn: Connection, group: str, as_json: bool) -> int:
+    """Show a group mid-migration: legacy connectors, bridges (published authority, generation, age),
+    plain Kafka consumers, the mode, whether owners agree with the authority's assignment, and per
+    partition its owner thread, ZooKeeper and Kafka offsets, log end and lag, then warnings in words.
+
+    Without --bootstrap-servers only the ZooKeeper half is shown. Read-only.
+
+    \b
+    Example:
+      migrator status -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092
+      migrator status -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092 --json | jq .warnings
+    """
+    admin = make_admin(conn)
+    with open_zookeeper(conn) as zk:
+        report = read_status(zk, group, admin)
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        click.echo(render_text(report))
+    return EXIT_OK
+
+
+commands: list[click.Command] = [status_cmd]

@@ -1,0 +1,123 @@
+"""The status report builder: warnings in words, from pure inputs."""
+
+from __future__ import annotations
+
+from migrator.assign.model import TopicPartition
+from migrator.kafka.admin import KafkaGroup, KafkaMember
+from migrator.ops.status import build_report, render_text
+from migrator.zk.codecs import Authority, ModeNode, PublishedAuthority, Registration
+from migrator.zk.group_view import CorruptMember, GroupView, Member
+
+T = "t"
+TP0, TP1, TP2, TP3 = (TopicPartition(T, p) for p in range(4))
+PARTS = {T: (0, 1, 2, 3)}
+NOW = 1_000_000
+
+
+def member(cid: str, bridge: bool = True) -> Member:
+    return Member(cid, Registration({T: 1}, timestamp_ms=1), ctime_ms=0, is_bridge=bridge)
+
+
+def published(authority: Authority, generation: int = 3, age_ms: int = 2000) -> PublishedAuthority:
+    return PublishedAuthority(authority, generation, NOW - age_ms)
+
+
+def view(*members: Member, mode: str | None = None, **kw: object) -> GroupView:
+    return GroupView(
+        group="g",
+        members=members,
+        migration_ids=frozenset(m.consumer_id for m in members if m.is_bridge),
+        mode=ModeNode(True, mode) if mode is not None else ModeNode.absent(),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def kgroup(assignment: dict[str, tuple[TopicPartition, ...]]) -> KafkaGroup:
+    members = tuple(KafkaMember(f"{c}-m", c, "/h", None, tps) for c, tps in assignment.items())
+    return KafkaGroup("g", "STABLE", "range", members)
+
+
+def test_healthy_zookeeper_group_under_range_has_no_warnings() -> None:
+    owners = {TP0: "g_a-0", TP1: "g_a-0", TP2: "g_b-0", TP3: "g_b-0"}
+    v = view(
+        member("g_a"), member("g_b"), owners=owners,
+        authorities={"g_a": published(Authority.ZOOKEEPER), "g_b": published(Authority.ZOOKEEPER)},
+        offsets={TP0: 5},
+    )  # fmt: skip
+    report = build_report(v, kgroup({"g_a": (TP0, TP1), "g_b": (TP2, TP3)}), partitions=PARTS,
+                          kafka_offsets={TP0: 5}, log_ends={TP0: 9}, now_ms=NOW)  # fmt: skip
+    assert report.warnings == ()
+    assert report.owners_agree is True
+    assert report.agreement_basis == "zookeeper (range)"
+    row = report.partitions[0]
+    assert (row.owner, row.zk_offset, row.kafka_offset, row.log_end, row.lag) == ("g_a-0", 5, 5, 9, 4)
+    assert report.bridges[0].age_s == 2.0 and report.bridges[0].generation == 3
+
+
+def test_unowned_partitions_and_kafka_behind_are_counted() -> None:
+    v = view(member("g_a"), owners={TP0: "g_a-0", TP1: "g_a-0"}, offsets={TP0: 10, TP1: 10, TP2: 4})
+    report = build_report(v, kgroup({"g_a": ()}), partitions=PARTS, kafka_offsets={TP0: 10, TP1: 3}, now_ms=NOW)
+    assert "2 partitions have no owner" in report.warnings
+    assert "Kafka offsets behind ZooKeeper on 2 partitions" in report.warnings
+
+
+def test_unknown_mode_value_is_shown_as_such() -> None:
+    report = build_report(view(member("g_a"), mode="kafak"), None, now_ms=NOW)
+    assert report.mode == "unknown" and report.mode_raw == "kafak"
+    assert any("unknown mode value 'kafak'" in w for w in report.warnings)
+    assert "unknown ('kafak')" in render_text(report)
+
+
+def test_legacy_connector_while_mode_is_kafka() -> None:
+    report = build_report(view(member("g_a"), member("g_old", bridge=False), mode="kafka"), None, now_ms=NOW)
+    assert report.expected_authority == "zookeeper"
+    assert any(w.startswith("legacy connector present while mode is kafka") for w in report.warnings)
+    assert report.legacy == ("g_old",)
+
+
+def test_kafka_authority_compares_owners_with_the_kafka_assignment() -> None:
+    owners = {TP0: "g_a-0", TP1: "g_b-0", TP2: "g_b-0", TP3: "g_b-0"}  # TP1 should be g_a's
+    v = view(member("g_a"), member("g_b"), mode="kafka", owners=owners,
+             authorities={"g_a": published(Authority.KAFKA), "g_b": published(Authority.KAFKA)})  # fmt: skip
+    report = build_report(v, kgroup({"g_a": (TP0, TP1), "g_b": (TP2, TP3)}), partitions=PARTS, now_ms=NOW)
+    assert report.expected_authority == "kafka"
+    assert report.owners_agree is False
+    assert any("owners disagree" in w and "1 partitions" in w for w in report.warnings)
+
+
+def test_bridge_missing_from_kafka_group_and_stale_authority() -> None:
+    v = view(member("g_a"), member("g_b"), mode="kafka",
+             authorities={"g_a": published(Authority.KAFKA), "g_b": published(Authority.KAFKA)})  # fmt: skip
+    report = build_report(v, kgroup({"g_a": (TP0, TP1, TP2, TP3)}), partitions=PARTS, now_ms=NOW)
+    assert report.expected_authority == "zookeeper"
+    assert "bridge g_b's embedded member is not in the Kafka group" in report.warnings
+    assert "bridge g_a obeys kafka but should obey zookeeper" in report.warnings
+
+
+def test_plain_kafka_consumers_are_their_own_kind_and_own_their_partitions() -> None:
+    owners = {TP0: "g_a-0", TP1: "g_a-0"}
+    v = view(member("g_a"), mode="kafka", owners=owners, authorities={"g_a": published(Authority.KAFKA)})
+    report = build_report(v, kgroup({"g_a": (TP0, TP1), "plain": (TP2, TP3)}), partitions=PARTS, now_ms=NOW)
+    assert [k.client_id for k in report.kafka_consumers] == ["plain"]
+    assert not any("no owner" in w for w in report.warnings)
+    assert report.partitions[2].owner == "kafka:plain"
+    assert report.owners_agree is True
+
+
+def test_plain_kafka_consumer_under_zookeeper_authority_warns_of_dual_ownership() -> None:
+    report = build_report(view(member("g_a")), kgroup({"g_a": (), "plain": (TP0,)}), partitions=PARTS, now_ms=NOW)
+    assert any("plain Kafka consumer(s) present while the authority is zookeeper" in w for w in report.warnings)
+
+
+def test_corrupt_member_and_unpublished_bridge() -> None:
+    v = view(member("g_a"), corrupt_members=(CorruptMember("g_x", "ids node is not JSON"),))
+    report = build_report(v, None, now_ms=NOW)
+    assert any("1 ids node(s) do not decode" in w for w in report.warnings)
+    assert "bridge g_a has not published its authority" in report.warnings
+    assert report.to_dict()["corrupt"] == (("g_x", "ids node is not JSON"),)
+
+
+def test_missing_group() -> None:
+    report = build_report(GroupView(group="g", exists=False), None, kafka_error="no --bootstrap-servers given")
+    assert "group g does not exist in ZooKeeper" in report.warnings
+    assert "Kafka not checked: no --bootstrap-servers given" in report.warnings
