@@ -1,0 +1,106 @@
+"""`acl protect|show`: only an admin identity may switch a group, everyone may still consume.
+
+Consumers (legacy and bridge) authenticate as nobody, so "world" must keep what they do: register
+ephemeral nodes under `ids` and `migration/ids`, claim `owners/<topic>/<partition>`, write offsets, publish
+under `migration/authority`, and read everything. The mode and its audit trail are different: world gets
+READ on them and on `migration` itself (no CREATE/DELETE there, so nobody can delete the mode node and
+create a new one with open ACLs), and the admin identity gets ALL. Nobody but the admin gets ADMIN on a
+protected node, so the ACLs cannot be changed back by a consumer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError, NoNodeError
+from kazoo.security import ACL, Id, Permissions
+
+from migrator.errors import RefusedError
+from migrator.zk.client import digest_acl_id
+from migrator.zk.paths import GroupPaths
+
+WORLD = Id("world", "anyone")
+CONSUMER_PERMS = Permissions.READ | Permissions.CREATE | Permissions.DELETE | Permissions.WRITE
+
+
+@dataclass(frozen=True, slots=True)
+class NodePolicy:
+    path: str
+    world_perms: int
+    create: bool = True
+    """False for the mode node: protect secures it when present but never creates it (absent has a meaning)."""
+
+
+def policy(group: str) -> list[NodePolicy]:
+    """Parents first, so each node is created under a parent that already has its ACL."""
+    p = GroupPaths(group)
+    return [
+        NodePolicy(p.root, Permissions.READ),
+        NodePolicy(p.ids, CONSUMER_PERMS),
+        NodePolicy(p.owners, CONSUMER_PERMS),
+        NodePolicy(p.offsets, CONSUMER_PERMS),
+        NodePolicy(p.migration, Permissions.READ),
+        NodePolicy(p.migration_ids, CONSUMER_PERMS),
+        NodePolicy(p.authority, CONSUMER_PERMS),
+        NodePolicy(p.audit, Permissions.READ),
+        NodePolicy(p.mode, Permissions.READ, create=False),
+    ]
+
+
+def acls_for(world_perms: int, admin_acl_id: str) -> list[ACL]:
+    return [ACL(world_perms, WORLD), ACL(Permissions.ALL, Id("digest", admin_acl_id))]
+
+
+def protect(zk: KazooClient, group: str, admin: str) -> list[tuple[str, list[ACL]]]:
+    """Create the group's parents if needed and set the policy's ACLs; returns what was set.
+
+    The connection must be authenticated as `admin` (or have ADMIN rights on the nodes already).
+    """
+    admin_id = digest_acl_id(admin)
+    p = GroupPaths(group)
+    done: list[tuple[str, list[ACL]]] = []
+    try:
+        zk.ensure_path(p.root)
+        for node in policy(group):
+            acl = acls_for(node.world_perms, admin_id)
+            if node.create:
+                if zk.exists(node.path) is None:
+                    zk.create(node.path, b"", acl=acl)
+            elif zk.exists(node.path) is None:
+                continue
+            zk.set_acls(node.path, acl)
+            done.append((node.path, acl))
+        audit_acl = acls_for(Permissions.READ, admin_id)
+        for name in zk.get_children(p.audit):
+            zk.set_acls(f"{p.audit}/{name}", audit_acl)
+    except NoAuthError as exc:
+        raise RefusedError(
+            f"not authorised to change the ACLs of {p.root}: it is already protected by another identity "
+            "(run with --zk-auth of that identity)"
+        ) from exc
+    return done
+
+
+def perms_word(perms: int) -> str:
+    letters = (
+        (Permissions.CREATE, "c"),
+        (Permissions.DELETE, "d"),
+        (Permissions.READ, "r"),
+        (Permissions.WRITE, "w"),
+        (Permissions.ADMIN, "a"),
+    )
+    return "".join(letter if perms & bit else "-" for bit, letter in letters)
+
+
+def show(zk: KazooClient, group: str) -> list[tuple[str, list[ACL] | None]]:
+    """ACLs of every node of the group layout (None: the node does not exist)."""
+    out: list[tuple[str, list[ACL] | None]] = []
+    for node in policy(group):
+        try:
+            acls, _ = zk.get_acls(node.path)
+        except NoNodeError:
+            out.append((node.path, None))
+            continue
+        out.append((node.path, list(acls)))
+    return out
