@@ -1,0 +1,76 @@
+"""Command-line surface: help with examples, exit codes, one line on error, nothing reaches ZooKeeper on bad input."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from migrator.cli.main import main
+
+UNREACHABLE = "127.0.0.1:1"
+COMMANDS = [
+    ["set-mode"], ["get-mode"], ["history"], ["status"], ["acl", "protect"], ["acl", "show"],
+    ["offsets", "export"], ["offsets", "import"], ["offsets", "diff"], ["offsets", "sync"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_help_has_an_example(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Example:" in out and f"migrator {command[0]}" in out
+
+
+def test_unknown_mode_is_refused_before_connecting(capsys: pytest.CaptureFixture[str]) -> None:
+    started = time.monotonic()
+    assert main(["set-mode", "kafak", "-z", UNREACHABLE, "-g", "orders"]) == 2
+    assert time.monotonic() - started < 1  # never tried the (unreachable) ZooKeeper
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: mode must be kafka or zookeeper, not 'kafak'; nothing was written"]
+
+
+@pytest.mark.parametrize("group", ["..", ".", "a/b", "", "x" * 250, "sp ace"])
+def test_bad_group_names_are_refused(group: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["set-mode", "zookeeper", "-z", UNREACHABLE, "-g", group]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: group name")
+
+
+def test_bad_topic_name_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["offsets", "export", "-z", UNREACHABLE, "-g", "g", "--store", "zookeeper", "-t", "a/b"]) == 2
+    assert capsys.readouterr().err.startswith("error: topic name")
+
+
+def test_bad_kafka_property(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "-z", UNREACHABLE, "-g", "g", "--kafka-property", "novalue"]) == 2
+    assert "expected key=value" in capsys.readouterr().err
+
+
+def test_missing_option_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["get-mode", "-z", UNREACHABLE]) == 2
+    assert "--group" in capsys.readouterr().err
+
+
+def test_sync_same_store_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["offsets", "sync", "-z", UNREACHABLE, "-g", "g", "-b", UNREACHABLE, "--from", "kafka", "--to", "kafka"]
+    assert main(args) == 2
+    assert "must differ" in capsys.readouterr().err
+
+
+def test_import_of_a_bad_file_is_refused_before_connecting(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "offsets.csv"
+    bad.write_text("topic,partition,offset\nt,0,5\nt,1,-3\n")
+    assert main(["offsets", "import", "-z", UNREACHABLE, "-g", "g", "--store", "zookeeper", "-i", str(bad)]) == 2
+    assert capsys.readouterr().err.strip() == "error: line 3: offset '-3' is not a non-negative integer"
+
+
+@pytest.mark.parametrize("command", [["get-mode"], ["status"], ["history"], ["acl", "show"]], ids=" ".join)
+def test_unreachable_zookeeper_fails_within_the_connect_timeout(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    started = time.monotonic()
+    assert main([*command, "-z", UNREACHABLE, "-g", "g", "--connect-timeout", "1"]) == 1
+    assert time.monotonic() - started < 5
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: ZooKeeper at 127.0.0.1:1 did not answer within 1s"]

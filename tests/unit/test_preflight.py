@@ -1,0 +1,113 @@
+"""The set-mode preflight: every refusal reason, from pure inputs."""
+
+from __future__ import annotations
+
+from migrator.coordination.preflight import preflight
+from migrator.kafka.admin import KafkaGroup, KafkaMember
+from migrator.zk.codecs import Mode, ModeNode, Registration
+from migrator.zk.group_view import CorruptMember, GroupView, Member
+
+REG = Registration({"t": 1}, timestamp_ms=1)
+
+
+def member(cid: str, bridge: bool = True) -> Member:
+    return Member(cid, REG, ctime_ms=0, is_bridge=bridge)
+
+
+def view(*members: Member, corrupt: tuple[CorruptMember, ...] = (), mode: ModeNode | None = None) -> GroupView:
+    return GroupView(
+        group="g",
+        members=members,
+        corrupt_members=corrupt,
+        migration_ids=frozenset(m.consumer_id for m in members if m.is_bridge),
+        mode=mode or ModeNode.absent(),
+    )
+
+
+def kafka(*client_ids: str, assignor: str = "range", state: str = "STABLE") -> KafkaGroup:
+    members = tuple(KafkaMember(f"{c}-mid", c, "/127.0.0.1", None, ()) for c in client_ids)
+    return KafkaGroup("g", state if members else "EMPTY", assignor if members else "", members)
+
+
+def test_all_bridges_in_kafka_group_may_switch_to_kafka() -> None:
+    verdict = preflight(Mode.KAFKA, view(member("g_a"), member("g_b")), kafka("g_a", "g_b"), 10)
+    assert verdict.ok, verdict.refusals
+
+
+def test_legacy_connector_refuses_kafka() -> None:
+    verdict = preflight(Mode.KAFKA, view(member("g_a"), member("g_old", bridge=False)), kafka("g_a"), None)
+    assert not verdict.ok
+    assert any("legacy connector" in r and "g_old" in r for r in verdict.refusals)
+
+
+def test_missing_embedded_member_refuses_kafka() -> None:
+    verdict = preflight(Mode.KAFKA, view(member("g_a"), member("g_b")), kafka("g_a"), None)
+    assert any("embedded member is not in the Kafka group" in r and "g_b" in r for r in verdict.refusals)
+
+
+def test_group_larger_than_group_max_size_refuses_kafka() -> None:
+    verdict = preflight(Mode.KAFKA, view(member("g_a"), member("g_b"), member("g_c")), kafka("g_a", "g_b"), 2)
+    assert any("group.max.size is 2" in r and "3 Kafka members" in r for r in verdict.refusals)
+
+
+def test_plain_kafka_consumers_count_toward_group_max_size() -> None:
+    verdict = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", "rdkafka", "rdkafka"), 2)
+    assert any("group.max.size" in r for r in verdict.refusals)
+
+
+def test_unshareable_assignor_refuses_kafka() -> None:
+    verdict = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="cooperative-sticky"), None)
+    assert any("'cooperative-sticky'" in r for r in verdict.refusals)
+    assert preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="roundrobin"), None).ok
+
+
+def test_rebalancing_group_without_assignor_refuses_kafka() -> None:
+    verdict = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="", state="PREPARING_REBALANCE"), None)
+    assert any("no chosen assignor" in r for r in verdict.refusals)
+
+
+def test_no_bridges_refuses_kafka() -> None:
+    verdict = preflight(Mode.KAFKA, view(), kafka(), None)
+    assert any("no bridge connectors" in r for r in verdict.refusals)
+
+
+def test_corrupt_ids_node_refuses_kafka() -> None:
+    corrupt = (CorruptMember("g_x", "ids node is not JSON"),)
+    verdict = preflight(Mode.KAFKA, view(member("g_a"), corrupt=corrupt), kafka("g_a"), None)
+    assert any("do not decode" in r and "g_x" in r for r in verdict.refusals)
+
+
+def test_kafka_unknown_refuses_kafka_with_the_reason() -> None:
+    verdict = preflight(Mode.KAFKA, view(member("g_a")), None, None, kafka_error="no answer within 10s")
+    assert any("cannot be checked: no answer within 10s" in r for r in verdict.refusals)
+    verdict = preflight(Mode.KAFKA, view(member("g_a")), None, None)
+    assert any("no --bootstrap-servers" in r for r in verdict.refusals)
+
+
+def test_missing_group_refuses_both_directions() -> None:
+    missing = GroupView(group="g", exists=False)
+    assert any("does not exist" in r for r in preflight(Mode.ZOOKEEPER, missing, kafka(), None).refusals)
+    assert any("does not exist" in r for r in preflight(Mode.KAFKA, missing, kafka(), None).refusals)
+
+
+def test_plain_kafka_consumer_refuses_zookeeper() -> None:
+    verdict = preflight(Mode.ZOOKEEPER, view(member("g_a")), kafka("g_a", "plain-1"), None)
+    assert len(verdict.refusals) == 1
+    assert "plain-1" in verdict.refusals[0] and "dual ownership" in verdict.refusals[0]
+
+
+def test_bridges_only_may_switch_to_zookeeper_even_with_legacy_members() -> None:
+    verdict = preflight(Mode.ZOOKEEPER, view(member("g_a"), member("g_old", bridge=False)), kafka("g_a"), None)
+    assert verdict.ok
+
+
+def test_zookeeper_without_kafka_is_a_warning_not_a_refusal() -> None:
+    verdict = preflight(Mode.ZOOKEEPER, view(member("g_a")), None, None)
+    assert verdict.ok
+    assert any("could not be checked" in w for w in verdict.warnings)
+
+
+def test_unknown_mode_value_is_mentioned() -> None:
+    verdict = preflight(Mode.ZOOKEEPER, view(member("g_a"), mode=ModeNode(True, "kafak")), kafka("g_a"), None)
+    assert verdict.ok
+    assert any("'kafak'" in w for w in verdict.warnings)
