@@ -1,0 +1,232 @@
+"""`OwnersWatcher`: a read-only timeline of `/consumers/<group>/owners/<topic>/<partition>`.
+
+How it catches every change: children watches on `owners` and each `owners/<topic>`, and data watches on
+each partition node, re-armed by a full pipelined re-read after every notification; a fallback re-read
+every `poll_interval_s` covers anything a watch could not (e.g. the watcher's own reconnects).
+
+How it dates them, so that checks against processing times err towards *no* false alarm:
+- an ownership starts at the node's `ctime` (set by the ZooKeeper server, wall clock, ms): the exact
+  claim time, however late we read it. This needs the server on the same host as the processes (or
+  synchronised clocks); pass `use_server_ctime=False` to date starts by our own observation instead.
+- an ownership ends when we learn the node is gone (the DELETED notification, else the re-read): never
+  earlier than the real deletion.
+
+Each node incarnation (czxid) is one `OwnerInterval`, so a node re-created by the same thread is a new
+interval. The watcher only calls `get`, `get_children` and `exists`: it never writes to ZooKeeper.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.protocol.states import WatchedEvent
+
+from migrator.assign.model import TopicPartition
+from migrator.zk.paths import GroupPaths
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerInterval:
+    """Thread `owner` held the owner node of (topic, partition) from `start_ns` to `end_ns` (None: still)."""
+
+    topic: str
+    partition: int
+    owner: str
+    start_ns: int
+    end_ns: int | None = None
+    czxid: int = 0
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerEvent:
+    """At `time_ns` the owner of (topic, partition) became `owner` (None: no owner node)."""
+
+    time_ns: int
+    topic: str
+    partition: int
+    owner: str | None
+
+
+class OwnersWatcher:
+    """Watch one group's owner nodes; use as a context manager or `start()` / `stop()`."""
+
+    def __init__(
+        self,
+        zookeeper: str,
+        group: str,
+        poll_interval_s: float = 0.25,
+        use_server_ctime: bool = True,
+        clock: Callable[[], int] = time.time_ns,
+    ) -> None:
+        self._paths = GroupPaths(group)
+        self._zk = KazooClient(hosts=zookeeper, timeout=10.0)
+        self._poll_s = poll_interval_s
+        self._use_ctime = use_server_ctime
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._scan_lock = threading.Lock()  # one read at a time: a stale read diffed late would resurrect nodes
+        self._dirty = threading.Event()
+        self._stopping = threading.Event()
+        self._open: dict[str, OwnerInterval] = {}  # owner node path -> its live interval
+        self._closed: list[OwnerInterval] = []
+        self._events: list[OwnerEvent] = []
+        self._deleted_at: dict[str, int] = {}  # path -> time of its DELETED notification
+        self._last_event: dict[tuple[str, int], int] = {}
+        self._scans = 0
+        self._thread = threading.Thread(target=self._run, name=f"owners-watcher-{group}", daemon=True)
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    def start(self) -> OwnersWatcher:
+        self._zk.start(timeout=10.0)
+        self._scan()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        self._dirty.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5.0)
+        try:
+            self._scan()  # a last look, so the timeline ends with what is there now
+        except KazooException:
+            log.warning("owners watcher: final read failed", exc_info=True)
+        self._zk.stop()
+        self._zk.close()
+
+    def __enter__(self) -> OwnersWatcher:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- results -------------------------------------------------------------------------------------
+    @property
+    def timeline(self) -> list[OwnerEvent]:
+        """Every observed change, in time order (per partition the order is also observation order)."""
+        with self._lock:
+            return sorted(self._events, key=lambda e: e.time_ns)
+
+    def intervals(self) -> list[OwnerInterval]:
+        """Every ownership seen so far, closed ones first; still-live ones have `end_ns=None`."""
+        with self._lock:
+            return list(self._closed) + list(self._open.values())
+
+    def current(self) -> dict[TopicPartition, str]:
+        """The owners as of the last read."""
+        with self._lock:
+            return {iv.topic_partition: iv.owner for iv in self._open.values()}
+
+    def refresh(self) -> dict[TopicPartition, str]:
+        """Read now (not waiting for a notification) and return the current owners."""
+        self._scan()
+        return self.current()
+
+    @property
+    def scans(self) -> int:
+        return self._scans
+
+    # -- machinery -----------------------------------------------------------------------------------
+    def _on_watch(self, event: WatchedEvent) -> None:
+        if event.type == "DELETED" and event.path:
+            now = self._clock()
+            with self._lock:
+                self._deleted_at.setdefault(event.path, now)
+        self._dirty.set()
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self._dirty.wait(self._poll_s)
+            self._dirty.clear()
+            if self._stopping.is_set():
+                return
+            try:
+                self._scan()
+            except KazooException:
+                log.debug("owners watcher: read failed; retrying", exc_info=True)
+                time.sleep(0.05)
+
+    def _scan(self) -> None:
+        """One pipelined read of the whole owners tree, re-arming every watch, then a diff."""
+        with self._scan_lock:
+            self._scan_locked()
+
+    def _scan_locked(self) -> None:
+        zk, paths, watch = self._zk, self._paths, self._on_watch
+        if zk.exists(paths.owners, watch=watch) is None:
+            topics: list[str] = []
+        else:
+            try:
+                topics = zk.get_children(paths.owners, watch=watch)
+            except NoNodeError:
+                topics = []
+        kids = {t: zk.get_children_async(paths.owners_topic(t), watch=watch) for t in topics}
+        reads = {}
+        for topic, result in kids.items():
+            try:
+                partitions = result.get()
+            except NoNodeError:
+                continue
+            for p in partitions:
+                if p.isdigit():
+                    reads[paths.owner(topic, int(p))] = (
+                        topic,
+                        int(p),
+                        zk.get_async(paths.owner(topic, int(p)), watch=watch),
+                    )
+        seen: dict[str, tuple[str, int, str, int, int]] = {}
+        for path, (topic, partition, result) in reads.items():
+            try:
+                data, stat = result.get()
+            except NoNodeError:
+                continue
+            seen[path] = (topic, partition, (data or b"").decode("utf-8", "replace"), stat.czxid, stat.ctime)
+        self._diff(seen, self._clock())
+
+    def _diff(self, seen: dict[str, tuple[str, int, str, int, int]], now: int) -> None:
+        with self._lock:
+            self._scans += 1
+            for path, iv in list(self._open.items()):
+                current = seen.get(path)
+                if current is not None and current[3] == iv.czxid:
+                    if current[2] != iv.owner:  # data rewritten in place (no connector does that)
+                        self._close(path, iv, now)
+                        self._add(path, current, now, use_ctime=False)
+                    continue
+                deleted = self._deleted_at.get(path, now)
+                self._close(path, iv, min(deleted, now))
+            for path, current in seen.items():
+                if path not in self._open:
+                    self._add(path, current, now, use_ctime=self._use_ctime)
+            self._deleted_at.clear()  # a notification racing this read only makes a later end (conservative)
+
+    def _close(self, path: str, iv: OwnerInterval, end_ns: int) -> None:
+        del self._open[path]
+        self._closed.append(replace(iv, end_ns=max(end_ns, iv.start_ns)))
+        self._events.append(OwnerEvent(self._event_time(iv.topic, iv.partition, end_ns), iv.topic, iv.partition, None))
+
+    def _add(self, path: str, current: tuple[str, int, str, int, int], now: int, use_ctime: bool) -> None:
+        topic, partition, owner, czxid, ctime_ms = current
+        start = min(now, ctime_ms * 1_000_000) if use_ctime else now
+        self._open[path] = OwnerInterval(topic, partition, owner, start, None, czxid)
+        self._events.append(OwnerEvent(self._event_time(topic, partition, start), topic, partition, owner))
+
+    def _event_time(self, topic: str, partition: int, wanted: int) -> int:
+        """Keep each partition's events in observation order even when a ctime predates a seen deletion."""
+        at = max(wanted, self._last_event.get((topic, partition), 0))
+        self._last_event[(topic, partition)] = at
+        return at
