@@ -1,0 +1,92 @@
+"""A group member as its own process, for crash tests (`kill -9`) and clean stops (SIGTERM).
+
+    python -m tests.helpers.member_proc --zookeeper Z --group G --topic T --streams N --consumer-id C \
+        --log FILE [--property k=v ...] [--process-ms X]
+
+Every processed record is appended to FILE as one JSONL line (`migrator.observe.records`), flushed at
+once, with member `<consumerId>@<pid>` so a restarted member with the same consumer.id is told apart.
+SIGTERM (or SIGINT) shuts the connector down cleanly (commit, release, deregister) and exits 0.
+Prints `ready <consumerId>` once its streams exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from migrator import ConsumerConnector  # noqa: E402
+from migrator.consumer.stream import KafkaStream  # noqa: E402
+from migrator.observe import ProcessingLog  # noqa: E402
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--zookeeper", required=True)
+    p.add_argument("--group", required=True)
+    p.add_argument("--topic", required=True)
+    p.add_argument("--streams", type=int, default=1)
+    p.add_argument("--consumer-id", required=True)
+    p.add_argument("--log", required=True, type=Path)
+    p.add_argument("--property", action="append", default=[], metavar="K=V", help="extra consumer property")
+    p.add_argument("--process-ms", type=float, default=0.0, help="sleep this long per record")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    props: dict[str, str] = {
+        "zookeeper.connect": args.zookeeper,
+        "group.id": args.group,
+        "consumer.id": args.consumer_id,
+        "auto.offset.reset": "smallest",
+        "rebalance.backoff.ms": "400",
+        "auto.commit.interval.ms": "1000",
+        "zookeeper.session.timeout.ms": "4000",
+    }
+    for item in args.property:
+        key, sep, value = item.partition("=")
+        if not sep:
+            print(f"--property needs k=v, got {item!r}", file=sys.stderr)
+            return 2
+        props[key] = value
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+
+    log = ProcessingLog(args.log)
+    conn = ConsumerConnector(props)
+    member = f"{conn.consumer_id}@{os.getpid()}"
+    process_s = args.process_ms / 1000.0
+
+    def drain(stream: KafkaStream) -> None:
+        for m in stream:
+            with log.processing(member, m.thread_id, m.topic, m.partition, m.offset):
+                if process_s:
+                    time.sleep(process_s)
+
+    streams = conn.create_message_streams({args.topic: args.streams})[args.topic]
+    threads = [threading.Thread(target=drain, args=(s,), daemon=True) for s in streams]
+    for t in threads:
+        t.start()
+    print(f"ready {conn.consumer_id}", flush=True)
+    while not stop.wait(0.2):
+        pass
+    conn.shutdown()
+    for t in threads:
+        t.join(timeout=10)
+    log.close()
+    print(f"stopped {conn.consumer_id}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
