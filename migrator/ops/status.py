@@ -276,7 +276,7 @@ def render_text(report: StatusReport) -> str:
     member_rows += [
         ["kafka", f"{k.client_id} ({k.member_id})", "kafka", "", "", True, k.partitions] for k in report.kafka_consumers
     ]
-    member_rows += [["corrupt", cid, problem, "", "", "", ""] for cid, problem in report.corrupt]
+    member_rows += [["corrupt", cid, "", "", "", "", ""] for cid, _problem in report.corrupt]  # problem: see warnings
     headers = ["kind", "id", "authority", "generation", "age_s", "in_kafka_group", "partitions"]
     lines += ["  " + line for line in _table(headers, member_rows)] if member_rows else ["  (none)"]
     lines += ["", "partitions:"]
