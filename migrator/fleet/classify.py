@@ -1,0 +1,269 @@
+"""The fleet scan's rules: one pure decision per group over what ZooKeeper and Kafka said.
+
+Every reason is `code: detail`; the summary counts codes, so a code never carries per-group text.
+The order of the rules matters and is documented in docs/fleet.md: contradictions first (INCONSISTENT),
+then membership (ORPHANED, MIXED_KAFKA_CONSUMERS, LEGACY, MIGRATING), and only for groups made of bridges
+the readiness or convergence checks (READY / KAFKA / BLOCKED).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from migrator.assign.model import TopicPartition, consumer_of_thread
+from migrator.fleet.guard import switch_refusals
+from migrator.fleet.model import Classification, FleetRow, KafkaGroupFacts, Status
+from migrator.zk.codecs import Authority, Mode
+from migrator.zk.group_view import GroupView
+
+REBALANCING_KAFKA_STATES = frozenset(
+    {"PREPARING_REBALANCE", "COMPLETING_REBALANCE", "PREPARING_REBALANCING", "COMPLETING_REBALANCING"}
+)
+
+
+def reason_code(reason: str) -> str:
+    return reason.split(":", 1)[0].strip()
+
+
+def _ids(items: Iterable[str], limit: int = 3) -> str:
+    items = sorted(items)
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def stable_since_ms(view: GroupView) -> int | None:
+    """The last change that restarts the stability clock: a member registered, or the mode was written."""
+    times = [m.ctime_ms for m in view.members]
+    if view.mode_mtime_ms is not None:
+        times.append(view.mode_mtime_ms)
+    return max(times) if times else None
+
+
+def expected_partitions(view: GroupView, kafka: KafkaGroupFacts | None) -> frozenset[TopicPartition]:
+    """Partitions the group must own: every partition of its static topics, plus what Kafka assigned."""
+    parts: set[TopicPartition] = set()
+    if kafka is not None:
+        for topic in view.topics:
+            parts.update(TopicPartition(topic, p) for p in kafka.partitions.get(topic, ()))
+        if kafka.group is not None:
+            for member in kafka.group.members:
+                parts.update(member.partitions)
+    return frozenset(parts)
+
+
+def owned_partitions(view: GroupView) -> frozenset[TopicPartition]:
+    return frozenset(view.owners)
+
+
+def group_lag(view: GroupView, kafka: KafkaGroupFacts | None) -> int | None:
+    """sum of log end - max(ZooKeeper, Kafka) offset, the offset a connector resumes from (CONTRACT §4)."""
+    if kafka is None or kafka.error is not None:
+        return None
+    total = 0
+    for tp, end in kafka.log_end.items():
+        committed = max(view.offsets.get(tp, -1), kafka.committed.get(tp, -1))
+        if committed >= 0:
+            total += max(0, end - committed)
+    return total
+
+
+def plain_kafka_consumers(view: GroupView, kafka: KafkaGroupFacts | None) -> tuple[str, ...]:
+    """Client ids of Kafka group members that are no bridge's embedded member."""
+    if kafka is None or kafka.group is None:
+        return ()
+    ids = view.member_ids
+    return tuple(sorted(m.client_id for m in kafka.group.members if m.client_id not in ids))
+
+
+def _stale_owners(view: GroupView) -> list[str]:
+    ids = view.member_ids
+    stale = sorted(f"{tp} by {thread}" for tp, thread in view.owners.items() if consumer_of_thread(thread) not in ids)
+    return [f"stale-owner: {len(stale)} owners of no member, e.g. {_ids(stale, 2)}"] if stale else []
+
+
+def _blockers(view: GroupView) -> list[str]:
+    reasons = [f"corrupt-member: {c.consumer_id}: {c.problem}" for c in view.corrupt_members]
+    if view.mode.is_unknown:
+        reasons.append(f"unknown-mode: migration/mode holds {view.mode.raw!r}")
+    return reasons
+
+
+def _kafka_reasons(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str]:
+    if kafka is None:
+        return ["kafka-unchecked: no --bootstrap-servers given"]
+    if kafka.error is not None or kafka.group is None:
+        return [f"kafka-unavailable: {kafka.error or 'no answer'}"]
+    reasons: list[str] = []
+    missing = {m.consumer_id for m in view.bridges} - kafka.group.client_ids
+    if missing:
+        reasons.append(f"not-in-kafka-group: {len(missing)} embedded members missing: {_ids(missing)}")
+    if kafka.group.state.upper() in REBALANCING_KAFKA_STATES:
+        reasons.append(f"kafka-rebalancing: Kafka group state is {kafka.group.state}")
+    absent = sorted(t for t in view.topics if not kafka.partitions.get(t))
+    if absent:
+        reasons.append(f"topic-missing: {_ids(absent)}")
+    return reasons
+
+
+def _ownership_reasons(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str]:
+    expected = expected_partitions(view, kafka)
+    unowned = expected - owned_partitions(view)
+    if not unowned:
+        return []
+    return [f"unowned-partitions: {len(unowned)} of {len(expected)}, e.g. {_ids(map(str, unowned), 2)}"]
+
+
+def _authority_reasons(view: GroupView, want: Authority) -> list[str]:
+    silent = [m.consumer_id for m in view.bridges if m.consumer_id not in view.authorities]
+    wrong = [
+        f"{m.consumer_id}={view.authorities[m.consumer_id].authority.value}"
+        for m in view.bridges
+        if m.consumer_id in view.authorities and view.authorities[m.consumer_id].authority != want
+    ]
+    reasons = []
+    if silent:
+        reasons.append(f"no-authority-published: {_ids(silent)}")
+    if wrong:
+        reasons.append(f"authority-not-{want.value}: {_ids(wrong)}")
+    return reasons
+
+
+def _offset_reasons(view: GroupView, kafka: KafkaGroupFacts) -> list[str]:
+    beyond: list[str] = []
+    no_kafka: list[str] = []
+    for tp, zk_offset in view.offsets.items():
+        end = kafka.log_end.get(tp)
+        k = kafka.committed.get(tp, -1)
+        if end is not None and max(zk_offset, k) > end:
+            beyond.append(f"{tp} at {max(zk_offset, k)} > end {end}")
+        if k < 0 and zk_offset > 0:
+            no_kafka.append(str(tp))
+    reasons = []
+    if beyond:
+        reasons.append(f"offset-beyond-log-end: {_ids(beyond, 2)}")
+    if no_kafka:
+        reasons.append(
+            f"kafka-offset-missing: dual commit inactive? {len(no_kafka)} partitions, e.g. {_ids(no_kafka, 2)}"
+        )
+    return reasons
+
+
+def classify(
+    view: GroupView,
+    kafka: KafkaGroupFacts | None,
+    now_ms: int,
+    stable_for_ms: int,
+    group_max_size: int | None,
+) -> Classification:
+    """The status of one group and every reason behind it. Pure: same inputs, same answer."""
+    if not view.exists:
+        return Classification(Status.ORPHANED, ("vanished: the group disappeared during the scan",))
+    stale = _stale_owners(view)
+    if stale:
+        return Classification(Status.INCONSISTENT, tuple(stale + _blockers(view)))
+    plain = plain_kafka_consumers(view, kafka)
+    if not view.members and not view.corrupt_members:
+        if plain:
+            return Classification(Status.KAFKA, (f"kafka-consumers-only: {len(plain)} Kafka consumers, no znodes",))
+        return Classification(Status.ORPHANED, ("no-members: nobody is registered under ids",))
+    if plain:
+        all_bridges = not view.legacy and not view.corrupt_members
+        if view.mode.mode is Mode.KAFKA and all_bridges:
+            note = "canary: plain Kafka consumers beside bridges under kafka authority"
+        else:
+            note = "double-ownership-risk: plain Kafka consumers while ZooKeeper is the authority"
+        return Classification(Status.MIXED_KAFKA_CONSUMERS, (f"plain-kafka-consumers: {_ids(plain)}", note))
+    notes = _blockers(view)
+    if view.legacy:
+        status = Status.MIGRATING if view.bridges else Status.LEGACY
+        legacy = f"legacy-members: {len(view.legacy)} of {len(view.members)} are not bridges"
+        return Classification(status, (legacy, *notes))
+    if not view.bridges:  # only corrupt registrations
+        return Classification(Status.BLOCKED, tuple(notes))
+
+    if view.mode.mode is Mode.KAFKA:
+        problems = notes + _kafka_reasons(view, kafka) + _authority_reasons(view, Authority.KAFKA)
+        problems += _ownership_reasons(view, kafka)
+        if problems:
+            return Classification(Status.BLOCKED, tuple(f"not-converged: {p}" for p in problems))
+        return Classification(Status.KAFKA, ())
+
+    problems = list(notes)
+    since = stable_since_ms(view)
+    if since is not None and now_ms - since < stable_for_ms:
+        problems.append(f"not-stable: last change {(now_ms - since) // 1000}s ago, need {stable_for_ms // 1000}s")
+    problems += _kafka_reasons(view, kafka)
+    problems += _authority_reasons(view, Authority.ZOOKEEPER)
+    if kafka is not None and kafka.error is None:
+        problems += _offset_reasons(view, kafka)
+    if group_max_size is not None and len(view.members) > group_max_size:
+        problems.append(f"group-too-large: {len(view.members)} members > group.max.size {group_max_size}")
+    if not problems:  # the set-mode preflight has the last word, so READY never means "set-mode refuses"
+        problems = [f"preflight: {r}" for r in switch_refusals(Mode.KAFKA, view, kafka, group_max_size)]
+    if problems:
+        return Classification(Status.BLOCKED, tuple(problems))
+    return Classification(Status.READY, ())
+
+
+def to_row(
+    ensemble: str,
+    view: GroupView,
+    kafka: KafkaGroupFacts | None,
+    classification: Classification,
+    now_ms: int,
+) -> FleetRow:
+    """The flat row of one classified group."""
+    group = kafka.group if kafka is not None else None
+    expected = expected_partitions(view, kafka)
+    return FleetRow(
+        ensemble=ensemble,
+        group=view.group,
+        status=classification.status.value,
+        reasons=list(classification.reasons),
+        members=len(view.members),
+        bridges=len(view.bridges),
+        legacy=len(view.legacy),
+        corrupt_members=len(view.corrupt_members),
+        mode=view.mode.raw if view.mode.exists else None,
+        mode_mtime_ms=view.mode_mtime_ms,
+        stable_since_ms=stable_since_ms(view),
+        authority_kafka=sum(1 for a in view.authorities.values() if a.authority is Authority.KAFKA),
+        kafka_state=group.state if group is not None else None,
+        kafka_members=len(group.members) if group is not None else 0,
+        kafka_plain_consumers=len(plain_kafka_consumers(view, kafka)),
+        partitions=len(expected),
+        owned=len(expected & owned_partitions(view)),
+        lag=group_lag(view, kafka),
+        scanned_at_ms=now_ms,
+    )
+
+
+def convergence_problems(
+    view: GroupView,
+    kafka: KafkaGroupFacts | None,
+    generations_before: Mapping[str, int],
+) -> list[str]:
+    """Why a group switched to kafka has not converged yet; empty when it has.
+
+    Converged means: mode still kafka, every bridge published authority kafka in a rebalance *after*
+    the switch (its generation grew past the one recorded before), every embedded member in the Kafka
+    group, every partition owned.
+    """
+    problems: list[str] = []
+    if view.mode.mode is not Mode.KAFKA:
+        problems.append(f"mode-changed: migration/mode is now {view.mode.raw!r}")
+    if view.legacy:
+        problems.append(f"legacy-members: {_ids(m.consumer_id for m in view.legacy)}")
+    problems += _authority_reasons(view, Authority.KAFKA)
+    old = [
+        m.consumer_id
+        for m in view.bridges
+        if m.consumer_id in view.authorities
+        and m.consumer_id in generations_before
+        and view.authorities[m.consumer_id].generation <= generations_before[m.consumer_id]
+    ]
+    if old:
+        problems.append(f"no-rebalance-since-switch: {_ids(old)}")
+    problems += [r for r in _kafka_reasons(view, kafka) if not r.startswith("topic-missing")]
+    problems += _ownership_reasons(view, kafka)
+    return problems

@@ -1,0 +1,174 @@
+"""Kafka facts for many groups at once: every admin request of a batch is in flight before any is awaited.
+
+`migrator.kafka.admin.KafkaAdmin` answers one group per call, which costs a round trip per group; a scan
+of thousands of groups would spend its time waiting. Here one DescribeGroups carries a whole batch, the
+committed-offset requests (one group each, a librdkafka limit) are all sent before the first is awaited,
+and one ListOffsets covers every partition of the batch. Results come back as the same immutable views.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from migrator.assign.model import TopicPartition
+from migrator.fleet.model import KafkaGroupFacts
+from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaMember, KafkaUnavailable
+from migrator.zk.group_view import GroupView
+
+DEFAULT_TIMEOUT_S = 15.0
+BATCH_GROUPS = 200
+
+
+def _tp(tp: KafkaTopicPartition) -> TopicPartition:
+    return TopicPartition(tp.topic, tp.partition)
+
+
+def _error(exc: BaseException) -> str:
+    if isinstance(exc, KafkaException) and exc.args:
+        inner = exc.args[0]
+        return inner.str() if hasattr(inner, "str") else str(inner)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class FleetKafkaReader:
+    """One AdminClient per Spark partition (or per apply run); `close()` is a no-op kept for symmetry."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        properties: Mapping[str, str] | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        conf: dict[str, Any] = {
+            "bootstrap.servers": bootstrap_servers,
+            "socket.connection.setup.timeout.ms": int(timeout_s * 1000),
+        }
+        conf.update(properties or {})
+        self.bootstrap_servers = bootstrap_servers
+        self.timeout_s = timeout_s
+        self._admin = AdminClient(conf)
+        self._conf = conf
+        self._topics: dict[str, tuple[int, ...]] | None = None
+
+    def _wait(self, future: Future[Any]) -> Any:
+        return future.result(timeout=self.timeout_s)
+
+    def topic_partitions(self, refresh: bool = False) -> dict[str, tuple[int, ...]]:
+        """Every topic's partition ids, read once per reader (a scan is a snapshot)."""
+        if self._topics is None or refresh:
+            try:
+                md = self._admin.list_topics(timeout=self.timeout_s)
+            except KafkaException as exc:
+                raise KafkaUnavailable(f"metadata from {self.bootstrap_servers}: {_error(exc)}") from exc
+            self._topics = {
+                name: tuple(sorted(t.partitions)) for name, t in md.topics.items() if t.error is None and t.partitions
+            }
+        return self._topics
+
+    def group_max_size(self) -> int | None:
+        return KafkaAdmin(
+            self.bootstrap_servers, {k: str(v) for k, v in self._conf.items()}, self.timeout_s
+        ).group_max_size()
+
+    def read(self, views: Sequence[GroupView], refresh_topics: bool = False) -> dict[str, KafkaGroupFacts]:
+        """Facts for every view's group; a failure is recorded per group instead of failing the batch."""
+        facts: dict[str, KafkaGroupFacts] = {}
+        for start in range(0, len(views), BATCH_GROUPS):
+            facts.update(self._read_batch(views[start : start + BATCH_GROUPS], refresh_topics and start == 0))
+        return facts
+
+    def _read_batch(self, views: Sequence[GroupView], refresh_topics: bool) -> dict[str, KafkaGroupFacts]:
+        names = [v.group for v in views]
+        try:
+            topics = self.topic_partitions(refresh=refresh_topics)
+        except KafkaUnavailable as exc:
+            return {n: KafkaGroupFacts(group=None, error=str(exc)) for n in names}
+        described = self._admin.describe_consumer_groups(names, request_timeout=self.timeout_s)
+        offset_futures = {
+            n: self._admin.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(n)], request_timeout=self.timeout_s
+            )[n]
+            for n in names
+        }
+        groups: dict[str, KafkaGroup | None] = {}
+        errors: dict[str, str] = {}
+        for n in names:
+            try:
+                groups[n] = _group(n, self._wait(described[n]))
+            except Exception as exc:
+                groups[n], errors[n] = None, f"describe group: {_error(exc)}"
+        committed: dict[str, dict[TopicPartition, int]] = {}
+        for n in names:
+            try:
+                result = self._wait(offset_futures[n])
+                committed[n] = {_tp(tp): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
+            except Exception as exc:
+                committed[n] = {}
+                errors.setdefault(n, f"committed offsets: {_error(exc)}")
+        interest = {v.group: _partitions_of_interest(v, groups.get(v.group), committed[v.group], topics) for v in views}
+        log_end, end_error = self._log_ends(set().union(*interest.values()) if interest else set())
+        out: dict[str, KafkaGroupFacts] = {}
+        for v in views:
+            n = v.group
+            error = errors.get(n) or end_error
+            out[n] = KafkaGroupFacts(
+                group=groups[n] if error is None else None,
+                committed=committed[n],
+                log_end={tp: log_end[tp] for tp in interest[n] if tp in log_end},
+                partitions={t: topics[t] for t in _topics_of_interest(v, groups[n], committed[n]) if t in topics},
+                error=error,
+            )
+        return out
+
+    def _log_ends(self, partitions: Iterable[TopicPartition]) -> tuple[dict[TopicPartition, int], str | None]:
+        request = {KafkaTopicPartition(t, p): OffsetSpec.latest() for t, p in sorted(partitions)}
+        if not request:
+            return {}, None
+        try:
+            futures = self._admin.list_offsets(request, request_timeout=self.timeout_s)
+        except KafkaException as exc:
+            return {}, f"log end offsets: {_error(exc)}"
+        ends: dict[TopicPartition, int] = {}
+        for tp, future in futures.items():
+            try:
+                ends[_tp(tp)] = self._wait(future).offset
+            except Exception as exc:
+                return ends, f"log end of {tp.topic}-{tp.partition}: {_error(exc)}"
+        return ends, None
+
+
+def _group(name: str, desc: Any) -> KafkaGroup:
+    members = tuple(
+        KafkaMember(
+            member_id=m.member_id,
+            client_id=m.client_id,
+            host=m.host,
+            group_instance_id=m.group_instance_id,
+            partitions=tuple(sorted(_tp(tp) for tp in (m.assignment.topic_partitions or []))),
+        )
+        for m in desc.members
+    )
+    state = getattr(desc.state, "name", str(desc.state))
+    return KafkaGroup(group_id=name, state=state, assignor=desc.partition_assignor or "", members=members)
+
+
+def _topics_of_interest(view: GroupView, group: KafkaGroup | None, committed: Mapping[TopicPartition, int]) -> set[str]:
+    topics = set(view.topics) | {tp.topic for tp in view.offsets} | {tp.topic for tp in committed}
+    if group is not None:
+        topics |= {tp.topic for m in group.members for tp in m.partitions}
+    return topics
+
+
+def _partitions_of_interest(
+    view: GroupView,
+    group: KafkaGroup | None,
+    committed: Mapping[TopicPartition, int],
+    topics: Mapping[str, tuple[int, ...]],
+) -> set[TopicPartition]:
+    return {TopicPartition(t, p) for t in _topics_of_interest(view, group, committed) for p in topics.get(t, ())}
