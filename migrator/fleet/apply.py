@@ -1,0 +1,216 @@
+"""Applying a scan: READY groups switched to kafka in waves, each wave watched and rolled back on trouble.
+
+The scan's rows are only a hint: before each switch the group is read again and must still be READY, and
+the switch itself goes through set-mode (`migrator.ops.modes.set_mode`): the same preflight, the same
+version-conditional write with its audit entry. After a wave every switched group must converge (each
+bridge published authority kafka in a rebalance after the switch, every embedded member in the Kafka
+group, every partition owned) within the wave interval, and its lag must not grow by more than
+`max_lag_growth`; otherwise the whole wave goes back to zookeeper and the run stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+from migrator.errors import MigratorError, RefusedError
+from migrator.fleet import plan as P
+from migrator.fleet.classify import classify, convergence_problems, group_lag
+from migrator.fleet.kafka_reader import FleetKafkaReader
+from migrator.fleet.model import FleetRow, KafkaGroupFacts, Status
+from migrator.fleet.plan import Plan, PlanEntry
+from migrator.fleet.scan import now_ms
+from migrator.kafka.admin import KafkaAdmin
+from migrator.ops.modes import set_mode
+from migrator.zk.codecs import Mode
+from migrator.zk.group_reader import read_group
+from migrator.zk.group_view import GroupView
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    wave_size: int = 10
+    wave_interval_s: float = 60.0
+    max_lag_growth: int = 10_000
+    stable_for_ms: int = 30 * 60_000
+    poll_s: float = 1.0
+    reason: str = "fleet-scan --apply"
+
+
+class FleetIO:
+    """The imperative shell over every ensemble: fresh reads and mode writes, one client per ensemble."""
+
+    def __init__(
+        self,
+        zks: Mapping[str, KazooClient],
+        bootstrap: Mapping[str, str | None],
+        group_max_size: Mapping[str, int | None],
+        who: str,
+        kafka_properties: Mapping[str, str] | None = None,
+    ) -> None:
+        self.zks = zks
+        self.who = who
+        self.group_max_size = group_max_size
+        self._readers = {e: FleetKafkaReader(b, kafka_properties) for e, b in bootstrap.items() if b}
+        self._admins = {e: KafkaAdmin(b, kafka_properties) for e, b in bootstrap.items() if b}
+
+    def read(self, ensemble: str, group: str) -> tuple[GroupView, KafkaGroupFacts | None]:
+        view = read_group(self.zks[ensemble], group)
+        reader = self._readers.get(ensemble)
+        facts = reader.read([view], refresh_topics=True)[group] if reader is not None else None
+        return view, facts
+
+    def set_mode(self, ensemble: str, group: str, target: Mode, reason: str) -> None:
+        """Through set-mode: its preflight refuses (RefusedError) what it would refuse from the CLI."""
+        set_mode(self.zks[ensemble], group, target, admin=self._admins.get(ensemble), reason=reason, who=self.who)
+
+
+def waves(rows: Sequence[FleetRow], wave_size: int) -> list[list[FleetRow]]:
+    """READY rows in a stable order (ensemble, group), cut into waves."""
+    ready = sorted((r for r in rows if r.status == Status.READY.value), key=lambda r: (r.ensemble, r.group))
+    size = max(1, wave_size)
+    return [ready[i : i + size] for i in range(0, len(ready), size)]
+
+
+def plan_waves(plan: Plan, rows: Sequence[FleetRow], wave_size: int) -> list[list[PlanEntry]]:
+    """Add a planned entry per READY group to `plan`; returns the entries wave by wave."""
+    out: list[list[PlanEntry]] = []
+    for number, wave in enumerate(waves(rows, wave_size), start=1):
+        entries = [
+            PlanEntry(r.ensemble, r.group, number, previous_mode=r.mode, previous_mode_exists=r.mode is not None)
+            for r in wave
+        ]
+        plan.groups.extend(entries)
+        out.append(entries)
+    return out
+
+
+def _switch(io: FleetIO, entry: PlanEntry, options: ApplyOptions, plan: Plan) -> None:
+    view, facts = io.read(entry.ensemble, entry.group)
+    verdict = classify(view, facts, now_ms(), options.stable_for_ms, io.group_max_size.get(entry.ensemble))
+    if verdict.status is not Status.READY:
+        entry.outcome, entry.detail = P.SKIPPED, f"now {verdict.status.value}: " + "; ".join(verdict.reasons)
+        return
+    entry.previous_mode = view.mode.raw if view.mode.exists else None
+    entry.previous_mode_exists = view.mode.exists
+    entry.lag_before = group_lag(view, facts)
+    entry.generations_before = {cid: a.generation for cid, a in view.authorities.items()}
+    try:
+        io.set_mode(entry.ensemble, entry.group, Mode.KAFKA, f"{options.reason} run {plan.run_id} wave {entry.wave}")
+    except RefusedError as exc:
+        entry.outcome, entry.detail = P.SKIPPED, f"set-mode refused: {exc}"
+        return
+    entry.outcome, entry.switched_at_ms = P.SWITCHED, now_ms()
+
+
+def wave_problems(
+    view: GroupView, facts: KafkaGroupFacts | None, entry: PlanEntry, max_lag_growth: int
+) -> tuple[list[str], list[str]]:
+    """(convergence problems, lag problems) of one switched group; both empty when it is fine."""
+    converge = convergence_problems(view, facts, entry.generations_before)
+    lag = group_lag(view, facts)
+    lag_problems = []
+    if lag is not None and entry.lag_before is not None and lag - entry.lag_before > max_lag_growth:
+        lag_problems.append(f"lag-growth: lag grew from {entry.lag_before} to {lag} (> {max_lag_growth})")
+    return converge, lag_problems
+
+
+def _watch(io: FleetIO, entries: Sequence[PlanEntry], options: ApplyOptions, sleep: Callable[[float], None]) -> dict:
+    """Observe a wave for `wave_interval_s`; lag trouble ends it at once, convergence is judged at the end."""
+    deadline = time.monotonic() + options.wave_interval_s
+    problems: dict[str, list[str]] = {}
+    while True:
+        problems = {}
+        lagging = False
+        for e in entries:
+            view, facts = io.read(e.ensemble, e.group)
+            converge, lag = wave_problems(view, facts, e, options.max_lag_growth)
+            if converge or lag:
+                problems[f"{e.ensemble}/{e.group}"] = converge + lag
+            lagging = lagging or bool(lag)
+        if lagging or time.monotonic() >= deadline:
+            return problems
+        sleep(min(options.poll_s, max(0.0, deadline - time.monotonic())))
+
+
+def restore(io: FleetIO, entry: PlanEntry, reason: str) -> bool:
+    """Back to zookeeper. An absent node before the switch is restored as `zookeeper` (docs/fleet.md)."""
+    target = Mode.ZOOKEEPER
+    if entry.previous_mode_exists and entry.previous_mode == Mode.KAFKA.value:
+        return True  # it was kafka before us: nothing of ours to undo
+    try:
+        io.set_mode(entry.ensemble, entry.group, target, reason)
+    except MigratorError as exc:
+        entry.detail = f"restore failed: {exc}"
+        log.error("restoring %s/%s failed: %s", entry.ensemble, entry.group, exc)
+        return False
+    entry.restored_at_ms = now_ms()
+    return True
+
+
+def apply_waves(
+    io: FleetIO,
+    plan: Plan,
+    wave_entries: Iterable[Sequence[PlanEntry]],
+    options: ApplyOptions,
+    plan_path: Path,
+    sleep: Callable[[float], None] = time.sleep,
+    on_event: Callable[[str], None] = lambda _msg: None,
+) -> bool:
+    """Switch wave after wave; returns False (and stops) after the first wave that had to be rolled back."""
+    for entries in wave_entries:
+        if not entries:
+            continue
+        number = entries[0].wave
+        record: dict = {"wave": number, "started_at_ms": now_ms(), "groups": len(entries)}
+        plan.waves.append(record)
+        for entry in entries:
+            _switch(io, entry, options, plan)
+            plan.save(plan_path)
+        switched = [e for e in entries if e.outcome == P.SWITCHED]
+        on_event(
+            f"wave {number}: switched {len(switched)} of {len(entries)} groups; watching {options.wave_interval_s:g}s"
+        )
+        problems = _watch(io, switched, options, sleep) if switched else {}
+        record["checked_at_ms"] = now_ms()
+        record["problems"] = problems
+        if problems:
+            for entry in switched:
+                ok = restore(io, entry, f"{options.reason} run {plan.run_id}: wave {number} rolled back")
+                entry.outcome = P.ROLLED_BACK if ok else P.RESTORE_FAILED
+            record["outcome"] = "rolled_back"
+            plan.result = "stopped: wave rolled back"
+            plan.save(plan_path)
+            on_event(f"wave {number}: trouble in {len(problems)} groups, wave rolled back, stopping")
+            return False
+        record["outcome"] = "converged"
+        plan.save(plan_path)
+        on_event(f"wave {number}: {len(switched)} groups converged")
+    plan.result = "applied"
+    return True
+
+
+def rollback_plan(io: FleetIO, plan: Plan, plan_path: Path, run_id: str) -> tuple[int, int]:
+    """Restore every group the plan lists as switched (or whose restore failed); returns (restored, failed)."""
+    restored = failed = 0
+    targets = sorted(
+        plan.entries(P.SWITCHED) + plan.entries(P.RESTORE_FAILED), key=lambda e: (-e.wave, e.ensemble, e.group)
+    )
+    for entry in targets:
+        if restore(io, entry, f"fleet-scan --rollback of run {plan.run_id} (by run {run_id})"):
+            entry.outcome = P.RESTORED
+            restored += 1
+        else:
+            entry.outcome = P.RESTORE_FAILED
+            failed += 1
+        plan.save(plan_path)
+    plan.rollbacks.append({"run_id": run_id, "at_ms": now_ms(), "restored": restored, "failed": failed})
+    plan.save(plan_path)
+    return restored, failed

@@ -1,0 +1,173 @@
+"""The Spark job: group names → partitions → (per partition: read + classify) → one DataFrame of rows.
+
+The driver only lists group names (one `get_children` per ensemble); the reads run on executors, each
+partition with its own clients and pipelined requests. `local[*]` is the default master, and the same
+code runs unchanged under `spark-submit` on a cluster (the package is shipped to executors as a zip).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from migrator.fleet.model import ROW_FIELDS, FleetRow
+from migrator.fleet.scan import ScanSettings, scan_slice
+
+GROUPS_PER_PARTITION = 1000
+JOB_GROUP = "migrator-fleet-scan"
+
+
+def row_schema() -> Any:
+    from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
+
+    long_fields = {"mode_mtime_ms", "stable_since_ms", "lag", "scanned_at_ms"}
+    str_fields = {"ensemble", "group", "status", "mode", "kafka_state"}
+    fields = []
+    for name in ROW_FIELDS:
+        if name == "reasons":
+            kind: Any = ArrayType(StringType())
+        elif name in str_fields:
+            kind = StringType()
+        elif name in long_fields:
+            kind = LongType()
+        else:
+            kind = IntegerType()
+        fields.append(StructField(name, kind, nullable=True))
+    return StructType(fields)
+
+
+def is_local(master: str | None) -> bool:
+    return master is None or master.startswith("local")
+
+
+def spark_session(master: str | None = "local[*]", app_name: str = "migrator-fleet-scan", extra: dict | None = None):
+    """A SparkSession; `master=None` leaves the choice to spark-submit. Quiet logs, no UI in local mode."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    local = is_local(master)
+    conf = {
+        "spark.ui.enabled": "false" if local else "true",
+        "spark.ui.showConsoleProgress": "false" if local else "true",  # local mode shows our tqdm bar
+        "spark.sql.shuffle.partitions": "4" if local else "200",
+        "spark.python.worker.reuse": "true",
+    }
+    conf.update(extra or {})
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def ship_package(spark: Any) -> None:
+    """Zip this package and add it to the executors' path, so a cluster needs only its dependencies."""
+    root = Path(__file__).resolve().parents[1]
+    target = Path(tempfile.mkdtemp(prefix="migrator-fleet-")) / "migrator.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in root.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".properties", ".xml"):
+                zf.write(path, Path("migrator") / path.relative_to(root))
+    spark.sparkContext.addPyFile(str(target))
+
+
+def partitions_for(n_groups: int, parallelism: int) -> int:
+    """At least one partition per core, and no partition larger than `GROUPS_PER_PARTITION` groups."""
+    return max(1, min(max(n_groups, 1), max(parallelism, -(-n_groups // GROUPS_PER_PARTITION))))
+
+
+class _Progress:
+    """A tqdm bar over finished partitions (in groups), fed by Spark's status tracker from the driver."""
+
+    def __init__(self, spark: Any, total_groups: int, partitions: int) -> None:
+        self._spark = spark
+        self._total = total_groups
+        self._partitions = partitions
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fleet-progress", daemon=True)
+
+    def __enter__(self) -> _Progress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _done_tasks(self) -> int:
+        tracker = self._spark.sparkContext.statusTracker()
+        done = 0
+        for job_id in tracker.getJobIdsForGroup(JOB_GROUP):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job else ():
+                stage = tracker.getStageInfo(stage_id)
+                if stage is not None:
+                    done = max(done, stage.numCompletedTasks)
+        return done
+
+    def _run(self) -> None:
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            return
+        with tqdm(total=self._total, unit="group", desc="fleet scan", leave=False) as bar:
+            while True:
+                finished = self._stop.wait(0.5)
+                shown = (
+                    self._total if finished else min(self._total, self._done_tasks() * self._total // self._partitions)
+                )
+                bar.update(shown - bar.n)
+                if finished:
+                    return
+
+
+def scan_dataframe(spark: Any, items: Sequence[tuple[str, str]], settings: ScanSettings, partitions: int | None = None):
+    """The (lazy) DataFrame of rows for `items` = (ensemble, group) pairs."""
+    sc = spark.sparkContext
+    n = partitions or partitions_for(len(items), sc.defaultParallelism)
+    names = spark.createDataFrame(list(items), "ensemble string, group string").repartition(n)
+
+    def run(rows: Any) -> Any:
+        for row in scan_slice(((r.ensemble, r.group) for r in rows), settings):
+            yield tuple(getattr(row, f) for f in ROW_FIELDS)
+
+    return spark.createDataFrame(names.rdd.mapPartitions(run), row_schema()), n
+
+
+def run_scan(
+    spark: Any,
+    items: Sequence[tuple[str, str]],
+    settings: ScanSettings,
+    partitions: int | None = None,
+    progress: bool = True,
+    on_dataframe: Callable[[Any], None] | None = None,
+) -> list[FleetRow]:
+    """Scan every item and return the rows on the driver (a fleet's rows are small: ~1 KiB per group).
+
+    The DataFrame is cached so that `on_dataframe` (e.g. writing Parquet) does not scan twice.
+    """
+    if not items:
+        return []
+    sc = spark.sparkContext
+    sc.setJobGroup(JOB_GROUP, f"fleet scan of {len(items)} groups", interruptOnCancel=True)
+    df, n = scan_dataframe(spark, items, settings, partitions)
+    df = df.cache()
+    show = progress and is_local(sc.master) and os.environ.get("MIGRATOR_NO_PROGRESS") is None
+    try:
+        if show:
+            with _Progress(spark, len(items), n):
+                collected = df.collect()
+        else:
+            collected = df.collect()
+        if on_dataframe is not None:
+            on_dataframe(df)
+    finally:
+        df.unpersist()
+    return [FleetRow.from_dict(r.asDict()) for r in collected]
