@@ -1,0 +1,121 @@
+"""Wave logic of `fleet-scan --apply` and `--rollback` over a fake ZooKeeper/Kafka (no cluster)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from migrator.assign.model import TopicPartition as TP
+from migrator.fleet import plan as P
+from migrator.fleet.apply import ApplyOptions, apply_waves, plan_waves, rollback_plan, waves
+from migrator.fleet.model import FleetRow, KafkaGroupFacts
+from migrator.fleet.plan import Plan
+from migrator.zk.codecs import Authority, Mode, ModeNode
+
+try:
+    from tests.unit.test_fleet_classify import authority, kafka_facts, ready_view
+except ImportError:  # rootdir-relative import mode without packages
+    from test_fleet_classify import authority, kafka_facts, ready_view
+
+
+class FakeFleet:
+    """Groups that behave like bridges: after a switch they publish kafka with a new generation."""
+
+    def __init__(self, groups, converge=True, lag_after=None):
+        self.modes: dict[str, str | None] = dict.fromkeys(groups)
+        self.converge = converge
+        self.lag_after = lag_after or {}
+        self.calls: list[tuple[str, str]] = []
+        self.group_max_size: dict[str, int | None] = {}
+
+    def read(self, ensemble, group):
+        mode = self.modes[group]
+        view = replace(ready_view(), group=group, mode=ModeNode.decode(mode.encode()) if mode else ModeNode.absent())
+        facts = kafka_facts()
+        if mode == "kafka" and self.converge:
+            view = replace(view, authorities={c: authority(Authority.KAFKA, 9) for c in ("g_a", "g_b")})
+        if mode == "kafka" and group in self.lag_after:
+            facts = replace(facts, committed={TP("orders", 0): 5 - 5, TP("orders", 1): 7})
+            facts = replace(facts, log_end={TP("orders", 0): self.lag_after[group], TP("orders", 1): 10})
+        return view, facts
+
+    def set_mode(self, ensemble, group, target: Mode, reason):
+        self.calls.append((group, target.value))
+        self.modes[group] = target.value
+
+
+def rows(names, status="READY"):
+    return [FleetRow("zk", n, status, []) for n in names]
+
+
+def options(**kw):
+    return ApplyOptions(**{"wave_size": 2, "wave_interval_s": 0.0, "max_lag_growth": 100, "stable_for_ms": 0, **kw})
+
+
+def new_plan():
+    return Plan(run_id="r1", holder="me", dry_run=False, started_at_ms=0)
+
+
+def test_waves_take_only_ready_rows_in_order():
+    all_rows = rows(["c", "a", "b"]) + rows(["x"], "BLOCKED") + rows(["d"])
+    assert [[r.group for r in w] for w in waves(all_rows, 2)] == [["a", "b"], ["c", "d"]]
+
+
+def test_converging_waves_are_kept(tmp_path: Path):
+    fleet = FakeFleet(["a", "b", "c"])
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a", "b", "c"]), 2)
+    assert apply_waves(fleet, plan, entries, options(), tmp_path / "plan.json", sleep=lambda s: None)
+    assert fleet.modes == {"a": "kafka", "b": "kafka", "c": "kafka"}
+    saved = Plan.load(tmp_path / "plan.json")
+    assert [(g.group, g.wave, g.outcome, g.previous_mode_exists) for g in saved.groups] == [
+        ("a", 1, P.SWITCHED, False),
+        ("b", 1, P.SWITCHED, False),
+        ("c", 2, P.SWITCHED, False),
+    ]
+    assert saved.groups[0].generations_before == {"g_a": 3, "g_b": 3}
+
+
+def test_a_wave_that_does_not_converge_is_rolled_back_and_the_run_stops(tmp_path: Path):
+    fleet = FakeFleet(["a", "b", "c"], converge=False)
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a", "b", "c"]), 2)
+    assert not apply_waves(fleet, plan, entries, options(), tmp_path / "plan.json", sleep=lambda s: None)
+    assert fleet.modes == {"a": "zookeeper", "b": "zookeeper", "c": None}  # wave 2 never started
+    assert [g.outcome for g in plan.groups] == [P.ROLLED_BACK, P.ROLLED_BACK, P.PLANNED]
+    assert plan.waves[0]["outcome"] == "rolled_back"
+
+
+def test_lag_growth_rolls_the_wave_back(tmp_path: Path):
+    fleet = FakeFleet(["a", "b"], lag_after={"b": 10_000})
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a", "b"]), 2)
+    assert not apply_waves(fleet, plan, entries, options(), tmp_path / "plan.json", sleep=lambda s: None)
+    assert fleet.modes == {"a": "zookeeper", "b": "zookeeper"}
+    assert any("lag-growth" in p for p in plan.waves[0]["problems"]["zk/b"])
+
+
+def test_a_group_no_longer_ready_is_skipped(tmp_path: Path):
+    fleet = FakeFleet(["a"])
+    fleet.read = lambda e, g: (replace(ready_view(), group=g), KafkaGroupFacts(group=None, error="down"))
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a"]), 2)
+    assert apply_waves(fleet, plan, entries, options(), tmp_path / "plan.json", sleep=lambda s: None)
+    assert fleet.calls == [] and plan.groups[0].outcome == P.SKIPPED
+
+
+def test_rollback_restores_switched_groups_only(tmp_path: Path):
+    fleet = FakeFleet(["a", "b", "c"])
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a", "b", "c"]), 2)
+    path = tmp_path / "plan.json"
+    apply_waves(fleet, plan, entries, options(), path, sleep=lambda s: None)
+    plan.groups[2].outcome = P.SKIPPED
+    plan.save(path)
+    fleet.calls.clear()
+    loaded = Plan.load(path)
+    assert rollback_plan(fleet, loaded, path, "r2") == (2, 0)
+    assert sorted(fleet.calls) == [("a", "zookeeper"), ("b", "zookeeper")]
+    again = Plan.load(path)
+    assert [g.outcome for g in again.groups] == [P.RESTORED, P.RESTORED, P.SKIPPED]
+    assert rollback_plan(fleet, again, path, "r3") == (0, 0)  # idempotent
