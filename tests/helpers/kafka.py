@@ -9,8 +9,9 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, cast
 
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -38,7 +39,32 @@ class Consumed:
 
 
 def admin(cluster: KafkaCluster) -> AdminClient:
-    return AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    """An AdminClient whose futures keep it alive.
+
+    librdkafka destroys a garbage-collected client and fails its pending futures with `_DESTROY`,
+    which `admin(c).create_partitions(...)[t].result()` would otherwise hit.
+    """
+    return cast(AdminClient, _KeepAliveAdmin(AdminClient({"bootstrap.servers": cluster.bootstrap_servers})))
+
+
+class _KeepAliveAdmin:
+    def __init__(self, client: AdminClient) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = attr(*args, **kwargs)
+            futures = result.values() if isinstance(result, dict) else [result]
+            for future in futures:
+                if isinstance(future, Future):
+                    future.add_done_callback(lambda _f, client=self._client: client)
+            return result
+
+        return call
 
 
 def make_topic(
