@@ -19,7 +19,6 @@ import click
 from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionLoss, KazooException, NoAuthError, SessionExpiredError
 
-import migrator.ops  # noqa: F401  (kazoo compatibility shim, see migrator/ops/__init__.py)
 from migrator.errors import MigratorError, RefusedError, UsageError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.names import validate_group
