@@ -247,10 +247,13 @@ def fleet_scan(
 
 def _scan(items, settings, spark_master, partitions, no_progress, output_dir, fmt):
     """Run the Spark job (and write Parquet with it); returns (rows, seconds)."""
+    from pyspark.sql import SparkSession
+
     from migrator.fleet import report
     from migrator.fleet.pipeline import is_local, row_schema, run_scan, ship_package, spark_session
 
     master = _master(spark_master)
+    owned = SparkSession.getActiveSession() is None  # a caller's session (tests, notebooks) is left running
     spark = spark_session(master)
     try:
         if not is_local(spark.sparkContext.master):
@@ -269,7 +272,7 @@ def _scan(items, settings, spark_master, partitions, no_progress, output_dir, fm
             click.echo(f"rows written to {path}", err=True)
         return rows, elapsed
     finally:
-        if master is not None and is_local(master):
+        if owned and master is not None and is_local(master):
             spark.stop()
 
 

@@ -1,0 +1,383 @@
+"""`migrator fleet-scan` against the real cluster, with simulated bridges.
+
+A simulated bridge is what the scan can observe of a real one: its `ids` and `migration/ids` nodes, a live
+confluent-kafka member in the Kafka group with `client.id` = its consumerId (paused, committing through
+the group like an embedded member), and, on every mode change, a published authority with a new
+generation and `owners` rewritten to the assignment of the authority it obeys. A bridge made with
+`obey=False` keeps publishing zookeeper, so a switch of its group can never converge.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KafkaTP
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from migrator.cli.main import main
+from migrator.fleet.lock import FleetLock
+from migrator.fleet.plan import Plan
+from migrator.zk.codecs import Authority, PublishedAuthority, Registration, encode_offset, encode_owner
+from migrator.zk.paths import GroupPaths
+from tests.helpers.kafka import make_topic, produce
+from tests.helpers.wait import wait_until
+
+RECORDS_PER_PARTITION = 5
+
+
+class EmbeddedMember:
+    """A paused Kafka group member with a poll thread, like a bridge's embedded member."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, client_id: str) -> None:
+        self.assigned: list[int] = []
+        self._commits: queue.Queue[list[KafkaTP]] = queue.Queue()
+        self._stop = threading.Event()
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "client.id": client_id,
+                "enable.auto.commit": False,
+                "partition.assignment.strategy": "range",
+                "session.timeout.ms": 10_000,
+            }
+        )
+        self._consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTP]) -> None:
+        consumer.pause(partitions)  # an embedded member never fetches
+        self.assigned = sorted(p.partition for p in partitions)
+
+    def _on_revoke(self, _consumer: Consumer, _partitions: list[KafkaTP]) -> None:
+        self.assigned = []
+
+    def commit(self, offsets: list[KafkaTP]) -> None:
+        self._commits.put(offsets)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._consumer.poll(0.1)
+            try:
+                offsets = self._commits.get_nowait()
+            except queue.Empty:
+                continue
+            self._consumer.commit(offsets=offsets, asynchronous=False)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self._consumer.close()
+
+
+class SimGroup:
+    """One consumer group of simulated bridges (plus optional legacy members) on topic `topic`."""
+
+    def __init__(
+        self,
+        cluster,
+        zk: KazooClient,
+        group: str,
+        topic: str,
+        partitions: int,
+        bridges: int = 2,
+        legacy: int = 0,
+        mode: str | None = None,
+        obey: bool = True,
+    ) -> None:
+        self.zk, self.group, self.topic, self.partitions, self.obey = zk, group, topic, partitions, obey
+        self.paths = GroupPaths(group)
+        self.bridges = [f"{group}_bridge{i}" for i in range(bridges)]
+        self.legacy = [f"{group}_legacy{i}" for i in range(legacy)]
+        self.generation = dict.fromkeys(self.bridges, 0)
+        data = Registration({topic: 1}, timestamp_ms=int(time.time() * 1000)).encode()
+        for cid in self.legacy + self.bridges:
+            zk.create(self.paths.member(cid), data, ephemeral=True, makepath=True)
+        for cid in self.bridges:
+            zk.create(self.paths.migration_member(cid), data, ephemeral=True, makepath=True)
+        if mode is not None:
+            zk.create(self.paths.mode, mode.encode(), makepath=True)
+        for p in range(partitions):
+            zk.create(self.paths.offset(topic, p), encode_offset(RECORDS_PER_PARTITION), makepath=True)
+        self.members = [EmbeddedMember(cluster.bootstrap_servers, group, topic, cid) for cid in self.bridges]
+        wait_until(
+            lambda: sum(len(m.assigned) for m in self.members) == partitions,
+            30,
+            what=f"embedded members of {group} assigned",
+        )
+        for m in self.members:
+            m.commit([KafkaTP(topic, p, RECORDS_PER_PARTITION) for p in m.assigned])
+        self._events: queue.Queue[str | None] = queue.Queue()
+        self._worker = threading.Thread(target=self._react, daemon=True)
+        self._worker.start()
+        self._apply(Authority.ZOOKEEPER)
+        zk.DataWatch(self.paths.mode, self._on_mode)
+
+    def _on_mode(self, data: bytes | None, _stat: object) -> None:
+        self._events.put(None if data is None else data.decode())
+
+    def _react(self) -> None:
+        while True:
+            value = self._events.get()
+            if value == "stop":
+                return
+            all_bridges = not self.legacy
+            kafka = value == "kafka" and all_bridges and self.obey
+            self._apply(Authority.KAFKA if kafka else Authority.ZOOKEEPER)
+
+    def _apply(self, authority: Authority) -> None:
+        """Release owners, claim them under `authority`, then publish it (as a bridge's rebalance does)."""
+        try:
+            for topic in self.zk.get_children(self.paths.owners):
+                for p in self.zk.get_children(self.paths.owners_topic(topic)):
+                    self.zk.delete(self.paths.owner(topic, int(p)))
+        except NoNodeError:
+            pass
+        if authority is Authority.KAFKA:
+            owners = {p: f"{m_cid}-0" for m_cid, m in zip(self.bridges, self.members, strict=True) for p in m.assigned}
+        else:  # range over the sorted thread ids of every member
+            threads = sorted(f"{cid}-0" for cid in self.bridges + self.legacy)
+            owners = {p: threads[p * len(threads) // self.partitions] for p in range(self.partitions)}
+        for p, thread in owners.items():
+            self.zk.create(self.paths.owner(self.topic, p), encode_owner(thread), ephemeral=True, makepath=True)
+        for cid in self.bridges:
+            self.generation[cid] += 1
+            pub = PublishedAuthority(
+                authority, self.generation[cid], int(time.time() * 1000), kafka_member_id=cid, partitions=1
+            )
+            path = self.paths.published_authority(cid)
+            if self.zk.exists(path):
+                self.zk.set(path, pub.encode())
+            else:
+                self.zk.create(path, pub.encode(), ephemeral=True, makepath=True)
+
+    def mode(self) -> str | None:
+        try:
+            return self.zk.get(self.paths.mode)[0].decode()
+        except NoNodeError:
+            return None
+
+    def close(self) -> None:
+        self._events.put("stop")
+        for m in self.members:
+            m.close()
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[object]:
+    """One small local[2] Spark for every scan of this module (the CLI reuses an active session)."""
+    from migrator.fleet.pipeline import spark_session
+
+    session = spark_session("local[2]", "fleet-scan-tests", {"spark.default.parallelism": "2"})
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def sims(cluster, zk_client) -> Iterator[list[SimGroup]]:
+    made: list[SimGroup] = []
+    yield made
+    for sim in made:
+        sim.close()
+
+
+def _sim(cluster, zk, sims, group, topic, **kw) -> SimGroup:
+    sim = SimGroup(cluster, zk, group, topic, 2, **kw)
+    sims.append(sim)
+    return sim
+
+
+def _exact_topic(cluster, name: str) -> str:
+    make_topic(cluster, name, 2)
+    for p in range(2):
+        produce(cluster, name, [f"r{i}" for i in range(RECORDS_PER_PARTITION)], partition=p)
+    return name
+
+
+def _scan(cluster, *args: str) -> int:
+    return main(
+        [
+            "fleet-scan",
+            "-z",
+            cluster.zookeeper,
+            "-b",
+            cluster.bootstrap_servers,
+            "--stable-for",
+            "0s",
+            "--no-progress",
+            *args,
+        ]
+    )
+
+
+@pytest.mark.slow
+def test_ready_groups_switch_and_converge_legacy_never_and_rollback_restores(
+    cluster, zk_client, sims, spark, unique_topic, tmp_path: Path, capsys
+):
+    topic = _exact_topic(cluster, unique_topic)
+    base = unique_topic.replace("t-", "fs-", 1)
+    absent = _sim(cluster, zk_client, sims, f"{base}-a", topic)
+    was_zk = _sim(cluster, zk_client, sims, f"{base}-b", topic, mode="zookeeper")
+    legacy = _sim(cluster, zk_client, sims, f"{base}-c", topic, legacy=1)
+    plan_file = tmp_path / "plan.json"
+    rc = _scan(
+        cluster,
+        "--include",
+        f"^{base}-",
+        "--apply",
+        "--wave-size",
+        "1",
+        "--wave-interval",
+        "4s",
+        "--plan-file",
+        str(plan_file),
+        "--output",
+        str(tmp_path),
+        "--format",
+        "json",
+    )
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    assert (absent.mode(), was_zk.mode(), legacy.mode()) == ("kafka", "kafka", None)
+    plan = Plan.load(plan_file)
+    assert [(g.group, g.wave, g.outcome) for g in plan.groups] == [
+        (absent.group, 1, "switched"),
+        (was_zk.group, 2, "switched"),
+    ]
+    assert [g.previous_mode for g in plan.groups] == [None, "zookeeper"]
+    rows = (tmp_path / "fleet-scan.jsonl").read_text()
+    assert f'"group": "{legacy.group}"' in rows and "MIGRATING" in rows
+
+    # a fresh scan sees the switched groups as KAFKA (converged)
+    rc = _scan(cluster, "--include", f"^{base}-", "--output", str(tmp_path / "after"), "--format", "csv")
+    assert rc == 0
+    after = (tmp_path / "after" / "fleet-scan.csv").read_text()
+    assert after.count(",KAFKA,") == 2 and after.count(",MIGRATING,") == 1
+
+    rc = _scan(cluster, "--rollback", str(plan_file))
+    assert rc == 0, capsys.readouterr().err
+    assert (absent.mode(), was_zk.mode(), legacy.mode()) == ("zookeeper", "zookeeper", None)
+    assert [g.outcome for g in Plan.load(plan_file).groups] == ["restored", "restored"]
+    wait_until(
+        lambda: all(
+            PublishedAuthority.decode(zk_client.get(s.paths.published_authority(c))[0]).authority is Authority.ZOOKEEPER
+            for s in (absent, was_zk)
+            for c in s.bridges
+        ),
+        10,
+        what="bridges back on zookeeper",
+    )
+
+
+@pytest.mark.slow
+def test_a_wave_whose_lag_grows_is_rolled_back(cluster, zk_client, sims, spark, unique_topic, tmp_path: Path):
+    topic = _exact_topic(cluster, unique_topic)
+    base = unique_topic.replace("t-", "fl-", 1)
+    sim = _sim(cluster, zk_client, sims, f"{base}-a", topic)
+
+    def flood() -> None:  # the Kafka cluster "suffers": nobody consumes what arrives after the switch
+        wait_until(lambda: sim.mode() == "kafka", 60, what="the switch")
+        produce(cluster, topic, [f"late{i}" for i in range(300)])
+
+    flooder = threading.Thread(target=flood, daemon=True)
+    flooder.start()
+    plan_file = tmp_path / "plan.json"
+    rc = _scan(
+        cluster,
+        "--include",
+        f"^{base}-",
+        "--apply",
+        "--wave-interval",
+        "30s",
+        "--max-lag-growth",
+        "100",
+        "--plan-file",
+        str(plan_file),
+    )
+    flooder.join(timeout=60)
+    assert rc == 1
+    assert sim.mode() == "zookeeper"
+    plan = Plan.load(plan_file)
+    assert plan.groups[0].outcome == "rolled_back"
+    assert any("lag-growth" in p for p in plan.waves[0]["problems"][f"{cluster.zookeeper}/{sim.group}"])
+
+
+@pytest.mark.slow
+def test_a_group_whose_bridges_do_not_obey_is_rolled_back(cluster, zk_client, sims, spark, unique_topic, tmp_path):
+    topic = _exact_topic(cluster, unique_topic)
+    base = unique_topic.replace("t-", "fn-", 1)
+    sim = _sim(cluster, zk_client, sims, f"{base}-a", topic, obey=False)
+    rc = _scan(
+        cluster, "--include", f"^{base}-", "--apply", "--wave-interval", "3s", "--plan-file", str(tmp_path / "p.json")
+    )
+    assert rc == 1
+    assert sim.mode() == "zookeeper"
+
+
+def test_a_second_apply_refuses_with_the_holders_identity(cluster, spark, capsys):
+    holder = KazooClient(hosts=cluster.zookeeper)
+    holder.start(timeout=10)
+    try:
+        with FleetLock(holder, "first-run") as lock:
+            rc = _scan(cluster, "--include", "^no-such-group$", "--apply")
+            err = capsys.readouterr().err
+            assert rc == 2
+            assert lock.identity in err and "first-run" in err
+        rc = _scan(cluster, "--include", "^no-such-group$", "--apply", "--plan-file", "/dev/null")
+        assert rc == 0  # released: the next one proceeds
+    finally:
+        holder.stop()
+        holder.close()
+
+
+@pytest.mark.slow
+def test_a_synthetic_fleet_of_2000_groups_is_classified_correctly(cluster, spark, tmp_path: Path):
+    from migrator.fleet import synthetic
+    from migrator.fleet.classify import reason_code
+    from migrator.fleet.model import FleetRow
+
+    prefix = f"syn{int(time.time())}"
+    writer = KazooClient(hosts=cluster.zookeeper, timeout=30)
+    writer.start(timeout=10)
+    try:
+        fleet = synthetic.make_fleet(writer, 2000, prefix=prefix, seed=7, now_ms=int(time.time() * 1000))
+        rc = main(
+            [
+                "fleet-scan",
+                "-z",
+                cluster.zookeeper,
+                "--include",
+                f"^{prefix}-",
+                "--stable-for",
+                "0s",
+                "--no-progress",
+                "--output",
+                str(tmp_path),
+                "--format",
+                "json",
+            ]
+        )
+        assert rc == 0
+        rows = [FleetRow.from_dict(json.loads(x)) for x in (tmp_path / "fleet-scan.jsonl").read_text().splitlines()]
+        assert len(rows) == 2000
+        wrong = [
+            (r.group, fleet.shapes[r.group].shape, r.status, r.reasons)
+            for r in rows
+            if r.status != fleet.shapes[r.group].expected_status.value
+            or fleet.shapes[r.group].expected_reason
+            not in {reason_code(x) for x in r.reasons} | {c for x in r.reasons for c in x.replace(":", " ").split()}
+        ]
+        assert not wrong, wrong[:5]
+    finally:
+        synthetic.remove_fleet(writer, prefix)
+        writer.stop()
+        writer.close()
