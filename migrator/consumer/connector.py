@@ -206,7 +206,10 @@ class ConsumerConnector:
                 cfg.migration_poll_interval_ms,
                 post,
             )
-        kafka_offsets = self._member if self._member is not None else _SimpleKafkaOffsets(self._fetcher)
+        # Committed Kafka offsets are read with the admin client: asking the embedded member would block
+        # while its own rebalance callback waits for this worker.
+        committer = self._member if self._member is not None else _SimpleCommitter(self._fetcher)
+        kafka_offsets = _KafkaOffsets(committer, admin, self.group)
         offsets = OffsetStore(
             self._zk, self.paths, cfg.offsets_storage, cfg.dual_commit_enabled, kafka_offsets, self.metrics,
             cfg.offsets_commit_max_retries, cfg.offsets_channel_backoff_ms,
@@ -292,9 +295,9 @@ class ConsumerConnector:
                 self._handoff.resume()
 
 
-class _SimpleKafkaOffsets:
-    """Kafka offsets of a legacy connector: commits carry generation -1, so the broker takes them only for
-    a group without live Kafka members (which is why KIP-125 asks legacy members to commit to ZooKeeper)."""
+class _SimpleCommitter:
+    """Kafka commits of a legacy connector: they carry generation -1, so the broker takes them only for a
+    group without live Kafka members (which is why KIP-125 asks legacy members to commit to ZooKeeper)."""
 
     def __init__(self, fetcher: Fetcher) -> None:
         self._consumer = fetcher.consumer
@@ -308,6 +311,17 @@ class _SimpleKafkaOffsets:
             return set()
         return {TopicPartition(tp.topic, tp.partition) for tp in result or [] if tp.error is None}
 
+
+class _KafkaOffsets:
+    """Commits through the member (or the legacy committer); reads through the admin client."""
+
+    def __init__(self, committer: _SimpleCommitter | EmbeddedMember, admin: KafkaAdmin, group: str) -> None:
+        self._committer = committer
+        self._admin = admin
+        self._group = group
+
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]:
+        return self._committer.commit(offsets)
+
     def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
-        result = self._consumer.committed([KafkaTopicPartition(t, p) for t, p in tps], timeout=10)
-        return {TopicPartition(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else -1) for tp in result}
+        return self._admin.committed_offsets(self._group, tps)

@@ -5,15 +5,21 @@ never hands out a record. Its rebalance callbacks become events for the connecto
 callback blocks until the worker has released, so plain Kafka consumers that join later get a partition
 only after the bridge stopped processing it. It also commits offsets with its generation and member id,
 which the broker demands for a group with live members (CONTRACT §4).
+
+confluent-kafka blocks calls from other threads while a rebalance callback runs, and our revoke callback
+waits for the worker, which may need to commit. So every call on the client runs on the poll thread: other
+threads queue it, and the poll thread serves the queue between polls and while it waits in a callback.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from concurrent.futures import Future
+from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -28,6 +34,9 @@ log = logging.getLogger(__name__)
 DEFAULT_ASSIGNMENT_STRATEGY = "range,roundrobin"
 UNAVAILABLE_CODES = {KafkaError.GROUP_MAX_SIZE_REACHED, KafkaError._ALL_BROKERS_DOWN, KafkaError._FATAL}
 REVOKE_WAIT_S = 240.0  # below the default max.poll.interval.ms, so the broker does not evict us meanwhile
+SERVE_S = 0.05  # how often the poll thread serves queued calls while it waits
+CALL_TIMEOUT_S = 30.0
+T = TypeVar("T")
 
 
 class EmbeddedMember:
@@ -56,6 +65,8 @@ class EmbeddedMember:
         self._assignment: tuple[TopicPartition, ...] = ()
         self._thread = threading.Thread(target=self._run, name=f"embedded-{conf.get('client.id')}", daemon=True)
         self._client_id = str(conf.get("client.id", ""))
+        self._calls: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
+        self._member_id = ""
 
     @property
     def client_id(self) -> str:
@@ -66,10 +77,8 @@ class EmbeddedMember:
         return self._assignment
 
     def member_id(self) -> str:
-        try:
-            return self._consumer.memberid() or ""
-        except (KafkaException, RuntimeError):
-            return ""
+        """The member id of the last assignment (read on the poll thread, so it never blocks)."""
+        return self._member_id
 
     def start(self, topics: Sequence[str]) -> None:
         self._topics = tuple(sorted(topics))
@@ -84,18 +93,43 @@ class EmbeddedMember:
         if not offsets:
             return set()
         tps = [KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()]
-        try:
-            result = self._consumer.commit(offsets=tps, asynchronous=False)
-        except KafkaException as exc:
-            log.info("kafka commit through the embedded member failed: %s", exc)
-            return set()
-        return {TopicPartition(tp.topic, tp.partition) for tp in result or [] if tp.error is None}
 
-    def committed(self, tps: Sequence[TopicPartition], timeout_s: float = 10.0) -> dict[TopicPartition, int]:
-        if not tps:
-            return {}
-        result = self._consumer.committed([KafkaTopicPartition(t, p) for t, p in tps], timeout=timeout_s)
-        return {TopicPartition(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else -1) for tp in result}
+        def commit() -> set[TopicPartition]:
+            try:
+                result = self._consumer.commit(offsets=tps, asynchronous=False)
+            except KafkaException as exc:
+                log.info("kafka commit through the embedded member failed: %s", exc)
+                return set()
+            return {TopicPartition(tp.topic, tp.partition) for tp in result or [] if tp.error is None}
+
+        try:
+            return self._call(commit)
+        except TimeoutError:
+            log.warning("kafka commit through the embedded member timed out")
+            return set()
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        if threading.current_thread() is self._thread or not self._thread.is_alive():
+            return fn()
+        future: Future[T] = Future()
+        self._calls.put((fn, future))
+        return future.result(timeout=CALL_TIMEOUT_S)
+
+    def _serve(self, wait_s: float = 0.0) -> None:
+        """Run queued calls on the poll thread; wait up to `wait_s` for the first one."""
+        try:
+            fn, future = self._calls.get(timeout=wait_s) if wait_s > 0 else self._calls.get_nowait()
+        except queue.Empty:
+            return
+        while True:
+            try:
+                future.set_result(fn())
+            except Exception as exc:  # handed to the caller
+                future.set_exception(exc)
+            try:
+                fn, future = self._calls.get_nowait()
+            except queue.Empty:
+                return
 
     def close(self) -> None:
         """Leave the group. The worker has released everything already, so revoke callbacks return at once."""
@@ -105,6 +139,7 @@ class EmbeddedMember:
 
     # -- the poll thread -----------------------------------------------------------------------------
     def _run(self) -> None:
+        next_poll = time.monotonic()
         try:
             while not self._closing.is_set():
                 if self._topics is not None and self._topics != self._subscribed:
@@ -113,7 +148,11 @@ class EmbeddedMember:
                         list(self._subscribed), on_assign=self._on_assign, on_revoke=self._on_revoke,
                         on_lost=self._on_lost,
                     )
-                msg = self._consumer.poll(self._poll_s)
+                self._serve(max(0.0, min(next_poll - time.monotonic(), SERVE_S)))
+                if time.monotonic() < next_poll:
+                    continue
+                next_poll = time.monotonic() + self._poll_s  # coordination.migration.poll.interval.ms
+                msg = self._consumer.poll(0)
                 if msg is not None and msg.error() is not None:
                     self._on_error(msg.error())
                 elif msg is not None:
@@ -130,8 +169,12 @@ class EmbeddedMember:
                 log.debug("embedded member close failed", exc_info=True)
 
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
-        consumer.pause(partitions)  # it never fetches
+        # Assign explicitly so confluent-kafka does not assign again after we return (which would undo the
+        # pause), then pause everything: the embedded member never fetches.
+        consumer.assign(partitions)
+        consumer.pause(partitions)
         self._assignment = tuple(sorted(TopicPartition(p.topic, p.partition) for p in partitions))
+        self._member_id = consumer.memberid() or ""
         self._post(KafkaAssigned(self._assignment))
         self.joined.set()
 
@@ -142,10 +185,11 @@ class EmbeddedMember:
         event = KafkaRevoked(lost=lost)
         self._post(event)
         started = time.monotonic()
-        try:
-            event.done.result(timeout=REVOKE_WAIT_S)
-        except TimeoutError:
-            log.error("worker did not release within %.0fs of a Kafka revoke", time.monotonic() - started)
+        while not event.done.done():
+            if time.monotonic() - started > REVOKE_WAIT_S:
+                log.error("worker did not release within %.0fs of a Kafka revoke", REVOKE_WAIT_S)
+                return
+            self._serve(SERVE_S)  # the worker's release commits through us
 
     def _on_lost(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         self._on_revoke(consumer, partitions, lost=True)
