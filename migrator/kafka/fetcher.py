@@ -93,11 +93,21 @@ class Fetcher:
             if gone:
                 self._consumer.incremental_unassign([KafkaTopicPartition(t, p) for t, p in gone])
             if added:
+                self._refresh_metadata({tp.topic for tp in added})
                 self._consumer.incremental_assign(
                     [KafkaTopicPartition(t, p, pending[(t, p)].next_offset) for t, p in added]
                 )
         # a kept partition keeps its route (and position); a new or re-opened one starts where the worker says
         self._routes = {tp: (r if tp in added else self._routes[tp]) for tp, r in pending.items()}
+
+    def _refresh_metadata(self, topics: set[str]) -> None:
+        """Partitions added to a topic are unknown to the client's cached metadata until its next refresh
+        (minutes away); ask now so that an assignment of a new partition starts fetching at once."""
+        for topic in sorted(topics):
+            try:
+                self._consumer.list_topics(topic=topic, timeout=5)
+            except Exception:  # the fetch loop retries; an assign of an unknown partition waits, it does not fail
+                log.warning("metadata refresh of %s failed", topic, exc_info=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
