@@ -104,20 +104,47 @@ def plan_fleet(n: int, prefix: str = "fleet", seed: int = 0) -> SyntheticFleet:
 
 
 class _Writer:
-    """Pipelined creates: queue a whole tree level, then wait for all of it."""
+    """Pipelined creates: a whole tree level is queued before any answer is awaited.
+
+    Creates are packed into ZooKeeper multi transactions of `TX_OPS` operations, so a level of thousands
+    of nodes costs a few dozen requests (kazoo's per-request overhead, not ZooKeeper, bounds a Python
+    writer). A transaction that fails (e.g. a node already exists: a re-run) is replayed one create at a
+    time, tolerating existing nodes.
+    """
+
+    TX_OPS = 200
 
     def __init__(self, zk: KazooClient) -> None:
         self.zk = zk
-        self.pending: list = []
+        self.ops: list[tuple[str, bytes, bool]] = []
+        self.pending: list[tuple[list[tuple[str, bytes, bool]], object]] = []
 
     def create(self, path: str, data: bytes = b"", ephemeral: bool = False) -> None:
-        self.pending.append(self.zk.create_async(path, data, ephemeral=ephemeral))
+        self.ops.append((path, data, ephemeral))
+        if len(self.ops) >= self.TX_OPS:
+            self._send()
+
+    def _send(self) -> None:
+        if not self.ops:
+            return
+        tx = self.zk.transaction()
+        for path, data, ephemeral in self.ops:
+            tx.create(path, data, ephemeral=ephemeral)
+        self.pending.append((self.ops, tx.commit_async()))
+        self.ops = []
 
     def drain(self) -> None:
+        self._send()
         pending, self.pending = self.pending, []
-        for result in pending:
+        retry: list[tuple[str, bytes, bool]] = []
+        for ops, result in pending:
+            outcome = result.get(timeout=60)  # type: ignore[attr-defined]
+            if any(isinstance(r, Exception) for r in outcome):
+                retry.extend(ops)
+        singles = [self.zk.create_async(path, data, ephemeral=eph) for path, data, eph in retry]
+        for single in singles:
             with contextlib.suppress(NodeExistsError):
-                result.get(timeout=60)
+                single.get(timeout=60)
 
 
 def _levels(shape: GroupShape, now_ms: int, rng: random.Random) -> list[list[tuple[str, bytes, bool]]]:
@@ -205,10 +232,28 @@ def remove_groups(zk: KazooClient, groups: Iterable[str]) -> None:
                 children.extend(f"{path}/{c}" for c in result.get(timeout=60))
         levels.append(children)
     for level in reversed(levels):
-        pending = [zk.delete_async(path) for path in level]
-        for result in pending:
-            with contextlib.suppress(NoNodeError, NotEmptyError):
-                result.get(timeout=60)
+        _delete_level(zk, level)
+
+
+def _delete_level(zk: KazooClient, paths: list[str], tx_ops: int = 200) -> None:
+    """Delete nodes of one depth in multi transactions; a failed one is replayed node by node."""
+    batches = [paths[i : i + tx_ops] for i in range(0, len(paths), tx_ops)]
+    pending = []
+    for batch in batches:
+        tx = zk.transaction()
+        for path in batch:
+            tx.delete(path)
+        pending.append((batch, tx.commit_async()))
+    retry = [
+        path
+        for batch, result in pending
+        if any(isinstance(r, Exception) for r in result.get(timeout=60))
+        for path in batch
+    ]
+    singles = [zk.delete_async(path) for path in retry]
+    for single in singles:
+        with contextlib.suppress(NoNodeError, NotEmptyError):
+            single.get(timeout=60)
 
 
 def remove_fleet(zk: KazooClient, prefix: str) -> int:
