@@ -35,13 +35,22 @@ def processed_keys(records: list) -> set[tuple[str, int, int]]:
     return {r.key for r in records}
 
 
+@pytest.fixture
+def running() -> Iterator[dict[str, Member]]:
+    """Members still running when the test ends (even by failure) are shut down."""
+    started: dict[str, Member] = {}
+    yield started
+    for m in started.values():
+        m.shutdown()
+
+
 def test_clean_joins_and_leaves_under_production_lose_and_repeat_nothing(
-    cluster: object, unique_group: str, unique_topic: str
+    cluster: object, unique_group: str, unique_topic: str, running: dict[str, Member]
 ) -> None:
     topic = make_topic(cluster, unique_topic, partitions=12)  # type: ignore[arg-type]
     zk = cluster.zookeeper  # type: ignore[attr-defined]
     log = ProcessingLog()
-    members: dict[str, Member] = {}
+    members = running
     with OwnersWatcher(zk, unique_group) as watcher:
         producer = SequencedProducer(cluster, topic, rate=150).start()  # type: ignore[arg-type]
         try:
@@ -56,11 +65,9 @@ def test_clean_joins_and_leaves_under_production_lose_and_repeat_nothing(
             time.sleep(1.0)
         finally:
             produced = producer.stop()
-        try:
-            wait_until(lambda: produced <= processed_keys(log.records()), 30, what="every produced record processed")
-        finally:
-            for m in members.values():
-                m.shutdown()
+        wait_until(lambda: produced <= processed_keys(log.records()), 30, what="every produced record processed")
+        while members:
+            members.popitem()[1].shutdown()
         ownership = watcher.intervals()
     verdict = judge(produced, log.records(), ownership)
     print(f"\nclean joins/leaves: {verdict.summary()}; owner intervals {len(ownership)}")

@@ -1,0 +1,80 @@
+"""Where a legacy connector starts and what it commits: `auto.offset.reset`, clean shutdown, resume."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from kazoo.client import KazooClient
+
+from migrator.observe import ProcessingLog, judge
+from migrator.zk.paths import GroupPaths
+from tests.helpers.kafka import make_topic, produce
+from tests.helpers.wait import wait_until
+from tests.helpers.workload import Member
+
+pytestmark = pytest.mark.integration
+
+
+def test_smallest_consumes_what_exists(cluster: object, unique_group: str, unique_topic: str) -> None:
+    topic = make_topic(cluster, unique_topic, partitions=3)  # type: ignore[arg-type]
+    produce(cluster, topic, [f"old-{i}" for i in range(30)])  # type: ignore[arg-type]
+    log = ProcessingLog()
+    member = Member(cluster.zookeeper, unique_group, "s", {topic: 1}, log, **{"auto.offset.reset": "smallest"})  # type: ignore[attr-defined]
+    try:
+        wait_until(lambda: len(log) >= 30, 30, what="30 existing records")
+    finally:
+        member.shutdown()
+    assert len(log) == 30 and len({r.key for r in log.records()}) == 30
+
+
+def test_largest_consumes_only_what_comes_after_joining(cluster: object, unique_group: str, unique_topic: str) -> None:
+    topic = make_topic(cluster, unique_topic, partitions=3)  # type: ignore[arg-type]
+    for p in range(3):
+        produce(cluster, topic, [f"old-{p}-{i}" for i in range(10)], partition=p)  # type: ignore[arg-type]
+    log = ProcessingLog()
+    member = Member(cluster.zookeeper, unique_group, "l", {topic: 1}, log, **{"auto.offset.reset": "largest"})  # type: ignore[attr-defined]
+    try:
+        # `owned` is updated only after the start offsets were resolved, so what follows is "after joining"
+        wait_until(lambda: len(member.conn.owned) == 3, 30, what="3 partitions claimed")
+        for p in range(3):
+            produce(cluster, topic, [f"new-{p}-{i}" for i in range(3)], partition=p)  # type: ignore[arg-type]
+        wait_until(lambda: len(log) >= 9, 30, what="9 new records")
+        time.sleep(1.0)  # room for any old record to show up wrongly
+    finally:
+        member.shutdown()
+    assert sorted(r.key for r in log.records()) == [(topic, p, o) for p in range(3) for o in (10, 11, 12)]
+
+
+def test_clean_shutdown_commits_next_offsets_and_a_successor_resumes_exactly_there(
+    cluster: object, zk_client: KazooClient, unique_group: str, unique_topic: str
+) -> None:
+    topic = make_topic(cluster, unique_topic, partitions=4)  # type: ignore[arg-type]
+    zk = cluster.zookeeper  # type: ignore[attr-defined]
+    paths = GroupPaths(unique_group)
+    first_batch = produce(cluster, topic, [f"a-{i}" for i in range(40)])  # type: ignore[arg-type]
+    log = ProcessingLog()
+    first = Member(zk, unique_group, "one", {topic: 2}, log, **{"auto.commit.interval.ms": "60000"})
+    try:
+        wait_until(lambda: len(log) >= first_batch, 30, what="first batch processed")
+    finally:
+        first.shutdown()  # the only commit: auto-commit is a minute away
+    last = {}
+    for r in log.records():
+        last[r.partition] = max(last.get(r.partition, -1), r.offset)
+    committed = {p: int(zk_client.get(paths.offset(topic, p))[0]) for p in range(4)}
+    assert committed == {p: last[p] + 1 for p in range(4)}
+
+    produce(cluster, topic, [f"b-{i}" for i in range(20)])  # type: ignore[arg-type]
+    second = Member(zk, unique_group, "two", {topic: 1}, log)
+    try:
+        wait_until(lambda: len(log) >= 60, 30, what="second batch processed")
+        time.sleep(1.0)  # room for a wrong re-read of the first batch
+    finally:
+        second.shutdown()
+    resumed = [r for r in log.records() if r.member == f"{unique_group}_two"]
+    assert len(resumed) == 20
+    assert all(r.offset >= committed[r.partition] for r in resumed)
+    produced = {(topic, p, o) for p in range(4) for o in range(int(zk_client.get(paths.offset(topic, p))[0]))}
+    verdict = judge(produced, log.records())
+    assert verdict.ok and verdict.produced == 60, verdict.summary()
