@@ -123,21 +123,32 @@ def wave_problems(
 
 
 def _watch(io: FleetIO, entries: Sequence[PlanEntry], options: ApplyOptions, sleep: Callable[[float], None]) -> dict:
-    """Observe a wave for `wave_interval_s`; lag trouble ends it at once, convergence is judged at the end."""
+    """Observe a wave for `wave_interval_s`; lag trouble ends it at once, convergence is judged at the end.
+
+    A bridge's rebalance releases its owners before it claims the new ones, so one read can catch a
+    partition unowned: a group fails convergence only if a second read, one poll later, agrees.
+    """
     deadline = time.monotonic() + options.wave_interval_s
-    problems: dict[str, list[str]] = {}
+    suspects: dict[str, list[str]] | None = None
     while True:
-        problems = {}
+        problems: dict[str, list[str]] = {}
         lagging = False
         for e in entries:
+            key = f"{e.ensemble}/{e.group}"
+            if suspects is not None and key not in suspects:
+                continue
             view, facts = io.read(e.ensemble, e.group)
             converge, lag = wave_problems(view, facts, e, options.max_lag_growth)
             if converge or lag:
-                problems[f"{e.ensemble}/{e.group}"] = converge + lag
+                problems[key] = converge + lag
             lagging = lagging or bool(lag)
-        if lagging or time.monotonic() >= deadline:
+        if lagging or suspects is not None:
             return problems
-        sleep(min(options.poll_s, max(0.0, deadline - time.monotonic())))
+        if time.monotonic() >= deadline:
+            if not problems:
+                return problems
+            suspects = problems
+        sleep(options.poll_s if suspects is not None else min(options.poll_s, max(0.0, deadline - time.monotonic())))
 
 
 def restore(io: FleetIO, entry: PlanEntry, reason: str) -> bool:

@@ -11,7 +11,7 @@ import os
 import tempfile
 import threading
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +108,7 @@ class _Progress:
             job = tracker.getJobInfo(job_id)
             for stage_id in job.stageIds if job else ():
                 stage = tracker.getStageInfo(stage_id)
-                if stage is not None:
+                if stage is not None and stage.numTasks == self._partitions:
                     done = max(done, stage.numCompletedTasks)
         return done
 
@@ -129,10 +129,14 @@ class _Progress:
 
 
 def scan_dataframe(spark: Any, items: Sequence[tuple[str, str]], settings: ScanSettings, partitions: int | None = None):
-    """The (lazy) DataFrame of rows for `items` = (ensemble, group) pairs."""
+    """The (lazy) DataFrame of rows for `items` = (ensemble, group) pairs, and its partition count.
+
+    The names are spread with `parallelize` (no shuffle), so the scan is one stage whose finished tasks
+    are the progress.
+    """
     sc = spark.sparkContext
     n = partitions or partitions_for(len(items), sc.defaultParallelism)
-    names = spark.createDataFrame(list(items), "ensemble string, group string").repartition(n)
+    names = spark.createDataFrame(sc.parallelize(list(items), n), "ensemble string, group string")
 
     def run(rows: Any) -> Any:
         for row in scan_slice(((r.ensemble, r.group) for r in rows), settings):
@@ -147,27 +151,17 @@ def run_scan(
     settings: ScanSettings,
     partitions: int | None = None,
     progress: bool = True,
-    on_dataframe: Callable[[Any], None] | None = None,
 ) -> list[FleetRow]:
-    """Scan every item and return the rows on the driver (a fleet's rows are small: ~1 KiB per group).
-
-    The DataFrame is cached so that `on_dataframe` (e.g. writing Parquet) does not scan twice.
-    """
+    """Scan every item and return the rows on the driver (a fleet's rows are small: ~1 KiB per group)."""
     if not items:
         return []
     sc = spark.sparkContext
     sc.setJobGroup(JOB_GROUP, f"fleet scan of {len(items)} groups", interruptOnCancel=True)
     df, n = scan_dataframe(spark, items, settings, partitions)
-    df = df.cache()
     show = progress and is_local(sc.master) and os.environ.get("MIGRATOR_NO_PROGRESS") is None
-    try:
-        if show:
-            with _Progress(spark, len(items), n):
-                collected = df.collect()
-        else:
+    if show:
+        with _Progress(spark, len(items), n):
             collected = df.collect()
-        if on_dataframe is not None:
-            on_dataframe(df)
-    finally:
-        df.unpersist()
+    else:
+        collected = df.collect()
     return [FleetRow.from_dict(r.asDict()) for r in collected]
