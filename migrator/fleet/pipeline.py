@@ -67,15 +67,20 @@ def spark_session(master: str | None = "local[*]", app_name: str = "migrator-fle
     return spark
 
 
-def ship_package(spark: Any) -> None:
-    """Zip this package and add it to the executors' path, so a cluster needs only its dependencies."""
+def package_zip(target: Path) -> Path:
+    """A zip of the `migrator` package (sources and data files), importable from `sys.path`."""
     root = Path(__file__).resolve().parents[1]
-    target = Path(tempfile.mkdtemp(prefix="migrator-fleet-")) / "migrator.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path in root.rglob("*"):
+        for path in sorted(root.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".properties", ".xml"):
                 zf.write(path, Path("migrator") / path.relative_to(root))
-    spark.sparkContext.addPyFile(str(target))
+    return target
+
+
+def ship_package(spark: Any) -> None:
+    """Add the package to the executors' path, so a cluster needs only the dependencies installed."""
+    target = Path(tempfile.mkdtemp(prefix="migrator-fleet-")) / "migrator.zip"
+    spark.sparkContext.addPyFile(str(package_zip(target)))
 
 
 def partitions_for(n_groups: int, parallelism: int) -> int:
