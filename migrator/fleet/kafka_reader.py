@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from migrator.assign.model import TopicPartition
 from migrator.fleet.model import KafkaGroupFacts
-from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaMember, KafkaUnavailable
+from migrator.kafka.admin import KafkaGroup, KafkaMember, KafkaUnavailable
 from migrator.zk.group_view import GroupView
 
 DEFAULT_TIMEOUT_S = 15.0
@@ -53,7 +53,6 @@ class FleetKafkaReader:
         self.bootstrap_servers = bootstrap_servers
         self.timeout_s = timeout_s
         self._admin = AdminClient(conf)
-        self._conf = conf
         self._topics: dict[str, tuple[int, ...]] | None = None
 
     def _wait(self, future: Future[Any]) -> Any:
@@ -70,11 +69,6 @@ class FleetKafkaReader:
                 name: tuple(sorted(t.partitions)) for name, t in md.topics.items() if t.error is None and t.partitions
             }
         return self._topics
-
-    def group_max_size(self) -> int | None:
-        return KafkaAdmin(
-            self.bootstrap_servers, {k: str(v) for k, v in self._conf.items()}, self.timeout_s
-        ).group_max_size()
 
     def read(self, views: Sequence[GroupView], refresh_topics: bool = False) -> dict[str, KafkaGroupFacts]:
         """Facts for every view's group; a failure is recorded per group instead of failing the batch."""

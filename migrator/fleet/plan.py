@@ -58,6 +58,12 @@ class Plan:
         return json.dumps({"version": PLAN_VERSION, **asdict(self)}, indent=2, sort_keys=True)
 
     def save(self, path: Path) -> None:
+        """Atomic for a regular file; anything else (a FIFO, a device) is written in place, never replaced."""
+        path = Path(path)
+        if path.exists() and not path.is_file():
+            with open(path, "w") as out:
+                out.write(self.to_json() + "\n")
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w") as out:

@@ -119,3 +119,17 @@ def test_rollback_restores_switched_groups_only(tmp_path: Path):
     again = Plan.load(path)
     assert [g.outcome for g in again.groups] == [P.RESTORED, P.RESTORED, P.SKIPPED]
     assert rollback_plan(fleet, again, path, "r3") == (0, 0)  # idempotent
+
+
+def test_plan_save_never_replaces_a_device(tmp_path: Path):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        new_plan().save(fifo)
+        assert fifo.is_fifo()
+        assert b'"run_id": "r1"' in os.read(reader, 65536)
+    finally:
+        os.close(reader)
