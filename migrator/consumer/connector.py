@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
-from confluent_kafka import KafkaException
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kazoo.client import KazooState
 
@@ -248,16 +248,13 @@ class ConsumerConnector:
         return sorted(t for t in admin.topics() if topic_filter.is_allowed(t, self.config.exclude_internal_topics))
 
     def _resolve_start(self, fetched: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """Committed offsets as they are; `auto.offset.reset` (smallest | largest) where there is none."""
-        assert self._fetcher is not None
-        start: dict[TopicPartition, int] = {}
-        for tp, offset in fetched.items():
-            if offset >= 0:
-                start[tp] = offset
-                continue
-            low, high = self._fetcher.consumer.get_watermark_offsets(KafkaTopicPartition(*tp), timeout=10)
-            start[tp] = low if self.config.auto_offset_reset == "smallest" else high
-        return start
+        """Committed offsets as they are; where there is none, the logical offset `auto.offset.reset` names.
+
+        The fetcher resolves a logical offset when it starts fetching, so a partition added a moment ago needs
+        no metadata here; nothing is committed for it until a record has been processed.
+        """
+        reset = OFFSET_BEGINNING if self.config.auto_offset_reset == "smallest" else OFFSET_END
+        return {tp: (offset if offset >= 0 else reset) for tp, offset in fetched.items()}
 
     def _brokers_from_zookeeper(self) -> str:
         """Like the Scala connector: find the brokers under /brokers/ids when none are configured."""

@@ -355,8 +355,11 @@ class RebalanceWorker:
                      len(result.conflicts), *next(iter(result.conflicts.items())))
             owners.wait_until_released(self._zk, self._paths, sorted(result.conflicts), self.s.backoff_ms / 1000.0)
             return False
-        fetched = self._offsets.fetch(claim)
-        start = self.s.resolve_start(fetched)
+        try:
+            start = self.s.resolve_start(self._offsets.fetch(claim))
+        except Exception:
+            owners.release(self._zk, self._paths, result.claimed)  # never keep a node we do not fetch for
+            raise
         epoch = self._handoff.open(start)
         for tp, thread in claim.items():
             stream = self._streams.get((tp.topic, thread)) or self._streams.get(("*", thread))

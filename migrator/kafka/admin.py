@@ -130,11 +130,16 @@ class KafkaAdmin:
             raise KafkaUnavailable(f"alter offsets of group {group}: {failed[0].error.str()}")
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        request = {KafkaTopicPartition(t, p): OffsetSpec.latest() for t, p in partitions}
+        return self._list_offsets(partitions, OffsetSpec.latest(), "log end")
+
+    def _list_offsets(
+        self, partitions: Iterable[TopicPartition], spec: OffsetSpec, what: str
+    ) -> dict[TopicPartition, int]:
+        request = {KafkaTopicPartition(t, p): spec for t, p in partitions}
         if not request:
             return {}
         futures = self._admin.list_offsets(request, request_timeout=self.timeout_s)
-        return {_tp(tp): self._result(f, f"log end of {tp.topic}-{tp.partition}").offset for tp, f in futures.items()}
+        return {_tp(tp): self._result(f, f"{what} of {tp.topic}-{tp.partition}").offset for tp, f in futures.items()}
 
     def partitions(self, topic: str) -> tuple[int, ...] | None:
         """Partition ids of a topic from broker metadata; None when the topic does not exist."""

@@ -142,17 +142,10 @@ def test_kill_9_duplicates_only_the_dead_members_uncommitted_records(
     assert {r.partition for r in records if r.member.startswith(f"{unique_group}_y@")} == set(range(6))
 
 
-UNKNOWN_PARTITION_BUG = (
-    "connector.py _resolve_start: get_watermark_offsets on the fetcher's cached librdkafka metadata raises "
-    "_UNKNOWN_PARTITION for partitions just added (ZooKeeper knows them, the client's metadata does not until "
-    "topic.metadata.refresh.interval.ms, 5 min), so every claim of a new partition fails"
-)
-
-
 @pytest.mark.parametrize(
     "extra",
     [
-        pytest.param({}, marks=pytest.mark.xfail(reason=UNKNOWN_PARTITION_BUG, strict=True), id="default"),
+        pytest.param({}, id="default"),
         pytest.param({"fetcher.topic.metadata.refresh.interval.ms": "1000"}, id="fast-metadata-refresh"),
     ],
 )

@@ -1,0 +1,87 @@
+"""Helpers for bridge tests: bridge properties, the mode toggle, and convergence checks read from ZooKeeper."""
+
+from __future__ import annotations
+
+import time
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from migrator.observe import ProcessingLog
+from migrator.zk.codecs import PublishedAuthority
+from migrator.zk.paths import GroupPaths
+from tests.helpers.wait import wait_until
+from tests.helpers.workload import Member
+
+
+def bridge_props(bootstrap: str) -> dict[str, str]:
+    return {
+        "coordination.migration.enabled": "true",
+        "coordination.migration.bootstrap.servers": bootstrap,
+        "coordination.migration.poll.interval.ms": "100",
+        "coordination.migration.session.timeout.ms": "6000",
+        "offsets.channel.backoff.ms": "200",
+    }
+
+
+def start_bridge(cluster: object, group: str, cid: str, topic: str, streams: int, log: ProcessingLog,
+                 **props: str) -> Member:
+    return Member(cluster.zookeeper, group, cid, {topic: streams}, log,  # type: ignore[attr-defined]
+                  **bridge_props(cluster.bootstrap_servers), **props)  # type: ignore[attr-defined]
+
+
+def set_mode(zk: KazooClient, group: str, value: str) -> int:
+    """Write the mode node (creating parents) the way an operator would; returns the write time (ns)."""
+    paths = GroupPaths(group)
+    zk.ensure_path(paths.migration)
+    t = time.time_ns()
+    try:
+        zk.set(paths.mode, value.encode())
+    except NoNodeError:
+        zk.create(paths.mode, value.encode())
+    return t
+
+
+def published(zk: KazooClient, group: str) -> dict[str, PublishedAuthority]:
+    paths = GroupPaths(group)
+    try:
+        children = zk.get_children(paths.authority)
+    except NoNodeError:
+        return {}
+    out = {}
+    for cid in children:
+        try:
+            out[cid] = PublishedAuthority.decode(zk.get(paths.published_authority(cid))[0])
+        except NoNodeError:
+            continue
+    return out
+
+
+def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
+    paths = GroupPaths(group)
+    try:
+        parts = zk.get_children(paths.owners_topic(topic))
+    except NoNodeError:
+        return {}
+    out = {}
+    for p in parts:
+        try:
+            out[int(p)] = zk.get(paths.owner(topic, int(p)))[0].decode()
+        except NoNodeError:
+            continue
+    return out
+
+
+def wait_converged(zk: KazooClient, group: str, topic: str, partitions: int, authority: str,
+                   bridges: set[str], timeout: float = 60.0) -> None:
+    """Every bridge publishes `authority` and every partition has an owner."""
+
+    def check() -> bool:
+        pub = published(zk, group)
+        return (
+            set(pub) >= bridges
+            and all(pub[b].authority.value == authority for b in bridges)
+            and len(owners(zk, group, topic)) == partitions
+        )
+
+    wait_until(check, timeout=timeout, interval=0.05, what=f"{group} converged under {authority}")
