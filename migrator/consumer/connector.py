@@ -83,7 +83,8 @@ class ConsumerConnector:
             timeout_s=cfg.zookeeper_connection_timeout_ms / 1000.0,
             session_timeout_s=cfg.zookeeper_session_timeout_ms / 1000.0,
         )
-        self._handoff = Handoff()
+        self._records = RECORDS.labels(group=cfg.group_id, client_id=self.consumer_id)
+        self._handoff = Handoff(on_take=self._records.inc)
         self._listener: ConsumerRebalanceListener = ConsumerRebalanceListener()
         self._worker: RebalanceWorker | None = None
         self._member: EmbeddedMember | None = None
@@ -183,7 +184,6 @@ class ConsumerConnector:
         cfg = self.config
         if not self.bootstrap_servers:
             raise MigratorError(f"no Kafka brokers registered under {BROKER_IDS} and no bootstrap.servers configured")
-        records = RECORDS.labels(group=self.group, client_id=self.consumer_id)
         fetch_props = {
             "client.id": cfg.client_id,
             "fetch.max.bytes": max(cfg.fetch_message_max_bytes, 1048576) * 50,
@@ -193,7 +193,7 @@ class ConsumerConnector:
             "auto.offset.reset": "earliest" if cfg.auto_offset_reset == "smallest" else "latest",
             **cfg.fetcher_client_properties(),
         }
-        self._fetcher = Fetcher(self.bootstrap_servers, self.group, fetch_props, on_record=lambda _m: records.inc())
+        self._fetcher = Fetcher(self.bootstrap_servers, self.group, fetch_props)
         admin = KafkaAdmin(self.bootstrap_servers, cfg.kafka_properties)
         worker_box: list[RebalanceWorker] = []
 

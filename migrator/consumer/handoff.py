@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from migrator.assign.model import TopicPartition
@@ -30,7 +30,8 @@ class Envelope:
 
 
 class Handoff:
-    def __init__(self) -> None:
+    def __init__(self, on_take: Callable[[], None] | None = None) -> None:
+        self._on_take = on_take
         self._cond = threading.Condition()
         self._epochs: dict[TopicPartition, int] = {}
         self._next_epoch = 1
@@ -52,22 +53,33 @@ class Handoff:
             self._cond.notify_all()
             return epoch
 
-    def revoke(self, tps: Collection[TopicPartition], warn_after_s: float = 10.0) -> None:
-        """Stop handing out `tps` and wait until no thread holds one of their records."""
+    def revoke(self, tps: Collection[TopicPartition], wait_s: float, warn_every_s: float = 10.0) -> None:
+        """Stop handing out `tps` and wait (up to `wait_s`) until no thread holds one of their records.
+
+        A record still held after `wait_s` is abandoned: it is not counted processed, so the next owner gets it
+        again. That bounds a rebalance when an application thread stopped iterating with a record in hand.
+        """
         revoked = set(tps)
         with self._cond:
             for tp in revoked:
                 self._epochs.pop(tp, None)
             self._cond.notify_all()
             started = time.monotonic()
-            while any(m.topic_partition in revoked for m in self._held.values()):
-                if not self._cond.wait(timeout=warn_after_s):
-                    waiting = sorted(str(m.topic_partition) for m in self._held.values())
-                    log.warning(
-                        "rebalance waits %.0fs for in-flight records of %s to be processed",
-                        time.monotonic() - started,
-                        ", ".join(waiting),
-                    )
+            while True:
+                held = [k for k, m in self._held.items() if m.topic_partition in revoked]
+                if not held:
+                    return
+                waited = time.monotonic() - started
+                if waited >= wait_s:
+                    for key in held:
+                        message = self._held.pop(key)
+                        self._holder_thread.pop(key, None)
+                        log.warning("abandoning in-flight record %s@%d after %.0fs; its next owner gets it again",
+                                    message.topic_partition, message.offset, waited)
+                    return
+                if not self._cond.wait(timeout=min(warn_every_s, wait_s - waited)):
+                    log.warning("rebalance waits %.0fs for in-flight records of %s", time.monotonic() - started,
+                                ", ".join(sorted(str(self._held[k].topic_partition) for k in held)))
 
     def forget(self, tps: Collection[TopicPartition]) -> None:
         """Drop the processed positions of partitions no longer owned (after their final commit)."""
@@ -116,6 +128,8 @@ class Handoff:
                 if not self._suspended:
                     self._held[stream_key] = envelope.message
                     self._holder_thread[stream_key] = threading.get_ident()
+                    if self._on_take is not None:
+                        self._on_take()
                     return True
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:

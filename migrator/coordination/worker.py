@@ -56,6 +56,9 @@ from migrator.zk.snapshot import Snapshot, read_snapshot
 log = logging.getLogger(__name__)
 
 COALESCE_S = 0.05  # events closer together than this become one rebalance
+LAG_EVERY_S = 5.0  # at most one ListOffsets round trip per this interval for the lag gauge
+IN_FLIGHT_WAIT_S = 30.0  # how long a release waits for a record in an application thread's hands
+SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,7 @@ class RebalanceWorker:
         self._events: queue.Queue[Event] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name=f"rebalance-{settings.consumer_id}", daemon=True)
         self._routes: dict[TopicPartition, Route] = {}
+        self._lag_due = 0.0
         self._next_commit = self._commit_deadline()
 
     # -- the outside world's side ----------------------------------------------------------------------
@@ -186,7 +190,7 @@ class RebalanceWorker:
                     self._register()
                     reasons.add("new session")
                 case CommitRequest(done=done):
-                    self._commit_processed()
+                    self._commit_processed(measure_lag=True)
                     done.set_result(None)
                 case Shutdown(done=done):
                     self._shutdown()
@@ -200,7 +204,7 @@ class RebalanceWorker:
         if reasons and (not kafka_only or self.state.mode_is_kafka or self.state.authority is Authority.KAFKA):
             self._evaluate(reasons)
         if now >= self._next_commit:
-            self._commit_processed()
+            self._commit_processed(measure_lag=True)
             self._next_commit = self._commit_deadline()
 
     def _commit_deadline(self) -> float:
@@ -221,7 +225,7 @@ class RebalanceWorker:
         """Our ephemeral owners are gone with the session: stop everything we no longer own."""
         lost = dict(self.state.owned)
         self._fetcher.route({})
-        self._handoff.revoke(lost)
+        self._handoff.revoke(lost, wait_s=0.0)  # the owners are gone already: hand nothing more out
         self._handoff.forget(lost)
         self._offsets.forget(lost)
         self.state.owned.clear()
@@ -331,12 +335,14 @@ class RebalanceWorker:
             return KafkaHealth(joined=False, reason="this bridge is not in the described Kafka group"), group
         return KafkaHealth(joined=True, missing_bridges=missing), group
 
-    def _release(self, release: Mapping[TopicPartition, ThreadId], why: str) -> None:
+    def _release(
+        self, release: Mapping[TopicPartition, ThreadId], why: str, in_flight_wait_s: float = IN_FLIGHT_WAIT_S
+    ) -> None:
         """Stop, let in-flight records finish, commit, tell the listener, delete our owner nodes."""
         keep = {tp: th for tp, th in self.state.owned.items() if tp not in release}
         self._fetcher.route({tp: r for tp, r in self._routes.items() if tp in keep})
         self._routes = {tp: r for tp, r in self._routes.items() if tp in keep}
-        self._handoff.revoke(release)
+        self._handoff.revoke(release, wait_s=in_flight_wait_s)
         processed = self._handoff.processed()
         self._offsets.commit({tp: processed[tp] for tp in release if tp in processed})
         self.listener.before_releasing_partitions(ownership_by_topic(release))
@@ -393,19 +399,27 @@ class RebalanceWorker:
         )
 
     # -- commits and shutdown --------------------------------------------------------------------------
-    def _commit_processed(self) -> None:
+    def _commit_processed(self, measure_lag: bool = False) -> None:
         if not self.state.owned:
             return
         processed = self._handoff.processed()
+        positions = {tp: processed[tp] for tp in self.state.owned if tp in processed}
         try:
-            self._offsets.commit({tp: processed[tp] for tp in self.state.owned if tp in processed})
+            self._offsets.commit(positions)
         except KazooException:
             log.warning("offset commit failed; retrying at the next commit", exc_info=True)
+        if measure_lag and self._admin is not None and time.monotonic() >= self._lag_due:
+            self._lag_due = time.monotonic() + LAG_EVERY_S
+            try:
+                ends = self._admin.log_end_offsets(positions)
+            except AdminUnavailable:
+                return
+            self._metrics.lag(sum(max(0, end - positions[tp]) for tp, end in ends.items() if positions[tp] >= 0))
 
     def _shutdown(self) -> None:
         try:
             if self.state.owned and self.state.registered:
-                self._release(dict(self.state.owned), "shutdown")
+                self._release(dict(self.state.owned), "shutdown", SHUTDOWN_IN_FLIGHT_WAIT_S)
             self._registry.deregister()
         except KazooException:
             log.warning("clean shutdown incomplete; ZooKeeper will expire our session", exc_info=True)

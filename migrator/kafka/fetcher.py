@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +40,6 @@ class Fetcher:
         bootstrap_servers: str,
         group: str,
         properties: Mapping[str, Any] | None = None,
-        on_record: Callable[[Message], None] | None = None,
     ) -> None:
         conf: dict[str, Any] = {
             "bootstrap.servers": bootstrap_servers,
@@ -56,7 +55,6 @@ class Fetcher:
         self._pending: dict[TopicPartition, Route] | None = None
         self._pending_lock = threading.Lock()
         self._stop = threading.Event()
-        self._on_record = on_record
         self._thread = threading.Thread(target=self._run, name=f"fetcher-{group}", daemon=True)
 
     @property
@@ -143,8 +141,6 @@ class Fetcher:
         while not self._stop.is_set():
             try:
                 route.stream.queue.put(envelope, timeout=0.1)
-                if self._on_record is not None:
-                    self._on_record(message)
                 return
             except queue.Full:
                 pending = self._pending

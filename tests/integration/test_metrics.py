@@ -197,6 +197,7 @@ def consuming_bridge(cluster, unique_group, unique_topic) -> Iterator[tuple[Cons
             "group.id": unique_group,
             "auto.offset.reset": "smallest",
             "consumer.timeout.ms": "3000",
+            "auto.commit.interval.ms": "1000",
             "coordination.migration.enabled": "true",
             "coordination.migration.bootstrap.servers": cluster.bootstrap_servers,
             "metrics.port": str(port),
@@ -221,11 +222,6 @@ def test_records_and_commits_are_counted(consuming_bridge) -> None:
     assert (scrape.value(cid, "migrator_offset_commit_failures_total", store="kafka") or 0) == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="connector gap: nothing calls ConnectorMetrics.lag(), so migrator_consumer_lag "
-    "has no sample (CONTRACT §7 asks for consumer lag)",
-)
 def test_consumer_lag_is_exposed(consuming_bridge) -> None:
     conn, scrape = consuming_bridge
     cid = conn.consumer_id
