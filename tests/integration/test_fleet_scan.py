@@ -391,3 +391,53 @@ def test_a_synthetic_fleet_of_2000_groups_is_classified_correctly(cluster, spark
         synthetic.remove_fleet(writer, prefix)
         writer.stop()
         writer.close()
+
+
+def test_ensembles_separated_by_semicolons_are_scanned_together(cluster, zk_client, spark, tmp_path: Path):
+    """Two ensembles in one run (a chroot stands in for the second): each row names its own ensemble."""
+    from migrator.fleet import synthetic
+
+    chroot = f"/fleet-second-{int(time.time() * 1000)}"
+    zk_client.ensure_path(chroot)
+    second = f"{cluster.zookeeper}{chroot}"
+    prefix = f"two{int(time.time())}"
+    first_writer = KazooClient(hosts=cluster.zookeeper)
+    second_writer = KazooClient(hosts=second)
+    first_writer.start(timeout=10)
+    second_writer.start(timeout=10)
+    try:
+        a = synthetic.make_fleet(first_writer, 30, prefix=prefix, seed=1, now_ms=int(time.time() * 1000))
+        b = synthetic.make_fleet(second_writer, 20, prefix=prefix, seed=2, now_ms=int(time.time() * 1000))
+        rc = main(
+            [
+                "fleet-scan",
+                "-z",
+                f"{cluster.zookeeper};{second}",
+                "--include",
+                f"^{prefix}-",
+                "--stable-for",
+                "0s",
+                "--no-progress",
+                "--output",
+                str(tmp_path),
+                "--format",
+                "json",
+                "--plan-file",
+                str(tmp_path / "p.json"),
+            ]
+        )
+        assert rc == 0
+        rows = [json.loads(x) for x in (tmp_path / "fleet-scan.jsonl").read_text().splitlines()]
+        by_ensemble = {
+            e: {r["group"]: r["status"] for r in rows if r["ensemble"] == e} for e in (cluster.zookeeper, second)
+        }
+        assert by_ensemble[cluster.zookeeper] == {g: s.value for g, s in a.expected().items()}
+        assert by_ensemble[second] == {g: s.value for g, s in b.expected().items()}
+    finally:
+        synthetic.remove_fleet(first_writer, prefix)
+        synthetic.remove_fleet(second_writer, prefix)
+        first_writer.stop()
+        second_writer.stop()
+        first_writer.close()
+        second_writer.close()
+        zk_client.delete(chroot, recursive=True)
