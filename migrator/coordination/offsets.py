@@ -2,13 +2,18 @@
 
 Commit: Kafka first when offsets live in Kafka, then ZooKeeper for every partition Kafka accepted
 (dual commit) or for all (ZooKeeper storage). Fetch: max(ZooKeeper, Kafka) with dual commit.
+
+While a bridge's Kafka coordination is unavailable (its member refused with GROUP_MAX_SIZE_REACHED, or
+not joined) Kafka would refuse every commit for want of a generation; the bridge then obeys ZooKeeper and
+commits to ZooKeeper alone, so a clean leave still hands over exactly. The max() fetch makes the Kafka
+store catch up at the next commit that Kafka accepts.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from kazoo.client import KazooClient
@@ -48,6 +53,7 @@ class OffsetStore:
         metrics: ConnectorMetrics,
         max_retries: int = 5,
         backoff_ms: int = 1000,
+        kafka_available: Callable[[], bool] = lambda: True,
     ) -> None:
         self._zk = zk
         self._paths = paths
@@ -58,6 +64,7 @@ class OffsetStore:
         self._retries = max_retries
         self._backoff_s = backoff_ms / 1000.0
         self._committed: dict[TopicPartition, int] = {}
+        self.kafka_available = kafka_available
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
         """Commit what changed since the last commit; True when every store took every partition."""
@@ -65,8 +72,10 @@ class OffsetStore:
         if not todo:
             return True
         accepted = set(todo)
-        if self._use_kafka:
+        if self._use_kafka and self.kafka_available():
             accepted = self._commit_kafka(todo)
+        elif self._use_kafka:
+            self._metrics.committed("kafka", False)
         if self._use_zk and accepted:
             try:
                 zk_offsets.write_offsets(self._zk, self._paths, {tp: todo[tp] for tp in accepted})

@@ -123,6 +123,8 @@ class RebalanceWorker:
         self._thread = threading.Thread(target=self._run, name=f"rebalance-{settings.consumer_id}", daemon=True)
         self._routes: dict[TopicPartition, Route] = {}
         self._lag_due = 0.0
+        if member is not None:
+            offsets.kafka_available = lambda: not self.state.kafka_problem
         self._next_commit = self._commit_deadline()
 
     # -- the outside world's side ----------------------------------------------------------------------
