@@ -1,0 +1,257 @@
+"""Chaos-only fixtures: `drill`, one harness per fault drill.
+
+A drill is always the same three acts around a different fault: start a loaded group under the independent
+observer (a `ProcessingLog` written by the application threads and a read-only `OwnersWatcher`), inject the
+fault, then prove that the group consumes records produced *after* the fault and that the verdict over the
+whole run holds (CONTRACT §6). Keeping the acts here means each drill file only says what its fault is and
+what it may excuse (duplicates after a crash, above the dead member's last commit).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from migrator.observe import Duplicate, OwnersWatcher, Processed, ProcessingLog, Verdict, judge, load_many
+from migrator.zk.paths import GroupPaths
+from tests.helpers.bridge import bridge_props, owners, published, wait_converged
+from tests.helpers.kafka import make_topic
+from tests.helpers.wait import wait_until
+from tests.helpers.workload import Member, SequencedProducer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PARTITIONS = 8
+STREAMS = 2
+RATE = 300.0
+
+
+def expire_session(zookeeper: str, client: KazooClient) -> None:
+    """Expire `client`'s session now: a twin attaches with the same id and password and closes it, so the
+    server drops the session and its ephemerals at once while the owner only notices on its next packet."""
+    session_id, password = client.client_id
+    twin = KazooClient(hosts=zookeeper, client_id=(session_id, password), timeout=10.0)
+    twin.start(timeout=10.0)
+    twin.stop()
+    twin.close()
+
+
+class Drill:
+    """The workload, the members and the observer of one drill; everything it starts is stopped by the fixture."""
+
+    def __init__(self, cluster: Any, group: str, topic: str, tmp_path: Path) -> None:
+        self.cluster = cluster
+        self.group = group
+        self.topic = topic
+        self.paths = GroupPaths(group)
+        self.log = ProcessingLog()
+        self.members: dict[str, Member] = {}
+        self.procs: dict[str, subprocess.Popen[str]] = {}
+        self.proc_logs: list[Path] = []
+        self._tmp = tmp_path
+        self.partitions = PARTITIONS
+        self.zk = KazooClient(hosts=cluster.zookeeper, timeout=10.0)
+        self.zk.start(timeout=10.0)
+        self.watcher: OwnersWatcher | None = None
+        self.producer: SequencedProducer | None = None
+        self._probe: Consumer | None = None
+        self.started_at = time.monotonic()
+
+    # -- act 1: a loaded group under observation -------------------------------------------------------
+    def start(self, partitions: int = PARTITIONS, replication: int = 1, rate: float = RATE) -> Drill:
+        self.partitions = partitions
+        make_topic(self.cluster, self.topic, partitions, replication=replication)
+        self.watcher = OwnersWatcher(self.cluster.zookeeper, self.group, poll_interval_s=0.02).start()
+        self.producer = SequencedProducer(self.cluster, self.topic, rate=rate).start()
+        return self
+
+    def cid(self, name: str) -> str:
+        return f"{self.group}_{name}"
+
+    def bridge(self, name: str, streams: int = STREAMS, **props: str) -> Member:
+        props = {**bridge_props(self.cluster.bootstrap_servers), **props}
+        member = Member(self.cluster.zookeeper, self.group, name, {self.topic: streams}, self.log, **props)
+        self.members[name] = member
+        return member
+
+    def legacy(self, name: str, streams: int = STREAMS) -> Member:
+        member = Member(self.cluster.zookeeper, self.group, name, {self.topic: streams}, self.log)
+        self.members[name] = member
+        return member
+
+    def spawn_bridge(self, name: str, streams: int = STREAMS) -> subprocess.Popen[str]:
+        """A bridge in its own process (tests.helpers.member_proc), logging to a JSONL file, for `kill -9`."""
+        path = self._tmp / f"{name}.jsonl"
+        cmd = [sys.executable, "-m", "tests.helpers.member_proc", "--zookeeper", self.cluster.zookeeper,
+               "--group", self.group, "--topic", self.topic, "--streams", str(streams), "--consumer-id", name,
+               "--log", str(path)]  # fmt: skip
+        for key, value in bridge_props(self.cluster.bootstrap_servers).items():
+            cmd += ["--property", f"{key}={value}"]
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.procs[name] = proc
+        self.proc_logs.append(path)
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("ready"), f"bridge process {name} did not start: {line!r}"
+        return proc
+
+    def leave(self, name: str) -> None:
+        """A clean leave: in-process members shut down, processes get SIGTERM and must exit 0."""
+        if name in self.members:
+            self.members.pop(name).shutdown()
+            return
+        proc = self.procs.pop(name)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0, f"bridge process {name} did not stop cleanly"
+
+    def kill(self, name: str) -> None:
+        proc = self.procs.pop(name)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+    # -- reading ZooKeeper -------------------------------------------------------------------------------
+    def owners(self) -> dict[int, str]:
+        return owners(self.zk, self.group, self.topic)
+
+    def published(self) -> dict[str, Any]:
+        return published(self.zk, self.group)
+
+    def converge(self, authority: str, names: Iterable[str], timeout: float = 45.0) -> None:
+        """Every named bridge publishes `authority` and every partition is owned by one of the named members."""
+        cids = {self.cid(n) for n in names}
+        wait_converged(self.zk, self.group, self.topic, self.partitions, authority, cids, timeout=timeout)
+        wait_until(lambda: {th.rsplit("-", 1)[0] for th in self.owners().values()} <= cids, timeout,
+                   what=f"only {sorted(cids)} own partitions")  # fmt: skip
+
+    def committed(self, partitions: Iterable[int]) -> dict[int, int]:
+        """The ZooKeeper offsets of `partitions` now (0 where none): a lower bound of the last commit, since a
+        bridge commits to Kafka first and resumes from the larger of the two."""
+        out = {}
+        for p in partitions:
+            try:
+                out[p] = int(self.zk.get(self.paths.offset(self.topic, p))[0])
+            except NoNodeError:
+                out[p] = 0
+        return out
+
+    def owned_by(self, name: str) -> set[int]:
+        prefix = f"{self.cid(name)}-"
+        return {p for p, th in self.owners().items() if th.startswith(prefix)}
+
+    # -- act 3: resumption and the verdict ---------------------------------------------------------------
+    def records(self) -> list[Processed]:
+        return self.log.records() + load_many(self.proc_logs)
+
+    def high_watermarks(self) -> dict[int, int]:
+        if self._probe is None:
+            self._probe = Consumer({"bootstrap.servers": self.cluster.bootstrap_servers, "group.id": "drill-probe"})
+        return {p: self._probe.get_watermark_offsets(KafkaTopicPartition(self.topic, p), timeout=10)[1]
+                for p in range(self.partitions)}  # fmt: skip
+
+    def resumes(self, timeout: float = 40.0) -> float:
+        """Wait until every partition has processed a record produced after this call; return the seconds."""
+        began = time.monotonic()
+        marks = self.high_watermarks()
+
+        def caught_up() -> bool:
+            newest: dict[int, int] = {}
+            for r in self.records():
+                if r.topic == self.topic:
+                    newest[r.partition] = max(newest.get(r.partition, -1), r.offset)
+            return all(newest.get(p, -1) >= mark for p, mark in marks.items())
+
+        wait_until(caught_up, timeout, interval=0.2, what="records produced after the fault to be processed")
+        return time.monotonic() - began
+
+    def finish(self, allow_duplicate: Callable[[Duplicate], bool] | None = None, drain_s: float = 60.0) -> Verdict:
+        """Stop producing, wait for every record, stop everyone cleanly, and judge the whole run."""
+        assert self.producer is not None and self.watcher is not None, "start() first"
+        produced = self.producer.stop()
+        self.producer = None
+        wait_until(lambda: produced <= {r.key for r in self.records()}, drain_s, interval=0.2,
+                   what="every produced record processed")  # fmt: skip
+        for name in list(self.members) + list(self.procs):
+            self.leave(name)
+        self.watcher.stop()
+        verdict = judge(produced, self.records(), self.watcher.intervals(), allow_duplicate=allow_duplicate)
+        print(f"\n{self.group}: {verdict.summary()}; {time.monotonic() - self.started_at:.1f}s")
+        assert verdict.ok, verdict.summary()
+        return verdict
+
+    def close(self) -> None:
+        """Teardown, whatever the drill did: nothing it started may outlive it."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        for member in self.members.values():
+            with contextlib.suppress(Exception):
+                member.shutdown()
+        if self.producer is not None:
+            with contextlib.suppress(Exception):
+                self.producer.stop()
+        if self.watcher is not None:
+            with contextlib.suppress(Exception):
+                self.watcher.stop()
+        if self._probe is not None:
+            self._probe.close()
+        self.zk.stop()
+        self.zk.close()
+
+
+def after_commit(committed: Mapping[int, int], member_prefix: str) -> Callable[[Duplicate], bool]:
+    """Duplicates a crash or expiry may cause: only on the affected member's partitions, only at or above the
+    offset committed when it failed, and only where that member was one of the processors."""
+
+    def allowed(d: Duplicate) -> bool:
+        _topic, partition, offset = d.key
+        return (
+            partition in committed
+            and offset >= committed[partition]
+            and any(r.member.startswith(member_prefix) for r in d.by)
+        )
+
+    return allowed
+
+
+@pytest.fixture
+def drill(cluster: Any, unique_group: str, unique_topic: str, tmp_path: Path) -> Iterator[Drill]:
+    """A drill on the shared session cluster."""
+    d = Drill(cluster, unique_group, unique_topic, tmp_path)
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+@pytest.fixture
+def drill_on(
+    cluster_factory: Callable[..., Any], unique_group: str, unique_topic: str, tmp_path: Path
+) -> Iterator[Callable[..., Drill]]:
+    """A drill on a dedicated cluster, for faults the shared cluster must not see: `drill_on(brokers=3)`.
+    It depends on `cluster_factory`, so the drill's members stop before their cluster is downed."""
+    made: list[Drill] = []
+
+    def make(brokers: int = 1, group_max_size: int | None = None) -> Drill:
+        d = Drill(cluster_factory(brokers=brokers, group_max_size=group_max_size), unique_group, unique_topic,
+                  tmp_path)  # fmt: skip
+        made.append(d)
+        return d
+
+    try:
+        yield make
+    finally:
+        for d in made:
+            d.close()
