@@ -1,0 +1,64 @@
+"""Byte-exact znode codecs and topic-filter normalisation (CONTRACT §1)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from migrator.consumer.filters import Blacklist, Whitelist, normalise_regex
+from migrator.errors import ConfigError, CorruptNodeError
+from migrator.zk.codecs import PublishedAuthority, Registration, decode_offset, encode_offset
+
+
+def test_registration_is_byte_for_byte_the_scala_json() -> None:
+    reg = Registration({"orders": 2}, "static", 1491234567890)
+    assert reg.encode() == b'{"version":1,"subscription":{"orders":2},"pattern":"static","timestamp":"1491234567890"}'
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=8), st.integers(1, 64), min_size=1), st.integers(0, 2**41))
+def test_registration_round_trips(subscription, ts) -> None:
+    reg = Registration(subscription, "static", ts)
+    assert Registration.decode(reg.encode()) == reg
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"{not json", b"[]", b'{"version":2,"subscription":{"t":1},"pattern":"static"}',
+     b'{"version":1,"subscription":{},"pattern":"static"}', b'{"version":1,"subscription":{"t":0},"pattern":"static"}',
+     b'{"version":1,"subscription":{"t":1},"pattern":"other"}',
+     b'{"version":1,"subscription":{"a":1,"b":1},"pattern":"white_list"}',
+     b'{"version":1,"subscription":{"t":true},"pattern":"static"}'],
+)
+def test_malformed_registrations_are_refused(data) -> None:
+    with pytest.raises(CorruptNodeError):
+        Registration.decode(data)
+
+
+def test_offsets_are_plain_decimals() -> None:
+    assert encode_offset(42) == b"42"
+    assert decode_offset(b"42") == 42
+    for bad in (b"", b"-1", b"4.2", b"x"):
+        with pytest.raises(CorruptNodeError):
+            decode_offset(bad)
+
+
+def test_published_authority_round_trips() -> None:
+    from migrator.zk.codecs import Authority
+
+    pa = PublishedAuthority(Authority.KAFKA, 3, 1700000000000, "why", "m-1", 4)
+    assert PublishedAuthority.decode(pa.encode()) == pa
+
+
+def test_filter_normalisation_matches_the_scala_topic_filter() -> None:
+    assert normalise_regex(' "a.*, b" ') == "a.*|b"
+    w = Whitelist("a.*, b")
+    assert (w.regex, w.pattern) == ("a.*|b", "white_list")
+    assert w.is_allowed("abc") and w.is_allowed("b") and not w.is_allowed("c")
+    assert not w.is_allowed("__consumer_offsets") or not w.matches("__consumer_offsets")
+    b = Blacklist("x.*")
+    assert b.pattern == "black_list" and b.is_allowed("y") and not b.is_allowed("xy")
+    assert not Whitelist(".*").is_allowed("__consumer_offsets")
+    assert Whitelist(".*").is_allowed("__consumer_offsets", exclude_internal=False)
+    with pytest.raises(ConfigError):
+        Whitelist("(")

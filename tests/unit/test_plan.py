@@ -1,0 +1,53 @@
+"""Rebalance planning: targets under each authority and the release/claim diff."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from migrator.assign.model import TopicPartition as TP
+from migrator.coordination.offsets import merge_fetched
+from migrator.coordination.plan import kafka_target, transition, zookeeper_target
+
+
+def test_zookeeper_target_is_this_members_share_of_range() -> None:
+    subs = {"g_a": {"t": 2}, "g_b": {"t": 2}}
+    target = zookeeper_target("g_a", subs, {"t": range(8)}, "range")
+    assert target.own == {TP("t", 0): "g_a-0", TP("t", 1): "g_a-0", TP("t", 2): "g_a-1", TP("t", 3): "g_a-1"}
+    assert len(target.global_) == 8
+
+
+def test_kafka_target_subdivides_and_shows_plain_consumers_as_member_0() -> None:
+    subs = {"g_a": {"t": 2}}
+    members = {"g_a": (TP("t", 0), TP("t", 1)), "plain-member-1": (TP("t", 2),)}
+    target = kafka_target("g_a", subs, (TP("t", 0), TP("t", 1)), members)
+    assert target.own == {TP("t", 0): "g_a-0", TP("t", 1): "g_a-1"}
+    assert target.global_[TP("t", 2)] == "plain-member-1-0"
+
+
+def test_transition_keeps_partitions_that_stay_on_their_thread() -> None:
+    current = {TP("t", 0): "a-0", TP("t", 1): "a-0", TP("t", 2): "a-1"}
+    target = {TP("t", 0): "a-0", TP("t", 1): "a-1", TP("t", 3): "a-1"}
+    plan = transition(current, target)
+    assert plan.release == {TP("t", 1): "a-0", TP("t", 2): "a-1"}
+    assert plan.claim == {TP("t", 1): "a-1", TP("t", 3): "a-1"}
+
+
+owner_maps = st.dictionaries(st.builds(TP, st.just("t"), st.integers(0, 9)), st.sampled_from(["a-0", "a-1"]))
+
+
+@given(current=owner_maps, target=owner_maps)
+def test_applying_a_transition_reaches_the_target(current, target) -> None:
+    plan = transition(current, target)
+    after = {tp: th for tp, th in current.items() if tp not in plan.release}
+    assert not set(after) & set(plan.claim)  # never claim what we still hold
+    after.update(plan.claim)
+    assert after == target
+
+
+def test_fetch_takes_the_max_and_minus_one_when_missing() -> None:
+    zk = {TP("t", 0): 10, TP("t", 1): -1, TP("t", 2): 7}
+    kafka = {TP("t", 0): 12, TP("t", 1): -1, TP("t", 2): 3}
+    assert merge_fetched(zk, kafka, True, True) == {TP("t", 0): 12, TP("t", 1): -1, TP("t", 2): 7}
+    assert merge_fetched(zk, kafka, True, False) == zk
+    assert merge_fetched(zk, kafka, False, True) == kafka
