@@ -52,7 +52,7 @@ def spark_session(master: str | None = "local[*]", app_name: str = "migrator-fle
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)
-    local = is_local(master)
+    local = master is not None and is_local(master)  # None: spark-submit's master, maybe a cluster
     conf = {
         "spark.ui.enabled": "false" if local else "true",
         "spark.ui.showConsoleProgress": "false" if local else "true",  # local mode shows our tqdm bar
