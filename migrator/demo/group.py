@@ -1,0 +1,91 @@
+"""Reading the group's state for the demo's "step done" checks: topics, owners, published authorities
+and the Kafka group. Read-only except `create_topic`.
+
+A step is done when the group has converged (every partition owned by exactly the members expected) and
+every partition has processed a record again: only then is the next step's pause measured cleanly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from migrator.errors import CorruptNodeError, MigratorError
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
+from migrator.zk.codecs import PublishedAuthority, decode_broker_topic
+from migrator.zk.paths import GroupPaths, broker_topic
+
+
+class StepTimeout(MigratorError):
+    """The group did not reach the state a step waits for."""
+
+
+def wait_for(check: Callable[[], bool], timeout_s: float, what: str, interval_s: float = 0.05) -> float:
+    """Seconds until `check()` held; StepTimeout naming `what` after `timeout_s`."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > timeout_s:
+            raise StepTimeout(f"timed out after {timeout_s:.0f}s waiting for {what}")
+        time.sleep(interval_s)
+    return time.monotonic() - started
+
+
+def create_topic(admin: KafkaAdmin, zk: KazooClient, topic: str, partitions: int, timeout_s: float = 30.0) -> None:
+    """Create `topic` and return once the brokers and `/brokers/topics/<topic>` both list every partition
+    (connectors read partitions from ZooKeeper, plain consumers from the brokers)."""
+    admin.create_topic(topic, partitions)
+
+    def ready() -> bool:
+        try:
+            broker_side = admin.partitions(topic)
+            data, _ = zk.get(broker_topic(topic))
+        except (KafkaUnavailable, NoNodeError):
+            return False
+        in_zookeeper = len(decode_broker_topic(data))
+        return broker_side is not None and len(broker_side) == partitions and in_zookeeper == partitions
+
+    wait_for(ready, timeout_s, f"topic {topic} with {partitions} partitions", interval_s=0.1)
+
+
+def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
+    """partition -> owning thread id, one pipelined read."""
+    paths = GroupPaths(group)
+    try:
+        parts = zk.get_children(paths.owners_topic(topic))
+    except NoNodeError:
+        return {}
+    reads = {int(p): zk.get_async(paths.owner(topic, int(p))) for p in parts if p.isdigit()}
+    out: dict[int, str] = {}
+    for p, result in reads.items():
+        try:
+            out[p] = result.get()[0].decode()
+        except NoNodeError:
+            continue
+    return out
+
+
+def authorities(zk: KazooClient, group: str, bridges: Collection[str]) -> dict[str, str]:
+    """consumerId -> the authority it publishes (absent when unpublished or unreadable)."""
+    paths = GroupPaths(group)
+    reads = {cid: zk.get_async(paths.published_authority(cid)) for cid in bridges}
+    out: dict[str, str] = {}
+    for cid, result in reads.items():
+        try:
+            out[cid] = PublishedAuthority.decode(result.get()[0]).authority.value
+        except (NoNodeError, CorruptNodeError):
+            continue
+    return out
+
+
+def kafka_assignment(admin: KafkaAdmin, group: str) -> dict[str, set[int]] | None:
+    """client.id -> partitions assigned by the Kafka group (None while it is rebalancing or unreachable)."""
+    try:
+        desc = admin.describe_group(group)
+    except KafkaUnavailable:
+        return None
+    if desc.state.upper() != "STABLE":
+        return None
+    return {m.client_id: {tp.partition for tp in m.partitions} for m in desc.members}

@@ -1,0 +1,285 @@
+"""The workload the demo (and the benchmarks) drive: a sequenced producer, legacy/bridge connectors that
+drain their streams into a processing log, and plain Kafka consumers.
+
+Adapted from the test helpers so that production code never imports `tests/`. Every member logs each record
+it processes, so the independent observer (`migrator.observe`) can judge the run afterwards.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from migrator import ConsumerConnector
+from migrator.consumer.stream import KafkaStream
+from migrator.observe import ProcessingLog
+from migrator.observe.records import Handle, Processed
+
+QUIET_LOGGER = "migrator.demo.librdkafka"
+"""librdkafka's logs go here (silenced unless --debug): a leaving member's connection chatter is expected."""
+
+CONNECTOR_PROPS = {
+    "auto.offset.reset": "smallest",
+    "rebalance.backoff.ms": "400",
+    "auto.commit.interval.ms": "1000",
+    "zookeeper.session.timeout.ms": "6000",
+}
+
+
+def bridge_props(bootstrap: str) -> dict[str, str]:
+    """What turns a legacy connector into a KIP-125 bridge, with short timings suited to a live demo."""
+    return {
+        "coordination.migration.enabled": "true",
+        "coordination.migration.bootstrap.servers": bootstrap,
+        "coordination.migration.poll.interval.ms": "100",
+        "coordination.migration.session.timeout.ms": "6000",
+        "offsets.channel.backoff.ms": "200",
+    }
+
+
+class LiveLog(ProcessingLog):
+    """A `ProcessingLog` that also remembers, per partition, when a record last started, so a driver can
+    wait for every partition to resume without rescanning the whole log."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[tuple[str, int], int] = {}
+
+    def end(self, handle: Handle) -> Processed:
+        record = super().end(handle)
+        self._last[(record.topic, record.partition)] = record.start_ns
+        return record
+
+    def resumed_since(self, since_ns: int) -> set[tuple[str, int]]:
+        """Partitions with a record started at or after `since_ns`."""
+        return {tp for tp, t in list(self._last.items()) if t >= since_ns}
+
+    def records_since(self, since_ns: int) -> list[Processed]:
+        return [r for r in self.records() if r.start_ns >= since_ns]
+
+
+class SequencedProducer:
+    """Produces `seq-<n>` records at about `rate` per second in a background thread, spreading them over the
+    partitions in explicit round robin (so each partition gets a record every `partitions / rate` s, which
+    is the resolution of every pause measured from processing). `produced` holds every acknowledged
+    (topic, partition, offset): what the verdict compares against."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int, rate: float, batch: int = 1) -> None:
+        self._producer = Producer(
+            {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2, "logger": logging.getLogger(QUIET_LOGGER)}
+        )
+        self._topic = topic
+        self._partitions = partitions
+        self._batch = max(1, batch)
+        self._interval = self._batch / rate
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self.produced: set[tuple[str, int, int]] = set()
+        self.errors: list[str] = []
+        self.sent = 0
+        self._thread = threading.Thread(target=self._run, name="sequenced-producer", daemon=True)
+
+    def _on_delivery(self, err: Any, msg: Any) -> None:
+        with self._lock:
+            if err is not None:
+                self.errors.append(str(err))
+            else:
+                self.produced.add((msg.topic(), msg.partition(), msg.offset()))
+
+    def _run(self) -> None:
+        next_at = time.monotonic()
+        partition = itertools.cycle(range(self._partitions))
+        while not self._stop.is_set():
+            for _ in range(self._batch):
+                value = f"seq-{self.sent}".encode()
+                self._producer.produce(
+                    self._topic, value=value, partition=next(partition), on_delivery=self._on_delivery
+                )
+                self.sent += 1
+            self._producer.poll(0)
+            next_at += self._interval
+            delay = next_at - time.monotonic()
+            if delay > 0:
+                self._stop.wait(delay)
+            elif delay < -1.0:
+                next_at = time.monotonic()  # fell behind (e.g. a GC pause): do not burst to catch up
+
+    def start(self) -> SequencedProducer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> set[tuple[str, int, int]]:
+        """Stop, wait for every acknowledgement, and return what was produced."""
+        self._stop.set()
+        self._thread.join(timeout=10)
+        remaining = self._producer.flush(30)
+        if remaining or self.errors:
+            raise RuntimeError(f"{remaining} records undelivered; errors {self.errors[:3]}")
+        with self._lock:
+            return set(self.produced)
+
+
+@dataclass(frozen=True, slots=True)
+class MemberInfo:
+    """What the report and the timeline need to know about a member: its kind and its thread ids."""
+
+    name: str
+    kind: str  # "legacy", "bridge" or "plain"
+    consumer_id: str
+
+
+class ConnectorMember:
+    """One in-process legacy connector or bridge whose stream threads log every record they process."""
+
+    def __init__(
+        self,
+        zookeeper: str,
+        group: str,
+        name: str,
+        topic: str,
+        streams: int,
+        log: ProcessingLog,
+        bootstrap: str | None = None,
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        """A bridge when `bootstrap` is given, else a legacy connector (migration disabled)."""
+        config = {"zookeeper.connect": zookeeper, "group.id": group, "consumer.id": name, **CONNECTOR_PROPS}
+        if bootstrap is not None:
+            config.update(bridge_props(bootstrap))
+        config.update(extra or {})
+        self.conn = ConsumerConnector(config)
+        self.info = MemberInfo(name, "bridge" if bootstrap else "legacy", self.conn.consumer_id)
+        self.log = log
+        self.errors: list[BaseException] = []
+        self.threads: list[threading.Thread] = []
+        for stream in self.conn.create_message_streams({topic: streams})[topic]:
+            t = threading.Thread(target=self._drain, args=(stream,), name=f"drain-{stream.thread_id}", daemon=True)
+            t.start()
+            self.threads.append(t)
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def _drain(self, stream: KafkaStream) -> None:
+        member = self.conn.consumer_id
+        try:
+            for m in stream:
+                handle = self.log.start(member, m.thread_id, m.topic, m.partition, m.offset)
+                _ = m.value  # "processing": touch the payload
+                self.log.end(handle)
+        except BaseException as exc:  # reported by shutdown()
+            self.errors.append(exc)
+
+    def shutdown(self) -> None:
+        """Clean leave: commit, release, deregister; raise if a stream thread failed."""
+        self.conn.shutdown()
+        for t in self.threads:
+            t.join(timeout=10)
+        if self.errors:
+            raise RuntimeError(f"stream threads of {self.name} failed: {self.errors!r}")
+
+
+class PlainConsumer:
+    """KIP-125's KC: a confluent-kafka consumer with `group.id`, processing on its own poll thread and
+    committing exactly what it processed on every revoke and at close, so a clean leave hands over where it
+    stopped. It records its Kafka assignment over time (`assigned`), which the timeline draws."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, log: ProcessingLog, name: str) -> None:
+        self.info = MemberInfo(name, "plain", name)
+        self._log = log
+        self._topic = topic
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "client.id": name,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 500,
+                "logger": logging.getLogger(QUIET_LOGGER),
+            }
+        )
+        self._processed: dict[tuple[str, int], int] = {}
+        self._since: dict[tuple[str, int], int] = {}
+        self.assigned: list[tuple[str, int, int, int]] = []  # (topic, partition, start_ns, end_ns)
+        self._stop = threading.Event()
+        self.errors: list[BaseException] = []
+        self.joined = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"plain-{name}", daemon=True)
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def start(self) -> PlainConsumer:
+        self._thread.start()
+        return self
+
+    def assigned_now(self) -> set[int]:
+        """The partitions Kafka has given this consumer, as its own callbacks last heard."""
+        return {p for _t, p in list(self._since)}
+
+    def _commit(self, consumer: Consumer, only: list[Any] | None = None) -> None:
+        keys = {(p.topic, p.partition) for p in only} if only is not None else set(self._processed)
+        offsets = [KafkaTopicPartition(t, p, o) for (t, p), o in self._processed.items() if (t, p) in keys]
+        if offsets:
+            consumer.commit(offsets=offsets, asynchronous=False)
+        for key in keys:
+            self._processed.pop(key, None)
+
+    def _on_assign(self, consumer: Consumer, partitions: list[Any]) -> None:
+        now = time.time_ns()
+        for p in partitions:
+            self._since[(p.topic, p.partition)] = now
+        self.joined.set()
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[Any]) -> None:
+        self._commit(consumer, partitions)
+        self._close_assignment({(p.topic, p.partition) for p in partitions})
+
+    def _close_assignment(self, keys: set[tuple[str, int]]) -> None:
+        now = time.time_ns()
+        for key in keys:
+            start = self._since.pop(key, None)
+            if start is not None:
+                self.assigned.append((key[0], key[1], start, now))
+
+    def _run(self) -> None:
+        thread_id = ""
+        try:
+            self._consumer.subscribe([self._topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
+            while not self._stop.is_set():
+                msg = self._consumer.poll(0.05)
+                if msg is None:
+                    continue
+                if msg.error() is not None:
+                    if msg.error().code() != KafkaError._PARTITION_EOF:
+                        raise RuntimeError(str(msg.error()))
+                    continue
+                thread_id = thread_id or f"{self._consumer.memberid() or self.name}-0"
+                handle = self._log.start(self.name, thread_id, msg.topic(), msg.partition(), msg.offset())
+                _ = msg.value()
+                self._log.end(handle)
+                self._processed[(msg.topic(), msg.partition())] = msg.offset() + 1
+            self._commit(self._consumer)
+        except BaseException as exc:
+            self.errors.append(exc)
+        finally:
+            self._consumer.close()
+            self._close_assignment(set(self._since))
+
+    def shutdown(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+        if self.errors:
+            raise RuntimeError(f"plain consumer {self.name} failed: {self.errors!r}")
