@@ -196,6 +196,7 @@ def classify(
     problems += _authority_reasons(view, Authority.ZOOKEEPER)
     if kafka is not None and kafka.error is None:
         problems += _offset_reasons(view, kafka)
+        problems += _ownership_reasons(view, kafka)  # the last ZooKeeper rebalance completed
     if group_max_size is not None and len(view.members) > group_max_size:
         problems.append(f"group-too-large: {len(view.members)} members > group.max.size {group_max_size}")
     if not problems:  # the set-mode preflight has the last word, so READY never means "set-mode refuses"
