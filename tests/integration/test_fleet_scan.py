@@ -441,3 +441,55 @@ def test_ensembles_separated_by_semicolons_are_scanned_together(cluster, zk_clie
         first_writer.close()
         second_writer.close()
         zk_client.delete(chroot, recursive=True)
+
+
+@pytest.mark.slow
+def test_real_bridges_are_switched_and_converge(cluster, zk_client, spark, unique_group, unique_topic, tmp_path):
+    """The lead's bridge connectors (not simulations): READY, switched by --apply, converged as KAFKA."""
+    from migrator import ConsumerConnector
+    from migrator.consumer.stream import ConsumerTimeout
+
+    topic = _exact_topic(cluster, unique_topic)
+    props = {
+        "zookeeper.connect": cluster.zookeeper,
+        "group.id": unique_group,
+        "auto.offset.reset": "smallest",
+        "consumer.timeout.ms": "200",
+        "coordination.migration.enabled": "true",
+        "coordination.migration.bootstrap.servers": cluster.bootstrap_servers,
+        "rebalance.backoff.ms": "300",
+        "coordination.migration.poll.interval.ms": "200",
+        "zookeeper.session.timeout.ms": "6000",
+    }
+    bridges = [ConsumerConnector({**props, "consumer.id": f"b{i}"}) for i in range(2)]
+    try:
+        streams = [b.create_message_streams({topic: 1})[topic][0] for b in bridges]
+        wait_until(lambda: sum(len(b.owned) for b in bridges) == 2, 60, what="both partitions owned")
+        seen = 0
+        deadline = time.monotonic() + 60
+        while seen < 2 * RECORDS_PER_PARTITION and time.monotonic() < deadline:
+            for stream in streams:
+                try:
+                    for _msg in stream:
+                        seen += 1
+                except ConsumerTimeout:
+                    pass
+        assert seen == 2 * RECORDS_PER_PARTITION
+        for b in bridges:
+            b.commit_offsets()
+        plan_file = tmp_path / "plan.json"
+        rc = _scan(cluster, "--include", f"^{unique_group}$", "--apply", "--wave-interval", "8s",
+                   "--plan-file", str(plan_file), "--output", str(tmp_path), "--format", "json")  # fmt: skip
+        rows = (tmp_path / "fleet-scan.jsonl").read_text()
+        assert rc == 0, (rows, plan_file.read_text())
+        assert '"status": "READY"' in rows
+        assert zk_client.get(GroupPaths(unique_group).mode)[0] == b"kafka"
+        assert all(b.authority == "kafka" for b in bridges)
+        rc = _scan(cluster, "--include", f"^{unique_group}$", "--output", str(tmp_path / "after"), "--format", "csv")
+        assert rc == 0 and ",KAFKA," in (tmp_path / "after" / "fleet-scan.csv").read_text()
+    finally:
+        for b in bridges:
+            b.shutdown()
+        from migrator.fleet.synthetic import remove_groups
+
+        remove_groups(zk_client, [unique_group])
