@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 from kazoo.client import KazooClient
 
-from migrator.errors import EXIT_FAILED, EXIT_OK, UsageError
+from migrator.errors import EXIT_FAILED, EXIT_OK, MigratorError, UsageError
 from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, pair_bootstrap, split_ensembles
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,18 @@ def _max_sizes(bootstrap: dict[str, str | None], props: dict[str, str], timeout_
                 cache[servers] = None
         sizes[ensemble] = cache.get(servers) if servers else None
     return sizes
+
+
+_CAUSE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Unavailable|Problem)): (.+)$")
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The last `SomeError: message` line of a (Py4J-wrapped) executor traceback."""
+    found = [m for m in (_CAUSE.match(line.strip()) for line in str(exc).splitlines()) if m]
+    if not found:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    name, message = found[-1].groups()
+    return f"{name.rsplit('.', 1)[-1]}: {message}"
 
 
 def _master(option: str | None) -> str | None:
@@ -209,6 +221,7 @@ def fleet_scan(
             zk_auth=zk_auth,
             kafka_properties=props,
             zk_timeout_s=connect_timeout,
+            kafka_timeout_s=connect_timeout,
         )
         rows, elapsed = _scan(items, settings, spark_master, partitions, no_progress, output_dir, fmt)
         if output_dir is not None and fmt != "parquet":
@@ -260,7 +273,10 @@ def _scan(items, settings, spark_master, partitions, no_progress, output_dir, fm
             ship_package(spark)
         started = time.monotonic()
         progress = not no_progress and sys.stderr.isatty()
-        rows = run_scan(spark, items, settings, partitions, progress=progress)
+        try:
+            rows = run_scan(spark, items, settings, partitions, progress=progress)
+        except Exception as exc:  # a task failed on an executor: say why in one line
+            raise MigratorError(f"the fleet scan failed on an executor: {_root_cause(exc)}") from exc
         elapsed = time.monotonic() - started
         if output_dir is not None and fmt == "parquet":
 

@@ -54,6 +54,7 @@ class FleetKafkaReader:
         self.timeout_s = timeout_s
         self._admin = AdminClient(conf)
         self._topics: dict[str, tuple[int, ...]] | None = None
+        self._down: str | None = None  # once metadata fails, the rest of the slice does not wait again
 
     def _wait(self, future: Future[Any]) -> Any:
         return future.result(timeout=self.timeout_s)
@@ -79,10 +80,13 @@ class FleetKafkaReader:
 
     def _read_batch(self, views: Sequence[GroupView], refresh_topics: bool) -> dict[str, KafkaGroupFacts]:
         names = [v.group for v in views]
+        if self._down is not None:
+            return {n: KafkaGroupFacts(group=None, error=self._down) for n in names}
         try:
             topics = self.topic_partitions(refresh=refresh_topics)
         except KafkaUnavailable as exc:
-            return {n: KafkaGroupFacts(group=None, error=str(exc)) for n in names}
+            self._down = str(exc)
+            return {n: KafkaGroupFacts(group=None, error=self._down) for n in names}
         described = self._admin.describe_consumer_groups(names, request_timeout=self.timeout_s)
         offset_futures = {
             n: self._admin.list_consumer_group_offsets(

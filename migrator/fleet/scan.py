@@ -68,6 +68,7 @@ class ScanSettings:
     zk_auth: str | None = None
     kafka_properties: Mapping[str, str] = field(default_factory=dict)
     zk_timeout_s: float = 15.0
+    kafka_timeout_s: float = 15.0
 
 
 def group_filter(include: str | None, exclude: str | None):
@@ -122,7 +123,7 @@ def scan_slice(items: Iterable[tuple[str, str]], settings: ScanSettings) -> Iter
     for ensemble, groups in by_ensemble.items():
         zk = connect_zk(ensemble, settings)
         bootstrap = settings.bootstrap.get(ensemble)
-        reader = FleetKafkaReader(bootstrap, settings.kafka_properties) if bootstrap else None
+        reader = FleetKafkaReader(bootstrap, settings.kafka_properties, settings.kafka_timeout_s) if bootstrap else None
         try:
             for start in range(0, len(groups), CHUNK_GROUPS):
                 views = read_groups(zk, groups[start : start + CHUNK_GROUPS])
