@@ -119,7 +119,11 @@ def _master(option: str | None) -> str | None:
 @click.option("--include", metavar="REGEX", help="Only groups whose name matches (search).")
 @click.option("--exclude", metavar="REGEX", help="Skip groups whose name matches (search).")
 @click.option(
-    "--stable-for", default="30m", show_default=True, help="READY needs no membership/mode change for this long."
+    "--stable-for",
+    default="30m",
+    show_default=True,
+    metavar="DURATION",
+    help="READY needs no membership/mode change for this long.",
 )
 @click.option("--output", "output_dir", type=click.Path(file_okay=False, path_type=Path), help="Write rows here.")
 @click.option(
@@ -135,8 +139,10 @@ def _master(option: str | None) -> str | None:
 )
 @click.option("--partitions", type=click.IntRange(min=1), help="Spark partitions (default: cores, ≤1000 groups each).")
 @click.option("--apply", "do_apply", is_flag=True, help="Switch READY groups to kafka in waves (default: dry run).")
-@click.option("--wave-size", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option("--wave-interval", default="60s", show_default=True, help="How long each wave is watched.")
+@click.option("--wave-size", type=click.IntRange(min=1), default=10, show_default=True, help="READY groups per wave.")
+@click.option(
+    "--wave-interval", default="60s", show_default=True, metavar="DURATION", help="How long each wave is watched."
+)
 @click.option(
     "--max-lag-growth",
     type=click.IntRange(min=0),
@@ -151,7 +157,14 @@ def _master(option: str | None) -> str | None:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Undo an applied run: restore the modes its plan file records.",
 )
-@click.option("--connect-timeout", type=click.FloatRange(min=0.1), default=15.0, show_default=True)
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(min=0.1),
+    default=15.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Give up on an unreachable ZooKeeper or Kafka after this long.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def fleet_scan(
     zookeepers: tuple[str, ...],
