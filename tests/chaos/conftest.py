@@ -135,6 +135,21 @@ class Drill:
         wait_until(lambda: {th.rsplit("-", 1)[0] for th in self.owners().values()} <= cids, timeout,
                    what=f"only {sorted(cids)} own partitions")  # fmt: skip
 
+    def settle(self, authority: str, names: Iterable[str], quiet_s: float = 2.0, timeout: float = 45.0) -> None:
+        """`converge`, and stay so for `quiet_s` with no bridge publishing again: after a burst of changes a
+        bridge may briefly publish the final authority from an older event it has not finished reacting to."""
+        names = list(names)
+        cids = {self.cid(n) for n in names}
+        deadline = time.monotonic() + timeout
+        while True:
+            self.converge(authority, names, max(1.0, deadline - time.monotonic()))
+            before = ({c: p.generation for c, p in self.published().items() if c in cids}, self.owners())
+            time.sleep(quiet_s)
+            after = ({c: p.generation for c, p in self.published().items() if c in cids}, self.owners())
+            if before == after:
+                return
+            assert time.monotonic() < deadline, f"{sorted(cids)} did not settle under {authority} in {timeout:.0f}s"
+
     def committed(self, partitions: Iterable[int]) -> dict[int, int]:
         """The ZooKeeper offsets of `partitions` now (0 where none): a lower bound of the last commit, since a
         bridge commits to Kafka first and resumes from the larger of the two."""
