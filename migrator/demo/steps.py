@@ -123,7 +123,7 @@ class GroupDriver:
             by_member.setdefault(thread.rpartition("-")[0], set()).add(p)
         if set(by_member) - {m.info.consumer_id for m in connectors}:
             return False  # an owner node of a member that left
-        if authority == "zookeeper":
+        if authority == "zookeeper" and not self._plain():
             return len(zk_owned) == self.sizing.partitions and all(m.info.consumer_id in by_member for m in connectors)
         kafka = kafka_assignment(self.admin, self.group)
         if kafka is None:
