@@ -128,21 +128,30 @@ class Drill:
     def published(self) -> dict[str, Any]:
         return published(self.zk, self.group)
 
-    def converge(self, authority: str, names: Iterable[str], timeout: float = 45.0) -> None:
-        """Every named bridge publishes `authority` and every partition is owned by one of the named members."""
+    def converge(self, authority: str, names: Iterable[str], timeout: float = 45.0, legacy: Iterable[str] = ()) -> None:
+        """Every named bridge publishes `authority` and every partition is owned by a named bridge or by one of
+        the `legacy` connectors (which publish nothing)."""
         cids = {self.cid(n) for n in names}
+        everyone = cids | {self.cid(n) for n in legacy}
         wait_converged(self.zk, self.group, self.topic, self.partitions, authority, cids, timeout=timeout)
-        wait_until(lambda: {th.rsplit("-", 1)[0] for th in self.owners().values()} <= cids, timeout,
-                   what=f"only {sorted(cids)} own partitions")  # fmt: skip
+        wait_until(lambda: {th.rsplit("-", 1)[0] for th in self.owners().values()} <= everyone, timeout,
+                   what=f"only {sorted(everyone)} own partitions")  # fmt: skip
 
-    def settle(self, authority: str, names: Iterable[str], quiet_s: float = 2.0, timeout: float = 45.0) -> None:
+    def settle(
+        self,
+        authority: str,
+        names: Iterable[str],
+        quiet_s: float = 2.0,
+        timeout: float = 45.0,
+        legacy: Iterable[str] = (),
+    ) -> None:
         """`converge`, and stay so for `quiet_s` with no bridge publishing again: after a burst of changes a
         bridge may briefly publish the final authority from an older event it has not finished reacting to."""
         names = list(names)
         cids = {self.cid(n) for n in names}
         deadline = time.monotonic() + timeout
         while True:
-            self.converge(authority, names, max(1.0, deadline - time.monotonic()))
+            self.converge(authority, names, max(1.0, deadline - time.monotonic()), legacy)
             before = ({c: p.generation for c, p in self.published().items() if c in cids}, self.owners())
             time.sleep(quiet_s)
             after = ({c: p.generation for c, p in self.published().items() if c in cids}, self.owners())
