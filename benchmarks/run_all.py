@@ -1,0 +1,56 @@
+"""Every benchmark in one run, on one cluster: `python benchmarks/run_all.py [--quick]`.
+
+Starts one dev cluster (or uses --zookeeper/--bootstrap-servers, or MIGRATOR_TEST_ZOOKEEPER/_BOOTSTRAP),
+runs switch pause, throughput and ZooKeeper load, then the fleet-scan benchmark if it exists (its own
+process, at a small size), and saves each result under benchmarks/results/. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import switch_pause, throughput, zk_load  # noqa: E402
+from benchmarks.common import add_cluster_args, cluster  # noqa: E402
+
+FLEET_SCAN = ROOT / "benchmarks" / "fleet_scan.py"
+FLEET_GROUPS_QUICK = 2000
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_cluster_args(parser)
+    parser.add_argument("--only", choices=["switch_pause", "throughput", "zk_load", "fleet_scan"], action="append")
+    args = parser.parse_args(argv)
+    wanted = set(args.only or ["switch_pause", "throughput", "zk_load", "fleet_scan"])
+    failed: list[str] = []
+    with cluster(args.zookeeper, args.bootstrap_servers) as c:
+        for name, module in (("switch_pause", switch_pause), ("throughput", throughput), ("zk_load", zk_load)):
+            if name not in wanted:
+                continue
+            started = time.monotonic()
+            print(f"\n##### {name}", flush=True)
+            try:
+                module.run(c, quick=args.quick)
+            except Exception as exc:  # one failing benchmark must not hide the others' results
+                print(f"{name} failed: {exc!r}", flush=True)
+                failed.append(name)
+            print(f"##### {name} took {time.monotonic() - started:.0f}s", flush=True)
+        if "fleet_scan" in wanted and FLEET_SCAN.exists():
+            print("\n##### fleet_scan", flush=True)
+            cmd = [sys.executable, str(FLEET_SCAN), "--zookeeper", c.zookeeper, "--groups", str(FLEET_GROUPS_QUICK)]
+            if subprocess.run(cmd, check=False).returncode != 0:
+                failed.append("fleet_scan")
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
