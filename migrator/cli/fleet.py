@@ -263,7 +263,15 @@ def fleet_scan(
             return EXIT_OK
         options = ApplyOptions(wave_size, interval_s, max_lag_growth, stable_for_ms)
         io = FleetIO(zks, bootstrap, max_sizes, f"{who_am_i(zk_auth)} fleet-scan {run_id}", props)
-        ok = apply_waves(io, plan, wave_entries, options, plan_path, on_event=lambda m: click.echo(m, err=True))
+        ok = apply_waves(
+            io,
+            plan,
+            wave_entries,
+            options,
+            plan_path,
+            on_event=lambda m: click.echo(m, err=True),
+            still_locked=lock.held if lock is not None else lambda: True,
+        )
         plan.finished_at_ms = now_ms()
         plan.save(plan_path)
         switched = len(plan.entries("switched"))

@@ -174,11 +174,18 @@ def apply_waves(
     plan_path: Path,
     sleep: Callable[[float], None] = time.sleep,
     on_event: Callable[[str], None] = lambda _msg: None,
+    still_locked: Callable[[], bool] = lambda: True,
 ) -> bool:
-    """Switch wave after wave; returns False (and stops) after the first wave that had to be rolled back."""
+    """Switch wave after wave; returns False (and stops) after the first wave that had to be rolled back,
+    or before a wave when the lock may have been lost (a wave already switched is still watched)."""
     for entries in wave_entries:
         if not entries:
             continue
+        if not still_locked():
+            plan.result = "stopped: the ZooKeeper connection holding the lock was interrupted"
+            plan.save(plan_path)
+            on_event(plan.result)
+            return False
         number = entries[0].wave
         record: dict = {"wave": number, "started_at_ms": now_ms(), "groups": len(entries)}
         plan.waves.append(record)

@@ -133,3 +133,15 @@ def test_plan_save_never_replaces_a_device(tmp_path: Path):
         assert b'"run_id": "r1"' in os.read(reader, 65536)
     finally:
         os.close(reader)
+
+
+def test_no_wave_starts_once_the_lock_may_be_lost(tmp_path: Path):
+    fleet = FakeFleet(["a", "b", "c"])
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a", "b", "c"]), 2)
+    locked = iter([True, False])
+    ok = apply_waves(fleet, plan, entries, options(), tmp_path / "p.json", sleep=lambda s: None,
+                     still_locked=lambda: next(locked))  # fmt: skip
+    assert not ok
+    assert fleet.modes == {"a": "kafka", "b": "kafka", "c": None}
+    assert "lock" in plan.result
