@@ -55,7 +55,7 @@ from migrator.zk.snapshot import Snapshot, read_snapshot
 
 log = logging.getLogger(__name__)
 
-COALESCE_S = 0.05  # events closer together than this become one rebalance
+COALESCE_S = 0.01  # events closer together than this become one rebalance
 LAG_EVERY_S = 5.0  # at most one ListOffsets round trip per this interval for the lag gauge
 IN_FLIGHT_WAIT_S = 30.0  # how long a release waits for a record in an application thread's hands
 SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0

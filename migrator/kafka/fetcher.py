@@ -18,11 +18,12 @@ from confluent_kafka import Consumer, KafkaError
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.assign.model import TopicPartition
-from migrator.consumer.handoff import Envelope
+from migrator.consumer.handoff import Chunk
 from migrator.consumer.message import Message
 from migrator.consumer.stream import KafkaStream
 
 log = logging.getLogger(__name__)
+POLL_S = 0.02  # how long a fetch waits for records before it looks at routing changes again
 
 
 @dataclass(slots=True)
@@ -55,6 +56,7 @@ class Fetcher:
         self._pending: dict[TopicPartition, Route] | None = None
         self._pending_lock = threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"fetcher-{group}", daemon=True)
 
     @property
@@ -69,9 +71,11 @@ class Fetcher:
         """Replace the routing table; applied by the fetch thread before its next poll."""
         with self._pending_lock:
             self._pending = dict(routes)
+        self._wake.set()
 
     def close(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
         self._consumer.close()
@@ -111,38 +115,50 @@ class Fetcher:
         while not self._stop.is_set():
             self._apply_pending()
             if not self._routes:
-                self._stop.wait(0.05)
+                self._wake.wait(0.5)
+                self._wake.clear()
                 continue
             try:
-                batch = self._consumer.consume(num_messages=500, timeout=0.1)
+                batch = self._consumer.consume(num_messages=500, timeout=POLL_S)
             except Exception:  # the client is closing or broken; the worker decides what happens next
                 log.exception("fetch failed")
                 self._stop.wait(0.5)
                 continue
-            for raw in batch:
-                err = raw.error()
-                if err is not None:
-                    if err.code() != KafkaError._PARTITION_EOF:
-                        log.warning("fetch error: %s", err)
-                    continue
-                self._dispatch(raw)
+            if batch:
+                self._dispatch(batch)
 
-    def _dispatch(self, raw: Any) -> None:
-        tp = TopicPartition(raw.topic(), raw.partition())
-        route = self._routes.get(tp)
-        offset = raw.offset()
-        if route is None or offset < route.next_offset:
-            return  # not ours any more, or a record from before a re-seek
-        route.next_offset = offset + 1
-        ts_type, ts = raw.timestamp()
-        message = Message(tp.topic, tp.partition, offset, raw.key(), raw.value(), ts if ts_type else -1,
-                          route.stream.thread_id)
-        envelope = Envelope(message, route.epoch)
+    def _dispatch(self, batch: list[Any]) -> None:
+        """Group a batch into one chunk per partition and hand each to its thread's stream queue."""
+        chunks: dict[TopicPartition, Chunk] = {}
+        routes = self._routes
+        for raw in batch:
+            if raw.error() is not None:
+                if raw.error().code() != KafkaError._PARTITION_EOF:
+                    log.warning("fetch error: %s", raw.error())
+                continue
+            tp = TopicPartition(raw.topic(), raw.partition())
+            route = routes.get(tp)
+            offset = raw.offset()
+            if route is None or offset < route.next_offset:
+                continue  # not ours any more, or a record from before a re-seek
+            route.next_offset = offset + 1
+            chunk = chunks.get(tp)
+            if chunk is None:
+                chunk = chunks[tp] = Chunk(tp, route.epoch, [])
+            ts_type, ts = raw.timestamp()
+            chunk.messages.append(
+                Message(tp.topic, tp.partition, offset, raw.key(), raw.value(), ts if ts_type else -1,
+                        route.stream.thread_id)
+            )
+        for tp, chunk in chunks.items():
+            self._put(routes[tp], chunk)
+
+    def _put(self, route: Route, chunk: Chunk) -> None:
         while not self._stop.is_set():
             try:
-                route.stream.queue.put(envelope, timeout=0.1)
+                route.stream.queue.put(chunk, timeout=0.1)
                 return
             except queue.Full:
                 pending = self._pending
-                if pending is not None and (tp not in pending or pending[tp].epoch != route.epoch):
-                    return  # the partition is being taken away; the handoff would drop it anyway
+                if pending is not None and (chunk.tp not in pending or pending[chunk.tp].epoch != chunk.epoch):
+                    return  # the partition is being taken away; the stream would drop it anyway
