@@ -131,7 +131,8 @@ def _authority_reasons(view: GroupView, want: Authority) -> list[str]:
 def _offset_reasons(view: GroupView, kafka: KafkaGroupFacts) -> list[str]:
     beyond: list[str] = []
     no_kafka: list[str] = []
-    for tp, zk_offset in view.offsets.items():
+    for tp in sorted(set(view.offsets) | set(kafka.committed)):
+        zk_offset = view.offsets.get(tp, -1)
         end = kafka.log_end.get(tp)
         k = kafka.committed.get(tp, -1)
         if end is not None and max(zk_offset, k) > end:

@@ -91,6 +91,7 @@ def test_legacy_member_blocks_even_when_mode_is_kafka():
         ({"authorities": {"g_a": authority()}}, {}, "no-authority-published"),
         ({"authorities": {"g_a": authority(), "g_b": authority(Authority.KAFKA)}}, {}, "authority-not-zookeeper"),
         ({"offsets": {TP(TOPIC, 0): 50, TP(TOPIC, 1): 7}}, {}, "offset-beyond-log-end"),
+        ({"offsets": {}}, {"committed": {TP(TOPIC, 0): 11}}, "offset-beyond-log-end"),
         ({}, {"committed": {TP(TOPIC, 1): 7}}, "kafka-offset-missing"),
         ({"mode": ModeNode.decode(b"kafak")}, {}, "unknown-mode"),
         ({"corrupt_members": (CorruptMember("g_c", "empty ids node"),)}, {}, "corrupt-member"),
