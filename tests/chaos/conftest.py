@@ -145,19 +145,24 @@ class Drill:
         timeout: float = 45.0,
         legacy: Iterable[str] = (),
     ) -> None:
-        """`converge`, and stay so for `quiet_s` with no bridge publishing again: after a burst of changes a
-        bridge may briefly publish the final authority from an older event it has not finished reacting to."""
+        """`converge`, then stay converged without a single owner change for `quiet_s`: after a burst of
+        changes a bridge may briefly publish the final authority from an older event it has not finished
+        reacting to. (Generations are not compared: a bridge may re-publish the same decision.)"""
         names = list(names)
-        cids = {self.cid(n) for n in names}
         deadline = time.monotonic() + timeout
         while True:
             self.converge(authority, names, max(1.0, deadline - time.monotonic()), legacy)
-            before = ({c: p.generation for c, p in self.published().items() if c in cids}, self.owners())
-            time.sleep(quiet_s)
-            after = ({c: p.generation for c, p in self.published().items() if c in cids}, self.owners())
-            if before == after:
+            owners_then, quiet_until = self.owners(), time.monotonic() + quiet_s
+            while time.monotonic() < quiet_until:
+                pub = self.published()
+                if self.owners() != owners_then or any(
+                    self.cid(n) not in pub or pub[self.cid(n)].authority.value != authority for n in names
+                ):
+                    break
+                time.sleep(0.1)
+            else:
                 return
-            assert time.monotonic() < deadline, f"{sorted(cids)} did not settle under {authority} in {timeout:.0f}s"
+            assert time.monotonic() < deadline, f"{names} did not settle under {authority} in {timeout:.0f}s"
 
     def committed(self, partitions: Iterable[int]) -> dict[int, int]:
         """The ZooKeeper offsets of `partitions` now (0 where none): a lower bound of the last commit, since a
