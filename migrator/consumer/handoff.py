@@ -39,6 +39,7 @@ class HandoffStream(Protocol):
     """What the handoff needs of a stream (see `KafkaStream`)."""
 
     lock: threading.Condition
+    waited_on: bool
 
     def held(self) -> Message | None: ...
 
@@ -91,6 +92,7 @@ class Handoff:
         started = time.monotonic()
         for stream in self._streams:
             with stream.lock:
+                stream.waited_on = True
                 while (held := stream.held()) is not None and held.topic_partition in revoked:
                     waited = time.monotonic() - started
                     if waited >= wait_s:
@@ -101,6 +103,7 @@ class Handoff:
                     if not stream.lock.wait(timeout=min(warn_every_s, wait_s - waited)):
                         log.warning("rebalance waits %.0fs for in-flight record %s@%d",
                                     time.monotonic() - started, held.topic_partition, held.offset)
+                stream.waited_on = False
 
     def forget(self, tps: Iterable[TopicPartition]) -> None:
         """Drop the positions of partitions no longer owned (after their final commit)."""

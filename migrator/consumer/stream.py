@@ -33,10 +33,15 @@ class KafkaStream:
                  queue_chunks: int = DEFAULT_QUEUE_CHUNKS) -> None:
         self.thread_id = thread_id
         self.queue: queue.Queue[object] = queue.Queue(maxsize=queue_chunks)
-        self.lock = threading.Condition()
+        self._mutex = threading.Lock()  # the per-record path takes the bare lock; waits use `lock`
+        self.lock = threading.Condition(self._mutex)
+        self.waited_on = False  # set by a revoke waiting for our held record, so only then do we notify
         self._handoff = handoff
+        self._epochs = handoff.epochs
         self._timeout_s = None if consumer_timeout_ms < 0 else consumer_timeout_ms / 1000.0
-        self._chunk: Chunk | None = None
+        self._messages: list[Message] = []
+        self._tp: TopicPartition | None = None
+        self._epoch = 0
         self._pos = 0
         self._held: Message | None = None
         self._holder = 0
@@ -48,22 +53,36 @@ class KafkaStream:
         return self
 
     def __next__(self) -> Message:
+        with self._mutex:
+            held = self._held
+            if held is not None:  # the record in hand is processed: the hot path, kept inline
+                self._held = None
+                self._positions[self._tp] = held[2] + 1  # type: ignore[index]
+                if self.waited_on:
+                    self.lock.notify_all()
+            pos = self._pos
+            if pos < len(self._messages) and self._epochs.get(self._tp) == self._epoch and not self._handoff.suspended:
+                message = self._messages[pos]
+                self._pos = pos + 1
+                self._held = message
+                return message
+        return self._slow_next()
+
+    def _slow_next(self) -> Message:
+        """The chunk is used up, stale, or hand-out is suspended: wait for what comes next."""
         deadline = None if self._timeout_s is None else time.monotonic() + self._timeout_s
         while True:
             suspended = False
-            with self.lock:
-                self._finish()
-                chunk = self._chunk
-                if chunk is not None and self._pos < len(chunk.messages):
-                    if self._handoff.epochs.get(chunk.tp) != chunk.epoch:
-                        self._chunk = None  # closed or re-opened since it was fetched: drop the rest
+            with self._mutex:
+                if self._pos < len(self._messages):
+                    if self._epochs.get(self._tp) != self._epoch:
+                        self._messages = []  # closed or re-opened since it was fetched: drop the rest
                     elif self._handoff.suspended:
                         suspended = True
                     else:
-                        message = chunk.messages[self._pos]
+                        message = self._messages[self._pos]
                         self._pos += 1
                         self._held = message
-                        self._holder = threading.get_ident()
                         return message
             if self._shut:
                 raise StopIteration
@@ -80,8 +99,9 @@ class KafkaStream:
                 self._shut = True
                 raise StopIteration
             assert isinstance(item, Chunk)
-            with self.lock:
-                self._chunk, self._pos = item, 0
+            with self._mutex:
+                self._messages, self._tp, self._epoch, self._pos = item.messages, item.tp, item.epoch, 0
+                self._holder = threading.get_ident()
             if self._handoff.on_take is not None:
                 self._handoff.on_take(len(item.messages))
 
@@ -90,7 +110,7 @@ class KafkaStream:
         held = self._held
         if held is not None:
             self._held = None
-            self._positions[TopicPartition(held.topic, held.partition)] = held.offset + 1
+            self._positions[self._tp] = held.offset + 1  # type: ignore[index]
             self.lock.notify_all()
 
     # -- the handoff's side (callers hold `lock` where noted) ----------------------------------------

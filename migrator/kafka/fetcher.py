@@ -128,30 +128,44 @@ class Fetcher:
                 self._dispatch(batch)
 
     def _dispatch(self, batch: list[Any]) -> None:
-        """Group a batch into one chunk per partition and hand each to its thread's stream queue."""
-        chunks: dict[TopicPartition, Chunk] = {}
+        """Group a batch into one chunk per partition and hand each to its thread's stream queue.
+
+        This runs once per record, so it avoids per-record allocations beyond the `Message` itself: a batch
+        holds runs of one partition, and the route is looked up once per run.
+        """
+        chunks: dict[tuple[str, int], tuple[Route, Chunk]] = {}
         routes = self._routes
+        last: tuple[str, int] | None = None
+        route: Route | None = None
+        append = None
+        thread_id = ""
         for raw in batch:
             if raw.error() is not None:
                 if raw.error().code() != KafkaError._PARTITION_EOF:
                     log.warning("fetch error: %s", raw.error())
                 continue
-            tp = TopicPartition(raw.topic(), raw.partition())
-            route = routes.get(tp)
+            key = (raw.topic(), raw.partition())
+            if key != last:
+                last = key
+                route = routes.get(key)  # type: ignore[call-overload]
+                if route is None:
+                    continue
+                entry = chunks.get(key)
+                if entry is None:
+                    entry = chunks[key] = (route, Chunk(TopicPartition(*key), route.epoch, []))
+                append = entry[1].messages.append
+                thread_id = route.stream.thread_id
+            elif route is None:
+                continue
             offset = raw.offset()
-            if route is None or offset < route.next_offset:
-                continue  # not ours any more, or a record from before a re-seek
+            if offset < route.next_offset:
+                continue  # a record from before a re-seek
             route.next_offset = offset + 1
-            chunk = chunks.get(tp)
-            if chunk is None:
-                chunk = chunks[tp] = Chunk(tp, route.epoch, [])
             ts_type, ts = raw.timestamp()
-            chunk.messages.append(
-                Message(tp.topic, tp.partition, offset, raw.key(), raw.value(), ts if ts_type else -1,
-                        route.stream.thread_id)
-            )
-        for tp, chunk in chunks.items():
-            self._put(routes[tp], chunk)
+            append(Message(key[0], key[1], offset, raw.key(), raw.value(), ts if ts_type else -1, thread_id))  # type: ignore[misc]
+        for route_, chunk in chunks.values():
+            if chunk.messages:
+                self._put(route_, chunk)
 
     def _put(self, route: Route, chunk: Chunk) -> None:
         while not self._stop.is_set():
