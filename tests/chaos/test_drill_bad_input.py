@@ -70,6 +70,7 @@ def test_malformed_ids_node_from_a_foreign_process(drill: Drill) -> None:
         assert not drill.owned_by("b2")
         drill.resumes()
         assert all(m.conn.owned for n, m in drill.members.items() if n != "b2"), "a connector released"
+        assert foreign.get(drill.paths.member(drill.cid("foreign")))[0] == b"{not json", "someone rewrote it"
     finally:
         foreign.stop()  # the ephemeral node goes with the foreign session
         foreign.close()
