@@ -123,6 +123,7 @@ class RebalanceWorker:
         self._thread = threading.Thread(target=self._run, name=f"rebalance-{settings.consumer_id}", daemon=True)
         self._routes: dict[TopicPartition, Route] = {}
         self._lag_due = 0.0
+        self._published_reason = ""
         if member is not None:
             offsets.kafka_available = lambda: not self.state.kafka_problem
         self._next_commit = self._commit_deadline()
@@ -290,15 +291,26 @@ class RebalanceWorker:
             return "unusable"
         if self._member is not None:
             self._member.subscribe(sorted(own_topics))
+        t_snapshot = time.monotonic()
         target, decision = self._target(snap)
         plan = transition(self.state.owned, target.own)
+        t_decided = time.monotonic()
         if plan.release:
             self._release(plan.release, decision.reason)
+        t_released = time.monotonic()
         if plan.claim and not self._claim(plan.claim):
             return False
-        if plan.claim or plan.release or decision.authority is not self.state.authority or "start" in reasons:
+        changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
+        if changed or "start" in reasons:
             self.listener.before_starting_fetchers(cid, by_topic(target.global_))
-        self._finish(decision)
+        self._finish(decision, publish=changed or bool(reasons & {"start", "mode", "new session"}))
+        if changed:
+            log.info(
+                "rebalance (%s): %s authority, released %d, claimed %d; decide %.0f ms, release %.0f ms, "
+                "claim %.0f ms", ", ".join(sorted(reasons)), decision.authority.value, len(plan.release),
+                len(plan.claim), (t_decided - t_snapshot) * 1e3, (t_released - t_decided) * 1e3,
+                (time.monotonic() - t_released) * 1e3,
+            )
         return True
 
     def _target(self, snap: Snapshot) -> tuple[Target, AuthorityDecision]:
@@ -355,6 +367,10 @@ class RebalanceWorker:
         log.info("released %d partitions (%s)", len(release), why)
 
     def _claim(self, claim: Mapping[TopicPartition, ThreadId]) -> bool:
+        # Wait (at most one back-off) for the previous owners to let go before creating anything: in a
+        # switch every member releases at about the same time, and claiming early only turns into
+        # create-conflict-delete-retry churn.
+        owners.wait_until_released(self._zk, self._paths, sorted(claim), self.s.backoff_ms / 1000.0)
         result = owners.claim(self._zk, self._paths, claim)
         if result.conflicts:
             owners.release(self._zk, self._paths, result.claimed)  # delete what this attempt created
@@ -379,16 +395,22 @@ class RebalanceWorker:
         self.state.owned.update(claim)
         return True
 
-    def _finish(self, decision: AuthorityDecision) -> None:
+    def _finish(self, decision: AuthorityDecision, publish: bool) -> None:
+        """Record the outcome; publish it when it changed, or when an operator is waiting for it (a mode
+        write, a start, a new session) — not on every Kafka retry of a bridge refused by the broker."""
         authority, reason = decision.authority, decision.reason
+        publish = publish or reason != self._published_reason
         if authority is not self.state.authority:
             log.warning("authority %s -> %s: %s", self.state.authority.value, authority.value, reason)
             self._metrics.switched(authority.value)
         self.state.authority = authority
-        self.state.generation += 1
         kafka = authority is Authority.KAFKA
         self._metrics.authority(kafka, len(self.state.kafka_assignment or ()), len(self.state.owned))
         self._metrics.kafka_unavailable(self._member is not None and bool(self.state.kafka_problem))
+        if not publish:
+            return
+        self._published_reason = reason
+        self.state.generation += 1
         self._registry.publish(
             PublishedAuthority(
                 authority=authority,

@@ -100,9 +100,14 @@ class SequencedProducer:
         while not self._stop.is_set():
             for _ in range(self._batch):
                 value = f"seq-{self.sent}".encode()
-                self._producer.produce(
-                    self._topic, value=value, partition=next(partition), on_delivery=self._on_delivery
-                )
+                target = next(partition)
+                while True:
+                    try:
+                        self._producer.produce(self._topic, value=value, partition=target,
+                                               on_delivery=self._on_delivery)
+                        break
+                    except BufferError:  # the local queue is full: let deliveries drain, then retry
+                        self._producer.poll(0.05)
                 self.sent += 1
             self._producer.poll(0)
             next_at += self._interval

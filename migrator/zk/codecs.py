@@ -164,7 +164,7 @@ class Authority(StrEnum):
 class PublishedAuthority:
     """What a bridge publishes at `migration/authority/<consumerId>` after each rebalance.
 
-    `generation` counts this bridge's completed rebalances (it grows by one per rebalance);
+    `generation` grows by one per publication (a rebalance that changed something, a mode write, a start);
     `kafka_member_id` is its embedded member's id in the Kafka group (empty when not joined);
     `partitions` is how many partitions it owns after that rebalance.
     """
