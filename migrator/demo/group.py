@@ -16,6 +16,7 @@ from kazoo.exceptions import NoNodeError
 from migrator.errors import CorruptNodeError, MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.zk.codecs import PublishedAuthority, decode_broker_topic
+from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths, broker_topic
 
 
@@ -52,19 +53,7 @@ def create_topic(admin: KafkaAdmin, zk: KazooClient, topic: str, partitions: int
 
 def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
     """partition -> owning thread id, one pipelined read."""
-    paths = GroupPaths(group)
-    try:
-        parts = zk.get_children(paths.owners_topic(topic))
-    except NoNodeError:
-        return {}
-    reads = {int(p): zk.get_async(paths.owner(topic, int(p))) for p in parts if p.isdigit()}
-    out: dict[int, str] = {}
-    for p, result in reads.items():
-        try:
-            out[p] = result.get()[0].decode()
-        except NoNodeError:
-            continue
-    return out
+    return {tp.partition: thread for tp, thread in read_owners(zk, GroupPaths(group), {topic}).items()}
 
 
 def authorities(zk: KazooClient, group: str, bridges: Collection[str]) -> dict[str, str]:

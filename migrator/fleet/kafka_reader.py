@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from migrator.assign.model import TopicPartition
 from migrator.fleet.model import KafkaGroupFacts
-from migrator.kafka.admin import KafkaGroup, KafkaMember, KafkaUnavailable
+from migrator.kafka.admin import KafkaGroup, KafkaMember, KafkaUnavailable, admin_config
 from migrator.zk.group_view import GroupView
 
 DEFAULT_TIMEOUT_S = 15.0
@@ -45,14 +45,9 @@ class FleetKafkaReader:
         properties: Mapping[str, str] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        conf: dict[str, Any] = {
-            "bootstrap.servers": bootstrap_servers,
-            "socket.connection.setup.timeout.ms": int(timeout_s * 1000),
-        }
-        conf.update(properties or {})
         self.bootstrap_servers = bootstrap_servers
         self.timeout_s = timeout_s
-        self._admin = AdminClient(conf)
+        self._admin = AdminClient(admin_config(bootstrap_servers, properties, timeout_s))
         self._topics: dict[str, tuple[int, ...]] | None = None
         self._down: str | None = None  # once metadata fails, the rest of the slice does not wait again
 

@@ -56,6 +56,16 @@ class KafkaGroup:
         return {m.client_id: m.partitions for m in self.members}
 
 
+def admin_config(bootstrap_servers: str, properties: Mapping[str, Any] | None, timeout_s: float) -> dict[str, Any]:
+    """AdminClient settings: connection set-up bounded by `timeout_s`, then the pass-through properties."""
+    conf: dict[str, Any] = {
+        "bootstrap.servers": bootstrap_servers,
+        "socket.connection.setup.timeout.ms": int(timeout_s * 1000),
+    }
+    conf.update(properties or {})
+    return conf
+
+
 def _tp(tp: KafkaTopicPartition) -> TopicPartition:
     return TopicPartition(tp.topic, tp.partition)
 
@@ -69,14 +79,9 @@ class KafkaAdmin:
         properties: Mapping[str, str] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        conf: dict[str, Any] = {
-            "bootstrap.servers": bootstrap_servers,
-            "socket.connection.setup.timeout.ms": int(timeout_s * 1000),
-        }
-        conf.update(properties or {})
         self.bootstrap_servers = bootstrap_servers
         self.timeout_s = timeout_s
-        self._admin = AdminClient(conf)
+        self._admin = AdminClient(admin_config(bootstrap_servers, properties, timeout_s))
 
     def _result(self, future: Future[T], what: str) -> T:
         try:

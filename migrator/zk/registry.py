@@ -92,23 +92,17 @@ class Watches:
         self._stopped = True
 
     def _children(self, path: str, what: str) -> None:
-        first = True
-
-        def on_children(_children: list[str]) -> bool | None:
-            nonlocal first
-            if self._stopped:
-                return False
-            if not first:
-                self._post(what)
-            first = False
-            return None
-
-        ChildrenWatch(self._zk, path, on_children)
+        ChildrenWatch(self._zk, path, self._trigger(what))
 
     def _on_data(self, what: str) -> Callable[..., bool | None]:
+        return self._trigger(what)
+
+    def _trigger(self, what: str) -> Callable[..., bool | None]:
+        """A watch callback that posts `what` on every change after the first call (which only arms it),
+        and disarms itself once the watches are stopped."""
         first = True
 
-        def on_data(_data: bytes | None, _stat: object) -> bool | None:
+        def on_change(*_args: object) -> bool | None:
             nonlocal first
             if self._stopped:
                 return False
@@ -117,4 +111,4 @@ class Watches:
             first = False
             return None
 
-        return on_data
+        return on_change

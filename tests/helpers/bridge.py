@@ -7,21 +7,13 @@ import time
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from migrator.demo.workload import bridge_props
 from migrator.observe import ProcessingLog
 from migrator.zk.codecs import PublishedAuthority
+from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member
-
-
-def bridge_props(bootstrap: str) -> dict[str, str]:
-    return {
-        "coordination.migration.enabled": "true",
-        "coordination.migration.bootstrap.servers": bootstrap,
-        "coordination.migration.poll.interval.ms": "100",
-        "coordination.migration.session.timeout.ms": "6000",
-        "offsets.channel.backoff.ms": "200",
-    }
 
 
 def start_bridge(cluster: object, group: str, cid: str, topic: str, streams: int, log: ProcessingLog,
@@ -58,18 +50,8 @@ def published(zk: KazooClient, group: str) -> dict[str, PublishedAuthority]:
 
 
 def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
-    paths = GroupPaths(group)
-    try:
-        parts = zk.get_children(paths.owners_topic(topic))
-    except NoNodeError:
-        return {}
-    out = {}
-    for p in parts:
-        try:
-            out[int(p)] = zk.get(paths.owner(topic, int(p)))[0].decode()
-        except NoNodeError:
-            continue
-    return out
+    """partition -> owning thread id, one pipelined read."""
+    return {tp.partition: thread for tp, thread in read_owners(zk, GroupPaths(group), {topic}).items()}
 
 
 def wait_converged(zk: KazooClient, group: str, topic: str, partitions: int, authority: str,

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from migrator.demo.workload import PlainConsumer
 from migrator.observe import OwnersWatcher, ProcessingLog
 from migrator.observe.verdict import judge
 from tests.helpers.bridge import published, set_mode, start_bridge, wait_converged
 from tests.helpers.kafka import make_topic
-from tests.helpers.plain import PlainConsumer
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member, SequencedProducer
 
