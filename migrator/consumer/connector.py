@@ -240,6 +240,7 @@ class ConsumerConnector:
             self._member.start(static_topics or self._wildcard_topics(registration, admin))
             if not self._member.joined.wait(JOIN_WAIT_S):
                 log.warning("embedded member not in the Kafka group after %.0fs; obeying ZooKeeper", JOIN_WAIT_S)
+        worker.register()
         worker.start()
 
     def _wildcard_topics(self, registration: Registration, admin: KafkaAdmin) -> list[str]:

@@ -146,8 +146,12 @@ class RebalanceWorker:
         return self._thread.is_alive()
 
     # -- the loop --------------------------------------------------------------------------------------
-    def _run(self) -> None:
+    def register(self) -> None:
+        """Register in ZooKeeper before the worker starts, so the member is visible when the application's
+        `create_message_streams` returns (as with the Scala connector)."""
         self._register()
+
+    def _run(self) -> None:
         self._evaluate({"start"})
         while not self.state.closed:
             batch = self._next_batch()
@@ -249,7 +253,9 @@ class RebalanceWorker:
     # -- the rebalance ---------------------------------------------------------------------------------
     def _evaluate(self, reasons: set[str]) -> None:
         if not self.state.registered:
-            return
+            self._register()  # a registration that failed earlier is retried with the next evaluation
+            if not self.state.registered:
+                return
         started = time.monotonic()
         for attempt in range(1, self.s.max_retries + 1):
             try:

@@ -35,7 +35,8 @@ def test_executors_can_import_the_shipped_zip(tmp_path: Path):
         "                    and 'editable' not in repr(f).lower()]\n"
         "sys.path_hooks[:] = [h for h in sys.path_hooks if 'editable' not in repr(h).lower()]\n"
         "sys.path_importer_cache.clear()\n"
-        f"sys.path[:] = [{str(archive)!r}] + [p for p in sys.path if p and {REPO!r} not in p]\n"
+        # drop the checkout itself (not a venv inside it, whose site-packages hold the dependencies)
+        f"sys.path[:] = [{str(archive)!r}] + [p for p in sys.path if p and p.rstrip('/') != {REPO!r}]\n"
         "import migrator.fleet.scan as s\n"
         "print(s.__file__)\n"
     )
