@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from migrator.assign.model import TopicPartition
 from migrator.fleet.model import KafkaGroupFacts
-from migrator.kafka.admin import KafkaGroup, KafkaMember, KafkaUnavailable, admin_config
+from migrator.kafka.admin import KafkaGroup, KafkaUnavailable, admin_config, group_from_description
 from migrator.zk.group_view import GroupView
 
 DEFAULT_TIMEOUT_S = 15.0
@@ -93,7 +93,7 @@ class FleetKafkaReader:
         errors: dict[str, str] = {}
         for n in names:
             try:
-                groups[n] = _group(n, self._wait(described[n]))
+                groups[n] = group_from_description(n, self._wait(described[n]))
             except Exception as exc:
                 groups[n], errors[n] = None, f"describe group: {_error(exc)}"
         committed: dict[str, dict[TopicPartition, int]] = {}
@@ -134,21 +134,6 @@ class FleetKafkaReader:
             except Exception as exc:
                 return ends, f"log end of {tp.topic}-{tp.partition}: {_error(exc)}"
         return ends, None
-
-
-def _group(name: str, desc: Any) -> KafkaGroup:
-    members = tuple(
-        KafkaMember(
-            member_id=m.member_id,
-            client_id=m.client_id,
-            host=m.host,
-            group_instance_id=m.group_instance_id,
-            partitions=tuple(sorted(_tp(tp) for tp in (m.assignment.topic_partitions or []))),
-        )
-        for m in desc.members
-    )
-    state = getattr(desc.state, "name", str(desc.state))
-    return KafkaGroup(group_id=name, state=state, assignor=desc.partition_assignor or "", members=members)
 
 
 def _topics_of_interest(view: GroupView, group: KafkaGroup | None, committed: Mapping[TopicPartition, int]) -> set[str]:

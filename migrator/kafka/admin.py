@@ -66,6 +66,22 @@ def admin_config(bootstrap_servers: str, properties: Mapping[str, Any] | None, t
     return conf
 
 
+def group_from_description(group: str, desc: Any) -> KafkaGroup:
+    """The immutable view of a confluent-kafka `ConsumerGroupDescription`."""
+    members = tuple(
+        KafkaMember(
+            member_id=m.member_id,
+            client_id=m.client_id,
+            host=m.host,
+            group_instance_id=m.group_instance_id,
+            partitions=tuple(sorted(_tp(tp) for tp in (m.assignment.topic_partitions or []))),
+        )
+        for m in desc.members
+    )
+    state = getattr(desc.state, "name", str(desc.state))
+    return KafkaGroup(group_id=group, state=state, assignor=desc.partition_assignor or "", members=members)
+
+
 def _tp(tp: KafkaTopicPartition) -> TopicPartition:
     return TopicPartition(tp.topic, tp.partition)
 
@@ -95,19 +111,7 @@ class KafkaAdmin:
 
     def describe_group(self, group: str) -> KafkaGroup:
         futures = self._admin.describe_consumer_groups([group], request_timeout=self.timeout_s)
-        desc = self._result(futures[group], f"describe group {group}")
-        members = tuple(
-            KafkaMember(
-                member_id=m.member_id,
-                client_id=m.client_id,
-                host=m.host,
-                group_instance_id=m.group_instance_id,
-                partitions=tuple(sorted(_tp(tp) for tp in (m.assignment.topic_partitions or []))),
-            )
-            for m in desc.members
-        )
-        state = getattr(desc.state, "name", str(desc.state))
-        return KafkaGroup(group_id=group, state=state, assignor=desc.partition_assignor or "", members=members)
+        return group_from_description(group, self._result(futures[group], f"describe group {group}"))
 
     def list_groups(self) -> list[str]:
         result = self._result(self._admin.list_consumer_groups(request_timeout=self.timeout_s), "list groups")

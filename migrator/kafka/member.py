@@ -73,6 +73,11 @@ class EmbeddedMember:
         return self._client_id
 
     @property
+    def alive(self) -> bool:
+        """Whether the poll thread still runs (after `close()` it must not: its client would linger)."""
+        return self._thread.is_alive()
+
+    @property
     def assignment(self) -> tuple[TopicPartition, ...]:
         return self._assignment
 
@@ -185,7 +190,7 @@ class EmbeddedMember:
         event = KafkaRevoked(lost=lost)
         self._post(event)
         started = time.monotonic()
-        while not event.done.done():
+        while not event.done.done() and not self._closing.is_set():  # a closing connector's worker is gone
             if time.monotonic() - started > REVOKE_WAIT_S:
                 log.error("worker did not release within %.0fs of a Kafka revoke", REVOKE_WAIT_S)
                 return

@@ -6,12 +6,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
-
-from confluent_kafka import Producer
 
 from migrator import ConsumerConnector
 from migrator.consumer.stream import KafkaStream
+from migrator.demo import workload as demo
+from migrator.kafka.admin import KafkaAdmin
 from migrator.observe import ProcessingLog
 from tests.helpers.kafka import KafkaCluster
 
@@ -23,52 +22,14 @@ TEST_PROPS = {
 }
 
 
-class SequencedProducer:
-    """Produces `seq-<n>` records in a background thread at about `rate` per second; `produced` holds the
-    (topic, partition, offset) of every acknowledged record, which is what the verdict compares against."""
+class SequencedProducer(demo.SequencedProducer):
+    """The demo's sequenced producer (round robin over the topic's partitions) with the tests' signature."""
 
     def __init__(self, cluster: KafkaCluster, topic: str, rate: float = 200.0) -> None:
-        self._producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "linger.ms": 5})
-        self._topic = topic
-        self._interval = 1.0 / rate
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self.produced: set[tuple[str, int, int]] = set()
-        self.errors: list[str] = []
-        self.sent = 0
-        self._thread = threading.Thread(target=self._run, name="sequenced-producer", daemon=True)
-
-    def _on_delivery(self, err: Any, msg: Any) -> None:
-        with self._lock:
-            if err is not None:
-                self.errors.append(str(err))
-            else:
-                self.produced.add((msg.topic(), msg.partition(), msg.offset()))
-
-    def _run(self) -> None:
-        next_at = time.monotonic()
-        while not self._stop.is_set():
-            self._producer.produce(self._topic, value=f"seq-{self.sent}".encode(), on_delivery=self._on_delivery)
-            self.sent += 1
-            self._producer.poll(0)
-            next_at += self._interval
-            delay = next_at - time.monotonic()
-            if delay > 0:
-                self._stop.wait(delay)
-
-    def start(self) -> SequencedProducer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> set[tuple[str, int, int]]:
-        """Stop, wait for every acknowledgement, and return what was produced."""
-        self._stop.set()
-        self._thread.join(timeout=10)
-        remaining = self._producer.flush(30)
-        if remaining or self.errors:
-            raise AssertionError(f"{remaining} records undelivered; errors {self.errors[:3]}")
-        with self._lock:
-            return set(self.produced)
+        partitions = KafkaAdmin(cluster.bootstrap_servers).partitions(topic)
+        if not partitions:
+            raise AssertionError(f"topic {topic} has no partitions")
+        super().__init__(cluster.bootstrap_servers, topic, len(partitions), rate)
 
 
 class Member:

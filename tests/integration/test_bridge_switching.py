@@ -49,8 +49,14 @@ def test_ten_switches_under_load_keep_every_safety_property(cluster, unique_grou
             time.sleep(rng.uniform(0.5, 2.0))
         produced = producer.stop()
         drain(log, produced)
-        for b in bridges:
-            b.shutdown()
+        import threading
+
+        leaving = [threading.Thread(target=b.shutdown) for b in bridges]  # leave together: revokes mid-shutdown
+        for t in leaving:
+            t.start()
+        for t in leaving:
+            t.join(timeout=60)
+        assert not any(b.conn._member.alive for b in bridges), "an embedded member outlived shutdown()"
     verdict = judge(produced, log.records(), watcher.intervals())
     assert verdict.ok, verdict.summary()
     assert not verdict.duplicates, verdict.summary()
