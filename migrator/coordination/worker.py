@@ -152,7 +152,10 @@ class RebalanceWorker:
         self._register()
 
     def _run(self) -> None:
-        self._evaluate({"start"})
+        # The first evaluation goes through the queue, after anything posted before the thread started
+        # (a bridge's first Kafka assignment in particular): deciding without it would obey ZooKeeper and
+        # claim partitions that plain Kafka consumers are processing.
+        self.post(Changed("start"))
         while not self.state.closed:
             batch = self._next_batch()
             try:

@@ -116,3 +116,39 @@ def test_group_larger_than_group_max_size_keeps_consuming_under_zookeeper(cluste
             b.shutdown()
     verdict = judge(produced, log.records(), watcher.intervals())
     assert verdict.ok and not verdict.duplicates, verdict.summary()
+
+
+def test_a_bridge_joining_plain_kafka_consumers_never_obeys_zookeeper_first(cluster, unique_group, unique_topic,
+                                                                           zk_client) -> None:
+    """Its first decision must already see its first Kafka assignment: deciding before it would fall back to
+    ZooKeeper and claim partitions the plain consumers are processing (the demo caught this as duplicates)."""
+    from migrator import ConsumerConnector, ConsumerRebalanceListener
+    from migrator.demo.workload import CONNECTOR_PROPS, bridge_props
+
+    make_topic(cluster, unique_topic, PARTITIONS)
+    set_mode(zk_client, unique_group, "kafka")
+    log = ProcessingLog()
+    plains = [PlainConsumer(cluster.bootstrap_servers, unique_group, unique_topic, log, f"plain{i}").start()
+              for i in range(2)]  # fmt: skip
+    for p in plains:
+        assert p.joined.wait(30)
+    seen: list[dict[str, dict[int, str]]] = []
+
+    class Recorder(ConsumerRebalanceListener):
+        def before_starting_fetchers(self, consumer_id, assignment) -> None:
+            seen.append({t: dict(ps) for t, ps in assignment.items()})
+
+    conn = ConsumerConnector({"zookeeper.connect": cluster.zookeeper, "group.id": unique_group, "consumer.id": "b",
+                              **CONNECTOR_PROPS, **bridge_props(cluster.bootstrap_servers)})  # fmt: skip
+    conn.set_rebalance_listener(Recorder())
+    try:
+        conn.create_message_streams({unique_topic: 2})
+        wait_until(lambda: seen, timeout=30, what="the bridge's first assignment")
+        first = seen[0].get(unique_topic, {})
+        plain_threads = {t for t in first.values() if not t.startswith(conn.consumer_id)}
+        assert plain_threads, f"the first assignment gave every partition to the bridge: {first}"
+        assert published(zk_client, unique_group)[conn.consumer_id].authority.value == "kafka"
+    finally:
+        conn.shutdown()
+        for p in plains:
+            p.shutdown()
