@@ -9,12 +9,12 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from pathlib import Path
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, KafkaException
-from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END
 from kazoo.client import KazooState
 
 from migrator.assign.model import TopicPartition, thread_ids
@@ -28,6 +28,7 @@ from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.worker import RebalanceWorker, WorkerSettings
 from migrator.errors import ConfigError, MigratorError
 from migrator.kafka.admin import KafkaAdmin
+from migrator.kafka.commit import commit_sync
 from migrator.kafka.fetcher import Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
@@ -208,8 +209,9 @@ class ConsumerConnector:
             )
         # Committed Kafka offsets are read with the admin client: asking the embedded member would block
         # while its own rebalance callback waits for this worker.
-        committer = self._member if self._member is not None else _SimpleCommitter(self._fetcher)
-        kafka_offsets = _KafkaOffsets(committer, admin, self.group)
+        fetcher_consumer = self._fetcher.consumer
+        commit = self._member.commit if self._member is not None else partial(commit_sync, fetcher_consumer)
+        kafka_offsets = _KafkaOffsets(commit, admin, self.group)
         offsets = OffsetStore(
             self._zk, self.paths, cfg.offsets_storage, cfg.dual_commit_enabled, kafka_offsets, self.metrics,
             cfg.offsets_commit_max_retries, cfg.offsets_channel_backoff_ms,
@@ -293,33 +295,20 @@ class ConsumerConnector:
                 self._handoff.resume()
 
 
-class _SimpleCommitter:
-    """Kafka commits of a legacy connector: they carry generation -1, so the broker takes them only for a
-    group without live Kafka members (which is why KIP-125 asks legacy members to commit to ZooKeeper)."""
-
-    def __init__(self, fetcher: Fetcher) -> None:
-        self._consumer = fetcher.consumer
-
-    def commit(self, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]:
-        tps = [KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()]
-        try:
-            result = self._consumer.commit(offsets=tps, asynchronous=False)
-        except KafkaException as exc:
-            log.warning("Kafka offset commit refused: %s", exc)
-            return set()
-        return {TopicPartition(tp.topic, tp.partition) for tp in result or [] if tp.error is None}
-
-
 class _KafkaOffsets:
-    """Commits through the member (or the legacy committer); reads through the admin client."""
+    """Commits through `commit` (the embedded member's, with its generation; or a legacy connector's simple
+    commit with generation -1, which the broker takes only for a group without live Kafka members: why
+    KIP-125 asks legacy members to commit to ZooKeeper); reads through the admin client."""
 
-    def __init__(self, committer: _SimpleCommitter | EmbeddedMember, admin: KafkaAdmin, group: str) -> None:
-        self._committer = committer
+    def __init__(
+        self, commit: Callable[[Mapping[TopicPartition, int]], set[TopicPartition]], admin: KafkaAdmin, group: str
+    ) -> None:
+        self._commit = commit
         self._admin = admin
         self._group = group
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]:
-        return self._committer.commit(offsets)
+        return self._commit(offsets)
 
     def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
         return self._admin.committed_offsets(self._group, tps)

@@ -26,6 +26,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.assign.model import TopicPartition
 from migrator.coordination.events import Event, KafkaAssigned, KafkaRevoked, KafkaUnavailable
+from migrator.kafka.commit import commit_sync
 
 log = logging.getLogger(__name__)
 
@@ -95,20 +96,8 @@ class EmbeddedMember:
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]:
         """Commit synchronously with the member's generation; returns the partitions Kafka accepted."""
-        if not offsets:
-            return set()
-        tps = [KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()]
-
-        def commit() -> set[TopicPartition]:
-            try:
-                result = self._consumer.commit(offsets=tps, asynchronous=False)
-            except KafkaException as exc:
-                log.info("kafka commit through the embedded member failed: %s", exc)
-                return set()
-            return {TopicPartition(tp.topic, tp.partition) for tp in result or [] if tp.error is None}
-
         try:
-            return self._call(commit)
+            return self._call(lambda: commit_sync(self._consumer, offsets))
         except TimeoutError:
             log.warning("kafka commit through the embedded member timed out")
             return set()
