@@ -5,9 +5,11 @@
 For each size (4 bridges x 2 streams on 16 partitions, 16 x 4 on 128) a group of bridges is switched
 between zookeeper and kafka 10 times with `set-mode` (preflight included, as an operator would run it); the
 baseline is a group of N plain confluent-kafka consumers on a topic of the same size that one more plain
-consumer joins, 10 times. Both pauses come from `migrator.observe.pause` over what was processed: from the
-trigger (the mode node's mtime; the join) until the last partition is processed again by its new owner. A
-round-robin producer gives every partition a record every `1000 / per_partition_rate` ms: the resolution.
+consumer joins, 10 times. Every member, bridge or plain, runs in its own process (as deployed), so
+neither side pays for the other's interpreter. Both pauses come from `migrator.observe.pause` over what
+was processed: from the trigger (the mode node's mtime; the moment the joining process asks to join)
+until the last partition is processed again by its new owner. A round-robin producer gives every
+partition a record every `1000 / per_partition_rate` ms: the resolution.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import Cluster, add_cluster_args, cluster, quiet, ratio, save, unique
+from benchmarks.member_process import MemberSpec, RemoteMember
 from migrator.demo.group import create_topic, wait_for
 from migrator.demo.steps import GroupDriver, Sizing
 from migrator.demo.workload import QUIET_LOGGER, LiveLog, SequencedProducer
@@ -46,24 +49,30 @@ SIZES = [Size(4, 2, 16), Size(16, 4, 128)]
 QUICK_SIZES = [Size(4, 2, 16)]
 
 
-def _driver(c: Cluster, size: Size, switches: int, tag: str) -> tuple[GroupDriver, SequencedProducer, KafkaAdmin]:
+def _driver(c: Cluster, size: Size, tag: str, log_dir: str | None) -> tuple[GroupDriver, SequencedProducer, KafkaAdmin]:
     topic = unique(f"pause-{tag}")
     zk = connect(c.zookeeper)
     admin = KafkaAdmin(c.bootstrap_servers, {"logger": logging.getLogger(QUIET_LOGGER)})  # type: ignore[dict-item]
     create_topic(admin, zk, topic, size.partitions)
     sizing = Sizing(size.members, size.streams, size.partitions, size.per_partition_rate * size.partitions,
                     settle_s=0.3, step_timeout_s=90.0)  # fmt: skip
-    driver = GroupDriver(c.zookeeper, c.bootstrap_servers, topic, topic, sizing, zk, admin, LiveLog(),
-                         echo=lambda line: print(line, flush=True))  # fmt: skip
+    log = LiveLog()
+
+    def spawn(kind: str, name: str) -> RemoteMember:
+        spec = MemberSpec(kind, name, c.zookeeper, c.bootstrap_servers, topic, topic, size.streams, log_dir)
+        return RemoteMember(spec, log)
+
+    driver = GroupDriver(c.zookeeper, c.bootstrap_servers, topic, topic, sizing, zk, admin, log,
+                         echo=lambda line: print(line, flush=True), spawn=spawn)  # fmt: skip
     producer = SequencedProducer(
         c.bootstrap_servers, topic, size.partitions, sizing.rate, batch=max(1, size.partitions // 16)
     )
     return driver, producer, admin
 
 
-def _run_group(c: Cluster, size: Size, rounds: int, plain: bool) -> list[float | None]:
+def _run_group(c: Cluster, size: Size, rounds: int, plain: bool, log_dir: str | None) -> list[float | None]:
     """`rounds` measured transitions: mode switches of a bridge group, or joins of one more plain consumer."""
-    d, producer, _ = _driver(c, size, rounds, "plain" if plain else "bridge")
+    d, producer, _ = _driver(c, size, "plain" if plain else "bridge", log_dir)
     producer.start()
     try:
         for i in range(size.members):
@@ -75,7 +84,7 @@ def _run_group(c: Cluster, size: Size, rounds: int, plain: bool) -> list[float |
         for n in range(rounds):
             if plain:
                 name = f"joiner{n}"
-                step = d.step("baseline", f"plain consumer {name} joins", lambda name=name: d.start("plain", name))
+                step = d.step("baseline", f"plain consumer {name} joins", lambda name=name: _join(d, name))
                 measured.append(step.pause_s)
                 d.step("baseline", f"plain consumer {name} leaves", lambda name=name: d.stop(name))
             else:
@@ -91,6 +100,12 @@ def _run_group(c: Cluster, size: Size, rounds: int, plain: bool) -> list[float |
             raise RuntimeError(f"member errors: {d.errors}")
 
 
+def _join(d: GroupDriver, name: str) -> int:
+    member = d.start("plain", name)
+    assert isinstance(member, RemoteMember)
+    return member.wait_subscribed()
+
+
 def _stats(values: list[float | None]) -> dict[str, Any]:
     ok = [v for v in values if v is not None]
     s = summary(ok)
@@ -98,12 +113,12 @@ def _stats(values: list[float | None]) -> dict[str, Any]:
             "median_s": round(s["median_s"], 4), "max_s": round(s["max_s"], 4)}  # fmt: skip
 
 
-def measure(c: Cluster, size: Size, rounds: int = 10) -> dict[str, Any]:
+def measure(c: Cluster, size: Size, rounds: int = 10, log_dir: str | None = None) -> dict[str, Any]:
     print(f"== {size.members} bridges x {size.streams} streams on {size.partitions} partitions", flush=True)
-    switch = _stats(_run_group(c, size, rounds, plain=False))
+    switch = _stats(_run_group(c, size, rounds, plain=False, log_dir=log_dir))
     print(f"== baseline: one plain consumer joins {size.members} plain consumers ({size.partitions} partitions)",
           flush=True)  # fmt: skip
-    base = _stats(_run_group(c, size, rounds, plain=True))
+    base = _stats(_run_group(c, size, rounds, plain=True, log_dir=None))
     median_ratio = ratio(switch["median_s"], base["median_s"])
     return {
         "size": asdict(size),
@@ -116,10 +131,10 @@ def measure(c: Cluster, size: Size, rounds: int = 10) -> dict[str, Any]:
     }
 
 
-def run(c: Cluster, quick: bool = False, sizes: list[Size] | None = None) -> dict[str, Any]:
+def run(c: Cluster, quick: bool = False, sizes: list[Size] | None = None, log_dir: str | None = None) -> dict[str, Any]:
     quiet()
     rounds = 4 if quick else 10
-    results = [measure(c, s, rounds) for s in (sizes or (QUICK_SIZES if quick else SIZES))]
+    results = [measure(c, s, rounds, log_dir) for s in (sizes or (QUICK_SIZES if quick else SIZES))]
     for r in results:
         s = r["size"]
         print(f"switch pause {s['members']}x{s['streams']} on {s['partitions']}: median {r['switch']['median_s']:.3f}s "
@@ -135,13 +150,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_cluster_args(parser)
     parser.add_argument("--size", help="one size as MEMBERSxSTREAMSxPARTITIONS, e.g. 8x2x32")
+    parser.add_argument("--member-logs", metavar="DIR", help="write each bridge's rebalance log (phase timings) here")
     args = parser.parse_args(argv)
+    if args.member_logs:
+        Path(args.member_logs).mkdir(parents=True, exist_ok=True)
     sizes = None
     if args.size:
         m, s, p = (int(x) for x in args.size.split("x"))
         sizes = [Size(m, s, p)]
     with cluster(args.zookeeper, args.bootstrap_servers) as c:
-        run(c, args.quick, sizes)
+        run(c, args.quick, sizes, args.member_logs)
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol, cast
 
 from kazoo.client import KazooClient
 
@@ -22,7 +23,24 @@ from migrator.ops import modes
 from migrator.zk.codecs import Mode
 from migrator.zk.paths import GroupPaths
 
-Member = ConnectorMember | PlainConsumer
+
+class Member(Protocol):
+    """What the driver needs of a member, wherever it runs (this process or a child process)."""
+
+    @property
+    def info(self) -> MemberInfo: ...
+
+    def shutdown(self) -> None: ...
+
+
+class KafkaMember(Member, Protocol):
+    """A plain Kafka consumer: the driver compares what it was assigned with the Kafka group."""
+
+    def assigned_now(self) -> set[int]: ...
+
+
+MemberFactory = Callable[[str, str], Member]
+"""(kind, name) -> a started member; kind is "legacy", "bridge" or "plain"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +90,14 @@ class GroupDriver:
     steps: list[Step] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     started_ns: int = field(default_factory=time.time_ns)
+    spawn: MemberFactory | None = None  # None: every member runs in this process
 
     # -- members -------------------------------------------------------------------------------------
-    def start(self, kind: str, name: str) -> None:
+    def start(self, kind: str, name: str) -> Member:
         member: Member
-        if kind == "plain":
+        if self.spawn is not None:
+            member = self.spawn(kind, name)
+        elif kind == "plain":
             member = PlainConsumer(self.bootstrap, self.group, self.topic, self.log, name).start()
         else:
             bootstrap = self.bootstrap if kind == "bridge" else None
@@ -85,6 +106,7 @@ class GroupDriver:
             )
         self.live[name] = member
         self.known[name] = member.info
+        return member
 
     def stop(self, name: str) -> None:
         member = self.live.pop(name)
@@ -100,11 +122,11 @@ class GroupDriver:
             self.stop(name)
 
     # -- convergence ---------------------------------------------------------------------------------
-    def _connectors(self) -> list[ConnectorMember]:
-        return [m for m in self.live.values() if isinstance(m, ConnectorMember)]
+    def _connectors(self) -> list[Member]:
+        return [m for m in self.live.values() if m.info.kind != "plain"]
 
-    def _plain(self) -> list[PlainConsumer]:
-        return [m for m in self.live.values() if isinstance(m, PlainConsumer)]
+    def _plain(self) -> list[KafkaMember]:
+        return [cast(KafkaMember, m) for m in self.live.values() if m.info.kind == "plain"]
 
     def expected_authority(self) -> str:
         legacy = any(m.info.kind == "legacy" for m in self._connectors())
@@ -128,11 +150,11 @@ class GroupDriver:
         kafka = kafka_assignment(self.admin, self.group)
         if kafka is None:
             return False
-        if set(kafka) != set(bridges) | {p.name for p in self._plain()}:
+        if set(kafka) != set(bridges) | {p.info.name for p in self._plain()}:
             return False
         if any(by_member.get(b, set()) != kafka[b] for b in bridges):
             return False
-        if any(p.assigned_now() != kafka[p.name] for p in self._plain()):
+        if any(p.assigned_now() != kafka[p.info.name] for p in self._plain()):
             return False
         covered = [p for parts in kafka.values() for p in parts]
         return sorted(covered) == list(range(self.sizing.partitions))

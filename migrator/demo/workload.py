@@ -11,7 +11,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +58,13 @@ class LiveLog(ProcessingLog):
         self._last[(record.topic, record.partition)] = record.start_ns
         return record
 
+    def extend(self, records: Iterable[Processed]) -> None:
+        records = list(records)
+        super().extend(records)
+        for record in records:
+            key = (record.topic, record.partition)
+            self._last[key] = max(self._last.get(key, 0), record.start_ns)
+
     def resumed_since(self, since_ns: int) -> set[tuple[str, int]]:
         """Partitions with a record started at or after `since_ns`."""
         return {tp for tp, t in list(self._last.items()) if t >= since_ns}
@@ -103,8 +110,9 @@ class SequencedProducer:
                 target = next(partition)
                 while True:
                     try:
-                        self._producer.produce(self._topic, value=value, partition=target,
-                                               on_delivery=self._on_delivery)
+                        self._producer.produce(
+                            self._topic, value=value, partition=target, on_delivery=self._on_delivery
+                        )
                         break
                     except BufferError:  # the local queue is full: let deliveries drain, then retry
                         self._producer.poll(0.05)
@@ -220,6 +228,7 @@ class PlainConsumer:
         self._stop = threading.Event()
         self.errors: list[BaseException] = []
         self.joined = threading.Event()
+        self.subscribed_ns = 0  # when it asked to join: the trigger of a join's pause
         self._thread = threading.Thread(target=self._run, name=f"plain-{name}", daemon=True)
 
     @property
@@ -262,6 +271,7 @@ class PlainConsumer:
     def _run(self) -> None:
         thread_id = ""
         try:
+            self.subscribed_ns = time.time_ns()
             self._consumer.subscribe([self._topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
             while not self._stop.is_set():
                 msg = self._consumer.poll(0.05)

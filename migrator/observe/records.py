@@ -118,6 +118,16 @@ class ProcessingLog:
                     os.fsync(self._file.fileno())
         return record
 
+    def extend(self, records: Iterable[Processed]) -> None:
+        """Add records another process finished (e.g. a member running as a child process), on its clock."""
+        with self._lock:
+            for record in records:
+                self._records.append(record)
+                if self._file is not None:
+                    self._file.write(record.to_json() + "\n")
+            if self._file is not None:
+                self._file.flush()
+
     @contextlib.contextmanager
     def processing(self, member: str, thread_id: str, topic: str, partition: int, offset: int) -> Iterator[None]:
         """`with log.processing(...):` around the application's work on one record."""

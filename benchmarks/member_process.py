@@ -1,0 +1,183 @@
+"""Group members as child processes, one process per member, as they are deployed.
+
+A benchmark that ran 16 bridges (with 64 stream threads) in one Python interpreter would measure the
+interpreter's lock, not the bridge: every ZooKeeper reply would queue behind every other member's record
+processing. Each `RemoteMember` therefore runs one connector (or one plain confluent-kafka consumer) in a
+`spawn`ed child and streams what it processed back over a pipe into the parent's `LiveLog`, on the shared
+wall clock, so the observer and the pause measurement work exactly as with in-process members.
+
+Protocol, child to parent: ("info", MemberInfo), ("subscribed", ns) for plain consumers, ("records",
+[tuple, ...]) every `FORWARD_S`, ("assigned", {partition, ...}) when a plain consumer's assignment
+changes, and finally ("stopped", error text or ""). Parent to child: "stop".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import threading
+import time
+import traceback
+from dataclasses import astuple, dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from migrator.demo.workload import ConnectorMember, LiveLog, MemberInfo, PlainConsumer
+from migrator.observe.records import Handle, Processed, ProcessingLog
+
+FORWARD_S = 0.005  # batching of processed records: well below the pause resolution (10 ms)
+START_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    kind: str  # "legacy", "bridge" or "plain"
+    name: str
+    zookeeper: str
+    bootstrap: str
+    group: str
+    topic: str
+    streams: int
+    log_dir: str | None = None  # when set, the member's rebalance log (phase timings) goes to <dir>/<name>.log
+
+
+class _Outbox(ProcessingLog):
+    """The child's processing log: it keeps nothing, it queues finished records for the parent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._out_lock = threading.Lock()
+        self._out: list[tuple[Any, ...]] = []
+
+    def end(self, handle: Handle) -> Processed:
+        record = Processed(handle.member, handle.thread_id, handle.topic, handle.partition, handle.offset,
+                           handle.start_ns, time.time_ns())  # fmt: skip
+        with self._out_lock:
+            self._out.append(astuple(record))
+        return record
+
+    def take(self) -> list[tuple[Any, ...]]:
+        with self._out_lock:
+            out, self._out = self._out, []
+        return out
+
+
+def _child(spec: MemberSpec, conn: Connection) -> None:
+    import logging
+
+    from benchmarks.common import quiet
+
+    quiet()
+    if spec.log_dir:
+        handler = logging.FileHandler(f"{spec.log_dir}/{spec.name}.log")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(message)s"))
+        worker_log = logging.getLogger("migrator.coordination.worker")
+        worker_log.addHandler(handler)
+        worker_log.setLevel(logging.INFO)
+    log = _Outbox()
+    member: ConnectorMember | PlainConsumer
+    if spec.kind == "plain":
+        member = PlainConsumer(spec.bootstrap, spec.group, spec.topic, log, spec.name).start()
+    else:
+        bootstrap = spec.bootstrap if spec.kind == "bridge" else None
+        member = ConnectorMember(spec.zookeeper, spec.group, spec.name, spec.topic, spec.streams, log, bootstrap)
+    conn.send(("info", member.info))
+    stop = threading.Event()
+
+    def forward() -> None:
+        subscribed_sent = False
+        assigned: set[int] | None = None
+        while not stop.wait(FORWARD_S):
+            if isinstance(member, PlainConsumer):
+                if not subscribed_sent and member.subscribed_ns:
+                    conn.send(("subscribed", member.subscribed_ns))
+                    subscribed_sent = True
+                now = member.assigned_now()
+                if now != assigned:
+                    assigned = now
+                    conn.send(("assigned", now))
+            batch = log.take()
+            if batch:
+                conn.send(("records", batch))
+
+    forwarder = threading.Thread(target=forward, name="forward", daemon=True)
+    forwarder.start()
+    conn.recv()  # "stop" (or EOF when the parent died)
+    error = ""
+    try:
+        member.shutdown()
+    except BaseException:  # reported to the parent, which fails the run
+        error = traceback.format_exc(limit=3)
+    stop.set()
+    forwarder.join()
+    conn.send(("records", log.take()))
+    conn.send(("stopped", error))
+
+
+class RemoteMember:
+    """The parent's handle on a member in a child process; it satisfies the demo driver's `Member`."""
+
+    def __init__(self, spec: MemberSpec, log: LiveLog) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, child_conn = ctx.Pipe()
+        self._log = log
+        self._info: MemberInfo | None = None
+        self._ready = threading.Event()
+        self._subscribed = threading.Event()
+        self._stopped = threading.Event()
+        self.subscribed_ns = 0
+        self._assigned: set[int] = set()
+        self._error = ""
+        self._process = ctx.Process(target=_child, args=(spec, child_conn), name=f"member-{spec.name}", daemon=True)
+        self._process.start()
+        child_conn.close()
+        self._receiver = threading.Thread(target=self._receive, name=f"receive-{spec.name}", daemon=True)
+        self._receiver.start()
+
+    def _receive(self) -> None:
+        try:
+            while True:
+                kind, payload = self._conn.recv()
+                if kind == "records":
+                    self._log.extend(Processed(*t) for t in payload)
+                elif kind == "assigned":
+                    self._assigned = payload
+                elif kind == "subscribed":
+                    self.subscribed_ns = payload
+                    self._subscribed.set()
+                elif kind == "info":
+                    self._info = payload
+                    self._ready.set()
+                elif kind == "stopped":
+                    self._error = payload
+                    return
+        except (EOFError, OSError):
+            self._error = self._error or "the member process died"
+        finally:
+            self._ready.set()
+            self._subscribed.set()
+            self._stopped.set()
+
+    @property
+    def info(self) -> MemberInfo:
+        if not self._ready.wait(START_TIMEOUT_S) or self._info is None:
+            raise RuntimeError(f"member process did not start: {self._error or 'timeout'}")
+        return self._info
+
+    def wait_subscribed(self) -> int:
+        """When a plain consumer asked to join (its child's clock): the trigger of a join's pause."""
+        self._subscribed.wait(START_TIMEOUT_S)
+        return self.subscribed_ns
+
+    def assigned_now(self) -> set[int]:
+        return set(self._assigned)
+
+    def shutdown(self) -> None:
+        with contextlib.suppress(OSError):  # the child is gone already: its error says why
+            self._conn.send("stop")
+        self._stopped.wait(60.0)
+        self._process.join(timeout=30.0)
+        if self._process.is_alive():
+            self._process.kill()
+        if self._error:
+            raise RuntimeError(f"member {self._info.name if self._info else '?'} failed: {self._error}")
