@@ -37,9 +37,7 @@ def merge_fetched(
 ) -> dict[TopicPartition, int]:
     """The offset to resume from per partition; -1 where no store has one (then auto.offset.reset applies)."""
     keys = set(zk) | set(kafka)
-    return {
-        tp: max(zk.get(tp, -1) if use_zk else -1, kafka.get(tp, -1) if use_kafka else -1) for tp in keys
-    }
+    return {tp: max(zk.get(tp, -1) if use_zk else -1, kafka.get(tp, -1) if use_kafka else -1) for tp in keys}
 
 
 class OffsetStore:
@@ -101,14 +99,16 @@ class OffsetStore:
                 time.sleep(self._backoff_s)
         self._metrics.committed("kafka", not remaining)
         if remaining:
-            log.warning("Kafka refused offsets of %d partitions; they are not written to ZooKeeper either",
-                        len(remaining))
+            log.warning(
+                "Kafka refused offsets of %d partitions; they are not written to ZooKeeper either", len(remaining)
+            )
         return accepted
 
     def fetch(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         wanted = sorted(set(tps))
-        zk = zk_offsets.read_offsets(self._zk, self._paths, wanted) if self._use_zk else {}
+        zk_reads = zk_offsets.start_reading_offsets(self._zk, self._paths, wanted) if self._use_zk else dict
         kafka = self._kafka.committed(wanted) if self._use_kafka and self._kafka is not None else {}
+        zk = zk_reads()  # the ZooKeeper round trip overlapped Kafka's
         merged = merge_fetched(zk, kafka, self._use_zk, self._use_kafka)
         for tp in wanted:
             merged.setdefault(tp, -1)

@@ -8,6 +8,7 @@ changes are released and claimed.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -124,6 +125,11 @@ class RebalanceWorker:
         self._routes: dict[TopicPartition, Route] = {}
         self._lag_due = 0.0
         self._published_reason = ""
+        self._laps: dict[str, float] = {}  # where the last attempt spent its time, for the rebalance log
+        # The Kafka group as described after our member's last assignment: every membership change is a
+        # rebalance (eager protocol) that reaches us as an event, so it stays true until the next one.
+        self._described: KafkaGroup | None = None
+        self._owner_session: object = None  # the ZooKeeper session our owner nodes were created in
         if member is not None:
             offsets.kafka_available = lambda: not self.state.kafka_problem
         self._next_commit = self._commit_deadline()
@@ -188,9 +194,11 @@ class RebalanceWorker:
                 case KafkaAssigned(partitions=partitions):
                     self.state.kafka_assignment = partitions
                     self.state.kafka_problem = ""
+                    self._described = None
                     reasons.add("kafka assignment")
                 case KafkaUnavailable(reason=reason):
                     self.state.kafka_problem = reason
+                    self._described = None
                     reasons.add("kafka unavailable")
                 case Changed(what=what):
                     reasons.add(what)
@@ -213,6 +221,9 @@ class RebalanceWorker:
         kafka_only = reasons <= {"kafka assignment", "kafka unavailable"}
         if reasons and (not kafka_only or self.state.mode_is_kafka or self.state.authority is Authority.KAFKA):
             self._evaluate(reasons)
+        elif "kafka assignment" in reasons and self._admin is not None:
+            with contextlib.suppress(AdminUnavailable):
+                self._describe_group()  # now, so a later switch to kafka does not wait for it
         if now >= self._next_commit:
             self._commit_processed(measure_lag=True)
             self._next_commit = self._commit_deadline()
@@ -245,6 +256,7 @@ class RebalanceWorker:
 
     def _on_kafka_revoked(self, event: KafkaRevoked) -> None:
         self.state.kafka_assignment = None
+        self._described = None
         if event.lost:
             self.state.kafka_problem = "the embedded member lost its Kafka assignment"
         try:
@@ -282,8 +294,12 @@ class RebalanceWorker:
     def _attempt(self, reasons: set[str]) -> bool | str:
         """One attempt: True done, 'unusable' (keep everything, wait for a change), False conflict."""
         cid = self.s.consumer_id
+        self._laps = {}
+        t_start = time.monotonic()
         snap = read_snapshot(
-            self._zk, self._paths, self.s.exclude_internal,
+            self._zk,
+            self._paths,
+            self.s.exclude_internal,
             kafka_partitions=self._admin.partitions if self._admin else None,
             kafka_topics=(lambda: sorted(self._admin.topics())) if self._admin else None,
         )
@@ -301,6 +317,7 @@ class RebalanceWorker:
         if self._member is not None:
             self._member.subscribe(sorted(own_topics))
         t_snapshot = time.monotonic()
+        self._laps["snapshot"] = t_snapshot - t_start
         target, decision = self._target(snap)
         plan = transition(self.state.owned, target.own)
         t_decided = time.monotonic()
@@ -314,11 +331,16 @@ class RebalanceWorker:
             self.listener.before_starting_fetchers(cid, by_topic(target.global_))
         self._finish(decision, publish=changed or bool(reasons & {"start", "mode", "new session"}))
         if changed:
+            self._laps["decide"] = t_decided - t_snapshot
+            self._laps["release"] = t_released - t_decided
+            self._laps["claim"] = time.monotonic() - t_released
             log.info(
-                "rebalance (%s): %s authority, released %d, claimed %d; decide %.0f ms, release %.0f ms, "
-                "claim %.0f ms", ", ".join(sorted(reasons)), decision.authority.value, len(plan.release),
-                len(plan.claim), (t_decided - t_snapshot) * 1e3, (t_released - t_decided) * 1e3,
-                (time.monotonic() - t_released) * 1e3,
+                "rebalance (%s): %s authority, released %d, claimed %d; %s",
+                ", ".join(sorted(reasons)),
+                decision.authority.value,
+                len(plan.release),
+                len(plan.claim),
+                ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in self._laps.items()),
             )
         return True
 
@@ -350,13 +372,23 @@ class RebalanceWorker:
         if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids) or self._admin is None:
             return KafkaHealth(joined=True), None
         try:
-            group = self._admin.describe_group(self._paths.group)
+            group = self._describe_group()
         except AdminUnavailable as exc:
             return KafkaHealth(joined=False, reason=str(exc)), None
         missing = frozenset((snap.migration_ids & snap.member_ids) - group.client_ids)
         if self.s.consumer_id in missing:
             return KafkaHealth(joined=False, reason="this bridge is not in the described Kafka group"), group
         return KafkaHealth(joined=True, missing_bridges=missing), group
+
+    def _describe_group(self) -> KafkaGroup:
+        """The group as of our last assignment (described once per Kafka rebalance, when stable)."""
+        assert self._admin is not None
+        if self._described is None:
+            group = self._admin.describe_group(self._paths.group)
+            if group.state.upper() != "STABLE":
+                return group  # mid-rebalance: its outcome reaches us as an event, describe again then
+            self._described = group
+        return self._described
 
     def _release(
         self, release: Mapping[TopicPartition, ThreadId], why: str, in_flight_wait_s: float = IN_FLIGHT_WAIT_S
@@ -365,11 +397,15 @@ class RebalanceWorker:
         keep = {tp: th for tp, th in self.state.owned.items() if tp not in release}
         self._fetcher.route({tp: r for tp, r in self._routes.items() if tp in keep})
         self._routes = {tp: r for tp, r in self._routes.items() if tp in keep}
+        t0 = time.monotonic()
         self._handoff.revoke(release, wait_s=in_flight_wait_s)
+        t1 = time.monotonic()
         processed = self._handoff.processed()
         self._offsets.commit({tp: processed[tp] for tp in release if tp in processed})
+        t2 = time.monotonic()
         self.listener.before_releasing_partitions(ownership_by_topic(release))
-        owners.release(self._zk, self._paths, release)
+        owners.release(self._zk, self._paths, release, verify=self._zk.client_id != self._owner_session)
+        self._laps.update({"in-flight": t1 - t0, "commit": t2 - t1, "delete owners": time.monotonic() - t2})
         self._handoff.forget(release)
         self._offsets.forget(release)
         self.state.owned = keep
@@ -379,13 +415,20 @@ class RebalanceWorker:
         # Wait (at most one back-off) for the previous owners to let go before creating anything: in a
         # switch every member releases at about the same time, and claiming early only turns into
         # create-conflict-delete-retry churn.
+        t0 = time.monotonic()
         owners.wait_until_released(self._zk, self._paths, sorted(claim), self.s.backoff_ms / 1000.0)
+        t1 = time.monotonic()
         result = owners.claim(self._zk, self._paths, claim)
+        t2 = time.monotonic()
+        self._laps.update({"wait for owners": t1 - t0, "create owners": t2 - t1})
         if result.conflicts:
             owners.release(self._zk, self._paths, result.claimed)  # delete what this attempt created
             self._metrics.conflicts(len(result.conflicts))
-            log.info("%d owner conflicts (e.g. %s held by %s); waiting for them to be released",
-                     len(result.conflicts), *next(iter(result.conflicts.items())))
+            log.info(
+                "%d owner conflicts (e.g. %s held by %s); waiting for them to be released",
+                len(result.conflicts),
+                *next(iter(result.conflicts.items())),
+            )
             owners.wait_until_released(self._zk, self._paths, sorted(result.conflicts), self.s.backoff_ms / 1000.0)
             return False
         try:
@@ -393,6 +436,8 @@ class RebalanceWorker:
         except Exception:
             owners.release(self._zk, self._paths, result.claimed)  # never keep a node we do not fetch for
             raise
+        self._laps["fetch offsets"] = time.monotonic() - t2
+        self._owner_session = self._zk.client_id
         epoch = self._handoff.open(start)
         for tp, thread in claim.items():
             stream = self._streams.get((tp.topic, thread)) or self._streams.get(("*", thread))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
@@ -18,17 +18,28 @@ log = logging.getLogger(__name__)
 
 def read_offsets(zk: KazooClient, paths: GroupPaths, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
     """Next offsets; -1 where there is none (or the node is corrupt, which is logged)."""
+    return start_reading_offsets(zk, paths, tps)()
+
+
+def start_reading_offsets(
+    zk: KazooClient, paths: GroupPaths, tps: Iterable[TopicPartition]
+) -> Callable[[], dict[TopicPartition, int]]:
+    """Send the reads now; the returned function waits for them (so other I/O can overlap the round trip)."""
     reads = {tp: zk.get_async(paths.offset(tp.topic, tp.partition)) for tp in tps}
-    out: dict[TopicPartition, int] = {}
-    for tp, result in reads.items():
-        try:
-            out[tp] = decode_offset(result.get()[0])
-        except NoNodeError:
-            out[tp] = -1
-        except CorruptNodeError as exc:
-            log.warning("ignoring offset of %s: %s", tp, exc)
-            out[tp] = -1
-    return out
+
+    def collect() -> dict[TopicPartition, int]:
+        out: dict[TopicPartition, int] = {}
+        for tp, result in reads.items():
+            try:
+                out[tp] = decode_offset(result.get()[0])
+            except NoNodeError:
+                out[tp] = -1
+            except CorruptNodeError as exc:
+                log.warning("ignoring offset of %s: %s", tp, exc)
+                out[tp] = -1
+        return out
+
+    return collect
 
 
 def write_offsets(zk: KazooClient, paths: GroupPaths, offsets: Mapping[TopicPartition, int]) -> None:

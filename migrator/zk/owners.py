@@ -60,25 +60,30 @@ def claim(zk: KazooClient, paths: GroupPaths, wanted: Mapping[TopicPartition, Th
     return ClaimResult(claimed, conflicts)
 
 
-def release(zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, ThreadId]) -> None:
-    """Delete our owner nodes, leaving alone any node that holds someone else's thread id."""
-    reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in owned}
-    deletes = []
-    for tp, result in reads.items():
-        try:
-            data, stat = result.get()
-        except NoNodeError:
-            continue
-        if decode_owner(data) == owned[tp]:
-            deletes.append(zk.delete_async(paths.owner(tp.topic, tp.partition), version=stat.version))
+def release(zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, ThreadId], verify: bool = True) -> None:
+    """Delete our owner nodes, leaving alone any node that holds someone else's thread id.
+
+    `verify=False` skips reading each node first, for nodes this very session created: an ephemeral node
+    cannot be replaced while the session that created it lives, and no member deletes another's node.
+    """
+    if not verify:
+        deletes = [zk.delete_async(paths.owner(tp.topic, tp.partition)) for tp in owned]
+    else:
+        reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in owned}
+        deletes = []
+        for tp, result in reads.items():
+            try:
+                data, stat = result.get()
+            except NoNodeError:
+                continue
+            if decode_owner(data) == owned[tp]:
+                deletes.append(zk.delete_async(paths.owner(tp.topic, tp.partition), version=stat.version))
     for result in deletes:
         with contextlib.suppress(NoNodeError):
             result.get()
 
 
-def wait_until_released(
-    zk: KazooClient, paths: GroupPaths, tps: list[TopicPartition], timeout_s: float
-) -> bool:
+def wait_until_released(zk: KazooClient, paths: GroupPaths, tps: list[TopicPartition], timeout_s: float) -> bool:
     """Wait (at most `timeout_s`) until none of `tps` has an owner node. Used as the rebalance back-off,
     so a claim retries as soon as the previous owner lets go instead of sleeping the full back-off."""
     if not tps:

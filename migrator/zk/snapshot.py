@@ -70,16 +70,19 @@ def read_snapshot(
 ) -> Snapshot:
     """Read everything a rebalance needs, pipelined; problems are collected, never guessed around."""
     problems: list[str] = []
+    # One round trip for the three top-level reads, one for the members' nodes, one for their topics.
+    ids_read = zk.get_children_async(paths.ids)
+    migration_read = zk.get_children_async(paths.migration_ids)
+    mode_read = zk.get_async(paths.mode)
     try:
-        ids = zk.get_children(paths.ids)
+        ids = ids_read.get()
     except NoNodeError:
         ids = []
+    reads = {cid: zk.get_async(paths.member(cid)) for cid in ids}
     try:
-        migration_ids = frozenset(zk.get_children(paths.migration_ids))
+        migration_ids = frozenset(migration_read.get())
     except NoNodeError:
         migration_ids = frozenset()
-    mode_read = zk.get_async(paths.mode)
-    reads = {cid: zk.get_async(paths.member(cid)) for cid in ids}
 
     registrations: dict[str, Registration] = {}
     for cid, result in reads.items():
