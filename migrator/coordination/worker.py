@@ -295,7 +295,7 @@ class RebalanceWorker:
         """One attempt: True done, 'unusable' (keep everything, wait for a change), False conflict."""
         cid = self.s.consumer_id
         self._laps = {}
-        t_start = time.monotonic()
+        t_start, cpu_start = time.monotonic(), time.thread_time()
         snap = read_snapshot(
             self._zk,
             self._paths,
@@ -334,6 +334,7 @@ class RebalanceWorker:
             self._laps["decide"] = t_decided - t_snapshot
             self._laps["release"] = t_released - t_decided
             self._laps["claim"] = time.monotonic() - t_released
+            self._laps["worker cpu"] = time.thread_time() - cpu_start
             log.info(
                 "rebalance (%s): %s authority, released %d, claimed %d; %s",
                 ", ".join(sorted(reasons)),

@@ -53,6 +53,7 @@ class Fetcher:
         conf.update(properties or {})
         self._consumer = Consumer(conf)
         self._routes: dict[TopicPartition, Route] = {}
+        self._partition_counts: dict[str, int] = {}  # per topic, as of our last metadata refresh
         self._pending: dict[TopicPartition, Route] | None = None
         self._pending_lock = threading.Lock()
         self._stop = threading.Event()
@@ -95,21 +96,26 @@ class Fetcher:
             if gone:
                 self._consumer.incremental_unassign([KafkaTopicPartition(t, p) for t, p in gone])
             if added:
-                self._refresh_metadata({tp.topic for tp in added})
+                self._refresh_metadata(added)
                 self._consumer.incremental_assign(
                     [KafkaTopicPartition(t, p, pending[(t, p)].next_offset) for t, p in added]
                 )
         # a kept partition keeps its route (and position); a new or re-opened one starts where the worker says
         self._routes = {tp: (r if tp in added else self._routes[tp]) for tp, r in pending.items()}
 
-    def _refresh_metadata(self, topics: set[str]) -> None:
+    def _refresh_metadata(self, added: list[TopicPartition]) -> None:
         """Partitions added to a topic are unknown to the client's cached metadata until its next refresh
-        (minutes away); ask now so that an assignment of a new partition starts fetching at once."""
-        for topic in sorted(topics):
+        (minutes away); ask now so that an assignment of a new partition starts fetching at once. Only
+        for a topic not seen yet or a partition beyond what it had: a rebalance should not wait for it."""
+        topics = sorted({tp.topic for tp in added if tp.partition >= self._partition_counts.get(tp.topic, 0)})
+        for topic in topics:
             try:
-                self._consumer.list_topics(topic=topic, timeout=5)
+                found = self._consumer.list_topics(topic=topic, timeout=5).topics.get(topic)
             except Exception:  # the fetch loop retries; an assign of an unknown partition waits, it does not fail
                 log.warning("metadata refresh of %s failed", topic, exc_info=True)
+                continue
+            if found is not None and found.error is None:
+                self._partition_counts[topic] = len(found.partitions)
 
     def _run(self) -> None:
         while not self._stop.is_set():
