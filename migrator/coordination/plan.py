@@ -58,6 +58,21 @@ class Transition:
     def empty(self) -> bool:
         return not self.release and not self.claim
 
+    @property
+    def moves(self) -> dict[TopicPartition, ThreadId]:
+        """Partitions that stay with this member but change thread: handed over in place."""
+        return {tp: th for tp, th in self.claim.items() if tp in self.release}
+
+    @property
+    def leaving(self) -> dict[TopicPartition, ThreadId]:
+        """Partitions this member gives up (to another member, or to nobody)."""
+        return {tp: th for tp, th in self.release.items() if tp not in self.claim}
+
+    @property
+    def arriving(self) -> dict[TopicPartition, ThreadId]:
+        """Partitions this member takes that it did not hold on any thread."""
+        return {tp: th for tp, th in self.claim.items() if tp not in self.release}
+
 
 def transition(current: Mapping[TopicPartition, ThreadId], target: Mapping[TopicPartition, ThreadId]) -> Transition:
     """Partitions that stay on the same thread are neither released nor re-claimed."""

@@ -321,10 +321,13 @@ class RebalanceWorker:
         target, decision = self._target(snap)
         plan = transition(self.state.owned, target.own)
         t_decided = time.monotonic()
-        if plan.release:
-            self._release(plan.release, decision.reason)
+        if plan.leaving:
+            self._release(plan.leaving, decision.reason)
         t_released = time.monotonic()
-        if plan.claim and not self._claim(plan.claim):
+        if plan.moves:
+            self._move(plan.moves)
+        arriving = {tp: th for tp, th in plan.claim.items() if self.state.owned.get(tp) != th}
+        if arriving and not self._claim(arriving):
             return False
         changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
         if changed or "start" in reasons:
@@ -336,11 +339,12 @@ class RebalanceWorker:
             self._laps["claim"] = time.monotonic() - t_released
             self._laps["worker cpu"] = time.thread_time() - cpu_start
             log.info(
-                "rebalance (%s): %s authority, released %d, claimed %d; %s",
+                "rebalance (%s): %s authority, released %d, moved %d, claimed %d; %s",
                 ", ".join(sorted(reasons)),
                 decision.authority.value,
-                len(plan.release),
-                len(plan.claim),
+                len(plan.leaving),
+                len(plan.moves),
+                len(plan.arriving),
                 ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in self._laps.items()),
             )
         return True
@@ -412,6 +416,43 @@ class RebalanceWorker:
         self.state.owned = keep
         log.info("released %d partitions (%s)", len(release), why)
 
+    def _move(self, moves: Mapping[TopicPartition, ThreadId]) -> None:
+        """Give partitions to another of our threads without letting go of them: stop the old thread (its
+        in-flight records finish), rewrite the owner nodes in place, and reopen each partition on the new
+        thread where the old one stopped. Nothing is committed or fetched from the offset stores: the
+        position never left this process, and the owner node never disappeared."""
+        t0 = time.monotonic()
+        self._fetcher.route({tp: r for tp, r in self._routes.items() if tp not in moves})
+        self._routes = {tp: r for tp, r in self._routes.items() if tp not in moves}
+        self._handoff.revoke(moves, wait_s=IN_FLIGHT_WAIT_S)
+        start = {tp: offset for tp, offset in self._handoff.processed().items() if tp in moves}
+        self.listener.before_releasing_partitions(ownership_by_topic({tp: self.state.owned[tp] for tp in moves}))
+        t1 = time.monotonic()
+        verify = self._zk.client_id != self._owner_session
+        handover = {tp: (self.state.owned[tp], th) for tp, th in moves.items()}
+        lost = owners.rewrite(self._zk, self._paths, handover, verify)
+        if lost:  # not ours any more (an operator deleted it?): claim those like any other partition
+            log.warning("%d owner nodes were gone or not ours when moving them between threads", len(lost))
+            self._handoff.forget(lost)
+            self._offsets.forget(lost)
+            for tp in lost:
+                del self.state.owned[tp]
+        moved = {tp: th for tp, th in moves.items() if tp not in lost}
+        self._open(moved, {tp: start[tp] for tp in moved})
+        self._laps.update({"move": t1 - t0, "rewrite owners": time.monotonic() - t1})
+
+    def _open(self, owned: Mapping[TopicPartition, ThreadId], start: Mapping[TopicPartition, int]) -> None:
+        """Start handing out `owned` from `start` on their threads' streams."""
+        epoch = self._handoff.open(start)
+        for tp, thread in owned.items():
+            stream = self._streams.get((tp.topic, thread)) or self._streams.get(("*", thread))
+            if stream is None:
+                log.error("no stream for %s on %s; not fetching it", thread, tp)
+                continue
+            self._routes[tp] = Route(stream, epoch, start[tp])
+        self._fetcher.route(dict(self._routes))
+        self.state.owned.update(owned)
+
     def _claim(self, claim: Mapping[TopicPartition, ThreadId]) -> bool:
         # Wait (at most one back-off) for the previous owners to let go before creating anything: in a
         # switch every member releases at about the same time, and claiming early only turns into
@@ -439,15 +480,7 @@ class RebalanceWorker:
             raise
         self._laps["fetch offsets"] = time.monotonic() - t2
         self._owner_session = self._zk.client_id
-        epoch = self._handoff.open(start)
-        for tp, thread in claim.items():
-            stream = self._streams.get((tp.topic, thread)) or self._streams.get(("*", thread))
-            if stream is None:
-                log.error("no stream for %s on %s; not fetching it", thread, tp)
-                continue
-            self._routes[tp] = Route(stream, epoch, start[tp])
-        self._fetcher.route(dict(self._routes))
-        self.state.owned.update(claim)
+        self._open(claim, start)
         return True
 
     def _finish(self, decision: AuthorityDecision, publish: bool) -> None:

@@ -188,24 +188,26 @@ class OwnersWatcher:
                         int(p),
                         zk.get_async(paths.owner(topic, int(p)), watch=watch),
                     )
-        seen: dict[str, tuple[str, int, str, int, int]] = {}
+        seen: dict[str, tuple[str, int, str, int, int, int]] = {}
         for path, (topic, partition, result) in reads.items():
             try:
                 data, stat = result.get()
             except NoNodeError:
                 continue
-            seen[path] = (topic, partition, (data or b"").decode("utf-8", "replace"), stat.czxid, stat.ctime)
+            owner = (data or b"").decode("utf-8", "replace")
+            seen[path] = (topic, partition, owner, stat.czxid, stat.ctime, stat.mtime)
         self._diff(seen, self._clock())
 
-    def _diff(self, seen: dict[str, tuple[str, int, str, int, int]], now: int) -> None:
+    def _diff(self, seen: dict[str, tuple[str, int, str, int, int, int]], now: int) -> None:
         with self._lock:
             self._scans += 1
             for path, iv in list(self._open.items()):
                 current = seen.get(path)
                 if current is not None and current[3] == iv.czxid:
-                    if current[2] != iv.owner:  # data rewritten in place (no connector does that)
-                        self._close(path, iv, now)
-                        self._add(path, current, now, use_ctime=False)
+                    if current[2] != iv.owner:  # handed to another thread of the same member, in place
+                        at = min(now, current[5] * 1_000_000) if self._use_ctime else now
+                        self._close(path, iv, at)
+                        self._add(path, current, at, use_ctime=False)
                     continue
                 deleted = self._deleted_at.get(path, now)
                 self._close(path, iv, min(deleted, now))
@@ -219,8 +221,8 @@ class OwnersWatcher:
         self._closed.append(replace(iv, end_ns=max(end_ns, iv.start_ns)))
         self._events.append(OwnerEvent(self._event_time(iv.topic, iv.partition, end_ns), iv.topic, iv.partition, None))
 
-    def _add(self, path: str, current: tuple[str, int, str, int, int], now: int, use_ctime: bool) -> None:
-        topic, partition, owner, czxid, ctime_ms = current
+    def _add(self, path: str, current: tuple[str, int, str, int, int, int], now: int, use_ctime: bool) -> None:
+        topic, partition, owner, czxid, ctime_ms, _mtime_ms = current
         start = min(now, ctime_ms * 1_000_000) if use_ctime else now
         self._open[path] = OwnerInterval(topic, partition, owner, start, None, czxid)
         self._events.append(OwnerEvent(self._event_time(topic, partition, start), topic, partition, owner))

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
 from migrator.assign.model import ThreadId, TopicPartition
@@ -81,6 +81,36 @@ def release(zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, T
     for result in deletes:
         with contextlib.suppress(NoNodeError):
             result.get()
+
+
+def rewrite(
+    zk: KazooClient, paths: GroupPaths, moves: Mapping[TopicPartition, tuple[ThreadId, ThreadId]], verify: bool = True
+) -> set[TopicPartition]:
+    """Hand owner nodes from one of our threads to another in place ((old, new) per partition): the node
+    never disappears, so no other member can claim the partition meanwhile. Returns the partitions whose
+    node was gone or not ours (they must be claimed like any other). `verify=False`: see `release`."""
+    if not verify:
+        sets = {
+            tp: zk.set_async(paths.owner(tp.topic, tp.partition), encode_owner(new)) for tp, (_, new) in moves.items()
+        }
+    else:
+        reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in moves}
+        sets = {}
+        for tp, result in reads.items():
+            try:
+                data, stat = result.get()
+            except NoNodeError:
+                continue
+            old, new = moves[tp]
+            if decode_owner(data) == old:
+                sets[tp] = zk.set_async(paths.owner(tp.topic, tp.partition), encode_owner(new), version=stat.version)
+    failed = set(moves) - set(sets)
+    for tp, result in sets.items():
+        try:
+            result.get()
+        except (NoNodeError, BadVersionError):
+            failed.add(tp)
+    return failed
 
 
 def wait_until_released(zk: KazooClient, paths: GroupPaths, tps: list[TopicPartition], timeout_s: float) -> bool:

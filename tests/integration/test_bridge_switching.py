@@ -120,3 +120,37 @@ def test_canary_bridge_among_three_legacy_connectors_gets_its_fair_share(
     assert published(zk_client, unique_group)[f"{unique_group}_canary"].authority.value == "zookeeper"
     for m in [*members, canary]:
         m.shutdown()
+
+
+def test_a_partition_that_stays_with_its_bridge_changes_thread_in_place(
+    cluster, unique_group, unique_topic, zk_client
+) -> None:
+    """ZooKeeper's range gives thread 0 partitions 0-1 and thread 1 partitions 2-3; Kafka's round-robin
+    subdivision gives thread 0 partitions 0 and 2. Partitions 1 and 2 change thread but not member: their
+    owner nodes are rewritten in place (same node, never absent), nothing is committed or re-read."""
+    from migrator.zk.paths import GroupPaths
+
+    make_topic(cluster, unique_topic, 4)
+    log = ProcessingLog()
+    paths = GroupPaths(unique_group)
+    name = f"{unique_group}_b0"
+    with OwnersWatcher(cluster.zookeeper, unique_group, poll_interval_s=0.02) as watcher:
+        producer = SequencedProducer(cluster, unique_topic, rate=400).start()
+        bridge = start_bridge(cluster, unique_group, "b0", unique_topic, 2, log)
+        wait_converged(zk_client, unique_group, unique_topic, 4, "zookeeper", {name})
+        assert owners(zk_client, unique_group, unique_topic) == {0: f"{name}-0", 1: f"{name}-0", 2: f"{name}-1",
+                                                                 3: f"{name}-1"}  # fmt: skip
+        created = {p: zk_client.get(paths.owner(unique_topic, p))[1].czxid for p in range(4)}
+        set_mode(zk_client, unique_group, "kafka")
+        wait_converged(zk_client, unique_group, unique_topic, 4, "kafka", {name})
+        assert owners(zk_client, unique_group, unique_topic) == {0: f"{name}-0", 1: f"{name}-1", 2: f"{name}-0",
+                                                                 3: f"{name}-1"}  # fmt: skip
+        after = {p: zk_client.get(paths.owner(unique_topic, p))[1].czxid for p in range(4)}
+        assert after == created, "an owner node was deleted and re-created instead of handed over in place"
+        produced = producer.stop()
+        drain(log, produced)
+        bridge.shutdown()
+    moved = [iv for iv in watcher.intervals() if iv.partition in (1, 2)]
+    assert {iv.owner for iv in moved} == {f"{name}-0", f"{name}-1"}, moved
+    verdict = judge(produced, log.records(), watcher.intervals())
+    assert verdict.ok and not verdict.duplicates, verdict.summary()

@@ -31,6 +31,9 @@ def test_transition_keeps_partitions_that_stay_on_their_thread() -> None:
     plan = transition(current, target)
     assert plan.release == {TP("t", 1): "a-0", TP("t", 2): "a-1"}
     assert plan.claim == {TP("t", 1): "a-1", TP("t", 3): "a-1"}
+    assert plan.moves == {TP("t", 1): "a-1"}  # stays with this member: handed to thread 1 in place
+    assert plan.leaving == {TP("t", 2): "a-1"}
+    assert plan.arriving == {TP("t", 3): "a-1"}
 
 
 owner_maps = st.dictionaries(st.builds(TP, st.just("t"), st.integers(0, 9)), st.sampled_from(["a-0", "a-1"]))
@@ -51,3 +54,17 @@ def test_fetch_takes_the_max_and_minus_one_when_missing() -> None:
     assert merge_fetched(zk, kafka, True, True) == {TP("t", 0): 12, TP("t", 1): -1, TP("t", 2): 7}
     assert merge_fetched(zk, kafka, True, False) == zk
     assert merge_fetched(zk, kafka, False, True) == kafka
+
+
+@given(current=owner_maps, target=owner_maps)
+def test_leaving_moves_and_arriving_partition_the_changes(current, target) -> None:
+    """The worker releases `leaving`, moves `moves` in place and claims `arriving`: together exactly the
+    transition, each partition in one of them, and in-place moves only between threads of this member."""
+    plan = transition(current, target)
+    assert set(plan.leaving) | set(plan.moves) == set(plan.release)
+    assert set(plan.arriving) | set(plan.moves) == set(plan.claim)
+    assert not set(plan.leaving) & set(plan.moves) and not set(plan.arriving) & set(plan.moves)
+    after = {tp: th for tp, th in current.items() if tp not in plan.leaving}
+    after.update(plan.moves)
+    after.update(plan.arriving)
+    assert after == target
