@@ -31,6 +31,8 @@ class BridgeRow:
     age_s: float | None
     in_kafka_group: bool | None
     owned_partitions: int
+    held: bool = False
+    """It holds nothing: falling back to ZooKeeper would overlap plain Kafka consumers (its reason says why)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,8 +179,11 @@ def build_report(
                 age_s=round((now_ms - pa.timestamp_ms) / 1000, 1) if pa else None,
                 in_kafka_group=in_group,
                 owned_partitions=owned_by.get(b.consumer_id, 0),
+                held=pa.held if pa else False,
             )
         )
+        if pa is not None and pa.held:
+            warnings.append(f"bridge {b.consumer_id} is {pa.reason}")
         if in_group is False:
             warnings.append(f"bridge {b.consumer_id}'s embedded member is not in the Kafka group")
         if pa is None:
@@ -188,7 +193,8 @@ def build_report(
 
     plain = plain_kafka_members(view, kafka) if kafka is not None else ()
     kafka_consumers = tuple(KafkaConsumerRow(m.member_id, m.client_id, m.host, len(m.partitions)) for m in plain)
-    if plain and authority is Mode.ZOOKEEPER and view.members:
+    unguarded = view.legacy or [b for b in bridges if not b.held]  # held bridges own nothing to overlap with
+    if plain and authority is Mode.ZOOKEEPER and unguarded:
         warnings.append(
             f"{len(plain)} plain Kafka consumer(s) present while the authority is zookeeper: "
             "they and the bridges may own the same partitions"
@@ -270,7 +276,10 @@ def render_text(report: StatusReport) -> str:
     ]
     member_rows: list[list[object]] = [["legacy", cid, "", "", "", "", ""] for cid in report.legacy]
     member_rows += [
-        ["bridge", b.consumer_id, b.authority, b.generation, b.age_s, b.in_kafka_group, b.owned_partitions]
+        [
+            "bridge", b.consumer_id, f"{b.authority} (holding nothing)" if b.held else b.authority, b.generation,
+            b.age_s, b.in_kafka_group, b.owned_partitions,
+        ]
         for b in report.bridges
     ]
     member_rows += [
