@@ -264,6 +264,10 @@ def _table(headers: list[str], rows: list[list[object]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
 
 
+def _authority_cell(bridge: BridgeRow) -> str | None:
+    return f"{bridge.authority} (holding nothing)" if bridge.held else bridge.authority
+
+
 def render_text(report: StatusReport) -> str:
     """The human table; `--json` prints `to_dict()` instead."""
     mode = report.mode if report.mode != "unknown" else f"unknown ({report.mode_raw!r})"
@@ -276,10 +280,7 @@ def render_text(report: StatusReport) -> str:
     ]
     member_rows: list[list[object]] = [["legacy", cid, "", "", "", "", ""] for cid in report.legacy]
     member_rows += [
-        [
-            "bridge", b.consumer_id, f"{b.authority} (holding nothing)" if b.held else b.authority, b.generation,
-            b.age_s, b.in_kafka_group, b.owned_partitions,
-        ]
+        ["bridge", b.consumer_id, _authority_cell(b), b.generation, b.age_s, b.in_kafka_group, b.owned_partitions]
         for b in report.bridges
     ]
     member_rows += [
