@@ -42,6 +42,11 @@ SNAPSHOT_REJECTED = Counter(
 KAFKA_UNAVAILABLE = Gauge(
     "migrator_kafka_coordination_unavailable", "1 while Kafka coordination is unavailable to this bridge", _L
 )
+FALLBACK_HELD = Gauge(
+    "migrator_zookeeper_fallback_held",
+    "1 while a bridge holds no partitions because falling back to ZooKeeper would overlap plain Kafka consumers",
+    _L,
+)
 
 
 class ConnectorMetrics:
@@ -90,6 +95,9 @@ class ConnectorMetrics:
 
     def kafka_unavailable(self, unavailable: bool) -> None:
         self._l(KAFKA_UNAVAILABLE).set(1 if unavailable else 0)
+
+    def fallback_held(self, held: bool) -> None:
+        self._l(FALLBACK_HELD).set(1 if held else 0)
 
 
 _started_ports: set[int] = set()

@@ -4,12 +4,17 @@
 coordination is healthy: this bridge's embedded member is in the group's current generation and so is
 every other bridge's (a bridge missing from the Kafka group, e.g. refused with GROUP_MAX_SIZE_REACHED,
 would otherwise obey ZooKeeper while the rest obey Kafka). Anything else means `zookeeper`.
+
+`guard_fallback` narrows that fallback (CONTRACT §6.1): while the mode is `kafka`, the Kafka group may hold
+plain Kafka consumers, which are not registered in ZooKeeper, so ZooKeeper's assignment would hand this
+bridge partitions they are processing. Then the bridge holds nothing until Kafka authority is healthy again
+or no plain member remains.
 """
 
 from __future__ import annotations
 
 from collections.abc import Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from migrator.zk.codecs import Authority, Mode, ModeNode
 
@@ -30,9 +35,12 @@ UNKNOWN_KAFKA = KafkaHealth(joined=False, reason="embedded member has not joined
 
 @dataclass(frozen=True, slots=True)
 class AuthorityDecision:
+    """`held`: the rule said `zookeeper` but the guard forbids obeying it; the bridge owns nothing."""
+
     authority: Authority
     reason: str
     unknown_mode_value: str | None = None
+    held: bool = False
 
 
 def decide_authority(
@@ -58,3 +66,58 @@ def decide_authority(
 def needs_group_check(mode: ModeNode, members: Set[str], bridges: Set[str]) -> bool:
     """Whether the Kafka group must be described at all (only when every other condition says kafka)."""
     return mode.mode is Mode.KAFKA and set(members) <= set(bridges)
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaGroupView:
+    """What a bridge knows of its Kafka group's members when it decides whether it may fall back.
+
+    `client_ids` holds one entry per member (plain consumers often share a client.id) from the last
+    DescribeGroups that answered; None when none ever did. `current` is False when the describe for this
+    decision failed and `client_ids` is the last known composition. `rebalancing` is True while the embedded
+    member is between a revoke and its next assignment: a member joining then may not be described yet.
+    """
+
+    client_ids: tuple[str, ...] | None
+    current: bool = True
+    rebalancing: bool = False
+
+    def plain(self, bridges: Set[str]) -> tuple[str, ...]:
+        """Client ids of members that are not registered bridges (plain Kafka consumers)."""
+        return tuple(sorted(c for c in self.client_ids or () if c not in bridges))
+
+
+NEVER_DESCRIBED = KafkaGroupView(client_ids=None, current=False)
+
+
+def _shown(ids: tuple[str, ...], limit: int = 3) -> str:
+    unique = sorted(set(ids))
+    return ", ".join(unique[:limit]) + (f" and {len(unique) - limit} more" if len(unique) > limit else "")
+
+
+def guard_fallback(
+    decision: AuthorityDecision, mode: ModeNode, bridges: Set[str], group: KafkaGroupView
+) -> AuthorityDecision:
+    """Hold (own nothing) instead of falling back to ZooKeeper while the mode is `kafka` and the Kafka group
+    has, may have, or last had members that are not registered bridges (`bridges`: registered bridge ids).
+
+    Only the fallback is guarded: Kafka authority, and a mode an operator set to `zookeeper` (whose preflight
+    refuses while plain consumers are in the group) or left absent or unknown, pass unchanged.
+    """
+    if decision.authority is Authority.KAFKA or mode.mode is not Mode.KAFKA:
+        return decision
+    if group.rebalancing:
+        why = "a Kafka rebalance is in progress (a plain Kafka consumer may be joining)"
+    elif group.client_ids is None:
+        why = "the Kafka group's members are unknown (it could not be described yet)"
+    else:
+        plain = group.plain(bridges)
+        if not plain:
+            return decision
+        when = "" if group.current else " when it was last described"
+        why = f"the Kafka group had {len(plain)} plain Kafka consumer(s){when} ({_shown(plain)})"
+    reason = (
+        f"holding nothing instead of falling back to zookeeper ({decision.reason}): {why}; ZooKeeper's "
+        "assignment knows nothing of plain Kafka consumers"
+    )
+    return replace(decision, reason=reason, held=True)

@@ -4,6 +4,11 @@ It owns the connector's coordination state (what it owns, which authority it obe
 so nothing else needs a lock on it. A rebalance is the release / compute / claim path of CONTRACT §3,
 used for ZooKeeper changes, Kafka assignments and authority switches alike; only partitions whose owner
 changes are released and claimed.
+
+While the mode is `kafka` a bridge never falls back to ZooKeeper's assignment as long as the Kafka group has
+(or last had) plain Kafka consumers: it holds nothing instead (`authority.guard_fallback`), describes the
+group with the admin client (independently of its embedded member, which may be refused) and re-evaluates
+every `GUARD_RECHECK_S` until Kafka authority is healthy again or no plain member remains.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ from migrator.consumer.stream import KafkaStream
 from migrator.coordination.authority import (
     UNKNOWN_KAFKA,
     AuthorityDecision,
+    KafkaGroupView,
     KafkaHealth,
     decide_authority,
+    guard_fallback,
     needs_group_check,
 )
 from migrator.coordination.events import (
@@ -49,7 +56,7 @@ from migrator.kafka.fetcher import Fetcher, Route
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import ConnectorMetrics
 from migrator.zk import owners
-from migrator.zk.codecs import Authority, PublishedAuthority, Registration
+from migrator.zk.codecs import Authority, Mode, PublishedAuthority, Registration
 from migrator.zk.paths import GroupPaths
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import Snapshot, read_snapshot
@@ -60,6 +67,9 @@ COALESCE_S = 0.01  # events closer together than this become one rebalance
 LAG_EVERY_S = 5.0  # at most one ListOffsets round trip per this interval for the lag gauge
 IN_FLIGHT_WAIT_S = 30.0  # how long a release waits for a record in an application thread's hands
 SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0
+GUARD_RECHECK_S = 2.0  # while holding nothing, re-evaluate this often even if no event arrives
+DESCRIBE_RETRY_S = 5.0  # after a failed DescribeGroups (each costs the admin timeout), the guard waits this long
+REBALANCE_HOLD_S = 30.0  # a Kafka rebalance with no assignment and no error for longer is no longer "in progress"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +96,12 @@ class State:
     registered: bool = False
     retry_at: float | None = None
     closed: bool = False
+    kafka_clients: tuple[str, ...] | None = None
+    """Client ids of the Kafka group's members at the last DescribeGroups that answered (None: never)."""
+    revoked_at: float | None = None
+    """When the embedded member was last revoked (cleared by its next assignment)."""
+    held: str = ""
+    """Why the bridge holds nothing: "" (it does not), "rebalance" (transient) or "plain" (the guard)."""
 
 
 class RebalanceWorker:
@@ -130,6 +146,7 @@ class RebalanceWorker:
         # rebalance (eager protocol) that reaches us as an event, so it stays true until the next one.
         self._described: KafkaGroup | None = None
         self._owner_session: object = None  # the ZooKeeper session our owner nodes were created in
+        self._describe_retry_at = 0.0
         if member is not None:
             offsets.kafka_available = lambda: not self.state.kafka_problem
         self._next_commit = self._commit_deadline()
@@ -195,6 +212,7 @@ class RebalanceWorker:
                     self.state.kafka_assignment = partitions
                     self.state.kafka_problem = ""
                     self._described = None
+                    self.state.revoked_at = None
                     reasons.add("kafka assignment")
                 case KafkaUnavailable(reason=reason):
                     self.state.kafka_problem = reason
@@ -259,8 +277,13 @@ class RebalanceWorker:
         self._described = None
         if event.lost:
             self.state.kafka_problem = "the embedded member lost its Kafka assignment"
+        else:
+            self.state.revoked_at = time.monotonic()
         try:
-            if self.state.authority is Authority.KAFKA and self.state.owned:
+            # In mode kafka release on every revoke, even when obeying ZooKeeper: the rebalance may be a plain
+            # Kafka consumer joining, and Kafka's barrier (our callback) must not let it start on a partition
+            # we still hold. The next decision claims again if no plain member is there.
+            if self.state.owned and (self.state.authority is Authority.KAFKA or self.state.mode_is_kafka):
                 self._release(dict(self.state.owned), "kafka revoke")
         finally:
             event.done.set_result(None)
@@ -357,6 +380,10 @@ class RebalanceWorker:
         if decision.unknown_mode_value is not None:
             log.warning("unknown value %r in %s; obeying ZooKeeper", decision.unknown_mode_value, self._paths.mode)
             self._metrics.unknown_mode()
+        if self._member is not None:
+            decision = self._guard(snap, decision, group)
+        if decision.held:
+            return Target(own={}, global_={}), decision
         if decision.authority is Authority.KAFKA:
             members = None
             if group is not None:
@@ -379,7 +406,9 @@ class RebalanceWorker:
         try:
             group = self._describe_group()
         except AdminUnavailable as exc:
+            self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S  # the guard does not ask again now
             return KafkaHealth(joined=False, reason=str(exc)), None
+        self.state.kafka_clients = tuple(sorted(m.client_id for m in group.members))
         missing = frozenset((snap.migration_ids & snap.member_ids) - group.client_ids)
         if self.s.consumer_id in missing:
             return KafkaHealth(joined=False, reason="this bridge is not in the described Kafka group"), group
@@ -394,6 +423,34 @@ class RebalanceWorker:
                 return group  # mid-rebalance: its outcome reaches us as an event, describe again then
             self._described = group
         return self._described
+
+    def _guard(self, snap: Snapshot, decision: AuthorityDecision, group: KafkaGroup | None) -> AuthorityDecision:
+        """The fallback guard over a fresh (or else the last known) composition of the Kafka group."""
+        if decision.authority is Authority.KAFKA or snap.mode.mode is not Mode.KAFKA:
+            return decision
+        if group is None:
+            group = self._describe()
+        s = self.state
+        rebalancing = (
+            s.kafka_assignment is None and not s.kafka_problem and s.revoked_at is not None
+            and time.monotonic() - s.revoked_at < REBALANCE_HOLD_S
+        )  # fmt: skip
+        view = KafkaGroupView(s.kafka_clients, current=group is not None, rebalancing=rebalancing)
+        return guard_fallback(decision, snap.mode, snap.member_ids & snap.migration_ids, view)
+
+    def _describe(self) -> KafkaGroup | None:
+        """DescribeGroups through the admin client, which works whether or not the embedded member could join;
+        remembers who is in the group. None (and the last known members stay) when it fails."""
+        if self._admin is None or time.monotonic() < self._describe_retry_at:
+            return None
+        try:
+            group = self._admin.describe_group(self._paths.group)
+        except AdminUnavailable as exc:
+            log.warning("cannot describe the Kafka group (%s); the guard uses its last known members", exc)
+            self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S
+            return None
+        self.state.kafka_clients = tuple(sorted(m.client_id for m in group.members))
+        return group
 
     def _release(
         self, release: Mapping[TopicPartition, ThreadId], why: str, in_flight_wait_s: float = IN_FLIGHT_WAIT_S
@@ -495,6 +552,7 @@ class RebalanceWorker:
         kafka = authority is Authority.KAFKA
         self._metrics.authority(kafka, len(self.state.kafka_assignment or ()), len(self.state.owned))
         self._metrics.kafka_unavailable(self._member is not None and bool(self.state.kafka_problem))
+        self._note_hold(decision)
         if not publish:
             return
         self._published_reason = reason
@@ -507,8 +565,25 @@ class RebalanceWorker:
                 reason=reason,
                 kafka_member_id=self._member.member_id() if self._member else "",
                 partitions=len(self.state.owned),
+                held=decision.held,
             )
         )
+
+    def _note_hold(self, decision: AuthorityDecision) -> None:
+        """Log entering the guard once at ERROR (a rebalance in progress is routine: INFO), expose it, and keep
+        re-evaluating while it lasts: plain members may leave with no ZooKeeper or Kafka event reaching us."""
+        held = "" if not decision.held else ("rebalance" if "rebalance is in progress" in decision.reason else "plain")
+        if held == "plain" and self.state.held != "plain":
+            log.error("%s", decision.reason)
+        elif held == "rebalance" and not self.state.held:
+            log.info("%s", decision.reason)
+        elif not held and self.state.held:
+            log.warning("no longer holding nothing: %s", decision.reason)
+        self.state.held = held
+        self._metrics.fallback_held(bool(held))
+        if held:
+            due = time.monotonic() + GUARD_RECHECK_S
+            self.state.retry_at = due if self.state.retry_at is None else min(self.state.retry_at, due)
 
     # -- commits and shutdown --------------------------------------------------------------------------
     def _commit_processed(self, measure_lag: bool = False) -> None:

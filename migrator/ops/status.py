@@ -31,6 +31,8 @@ class BridgeRow:
     age_s: float | None
     in_kafka_group: bool | None
     owned_partitions: int
+    held: bool = False
+    """It holds nothing: falling back to ZooKeeper would overlap plain Kafka consumers (its reason says why)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,8 +179,11 @@ def build_report(
                 age_s=round((now_ms - pa.timestamp_ms) / 1000, 1) if pa else None,
                 in_kafka_group=in_group,
                 owned_partitions=owned_by.get(b.consumer_id, 0),
+                held=pa.held if pa else False,
             )
         )
+        if pa is not None and pa.held:
+            warnings.append(f"bridge {b.consumer_id} is {pa.reason}")
         if in_group is False:
             warnings.append(f"bridge {b.consumer_id}'s embedded member is not in the Kafka group")
         if pa is None:
@@ -188,7 +193,8 @@ def build_report(
 
     plain = plain_kafka_members(view, kafka) if kafka is not None else ()
     kafka_consumers = tuple(KafkaConsumerRow(m.member_id, m.client_id, m.host, len(m.partitions)) for m in plain)
-    if plain and authority is Mode.ZOOKEEPER and view.members:
+    unguarded = view.legacy or [b for b in bridges if not b.held]  # held bridges own nothing to overlap with
+    if plain and authority is Mode.ZOOKEEPER and unguarded:
         warnings.append(
             f"{len(plain)} plain Kafka consumer(s) present while the authority is zookeeper: "
             "they and the bridges may own the same partitions"
@@ -258,6 +264,10 @@ def _table(headers: list[str], rows: list[list[object]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
 
 
+def _authority_cell(bridge: BridgeRow) -> str | None:
+    return f"{bridge.authority} (holding nothing)" if bridge.held else bridge.authority
+
+
 def render_text(report: StatusReport) -> str:
     """The human table; `--json` prints `to_dict()` instead."""
     mode = report.mode if report.mode != "unknown" else f"unknown ({report.mode_raw!r})"
@@ -270,7 +280,7 @@ def render_text(report: StatusReport) -> str:
     ]
     member_rows: list[list[object]] = [["legacy", cid, "", "", "", "", ""] for cid in report.legacy]
     member_rows += [
-        ["bridge", b.consumer_id, b.authority, b.generation, b.age_s, b.in_kafka_group, b.owned_partitions]
+        ["bridge", b.consumer_id, _authority_cell(b), b.generation, b.age_s, b.in_kafka_group, b.owned_partitions]
         for b in report.bridges
     ]
     member_rows += [

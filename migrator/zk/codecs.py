@@ -166,7 +166,9 @@ class PublishedAuthority:
 
     `generation` grows by one per publication (a rebalance that changed something, a mode write, a start);
     `kafka_member_id` is its embedded member's id in the Kafka group (empty when not joined);
-    `partitions` is how many partitions it owns after that rebalance.
+    `partitions` is how many partitions it owns after that rebalance; `held` is true while the bridge holds
+    nothing because falling back to ZooKeeper would overlap plain Kafka consumers (then `authority` is
+    `zookeeper`, the rule's word, and `reason` says why). Readers that predate `held` ignore it.
     """
 
     authority: Authority
@@ -175,6 +177,7 @@ class PublishedAuthority:
     reason: str = ""
     kafka_member_id: str = ""
     partitions: int = 0
+    held: bool = False
 
     def encode(self) -> bytes:
         return _compact(
@@ -186,6 +189,7 @@ class PublishedAuthority:
                 "reason": self.reason,
                 "kafka_member_id": self.kafka_member_id,
                 "partitions": self.partitions,
+                "held": self.held,
             }
         )
 
@@ -200,6 +204,7 @@ class PublishedAuthority:
                 reason=str(obj.get("reason", "")),
                 kafka_member_id=str(obj.get("kafka_member_id", "")),
                 partitions=int(obj.get("partitions", 0)),
+                held=obj.get("held", False) is True,
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise CorruptNodeError(f"authority node is malformed: {exc}") from exc

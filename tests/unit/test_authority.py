@@ -5,7 +5,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrator.coordination.authority import KafkaHealth, decide_authority, needs_group_check
+from migrator.coordination.authority import (
+    NEVER_DESCRIBED,
+    KafkaGroupView,
+    KafkaHealth,
+    decide_authority,
+    guard_fallback,
+    needs_group_check,
+)
 from migrator.zk.codecs import Authority, ModeNode
 
 HEALTHY = KafkaHealth(joined=True)
@@ -68,3 +75,88 @@ def test_kafka_implies_every_condition(raw, members, bridges, joined, missing) -
         assert needs_group_check(mode, members, bridges)
     else:
         assert d.reason
+
+
+# -- the fallback guard: never fall back onto partitions plain Kafka consumers process (§6.1) ----------------
+
+LEGACY_FALLBACK = decide_authority(KAFKA, {"a", "legacy"}, {"a"}, HEALTHY)
+WITH_PLAIN = KafkaGroupView(client_ids=("a", "rdkafka"))
+
+
+def test_fallback_with_a_plain_consumer_in_the_group_holds_nothing() -> None:
+    d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, WITH_PLAIN)
+    assert d.held and d.authority is Authority.ZOOKEEPER
+    assert d.reason.startswith("holding nothing instead of falling back to zookeeper (legacy connector registered")
+    assert "1 plain Kafka consumer(s)" in d.reason and "rdkafka" in d.reason
+
+
+def test_fallback_without_plain_consumers_is_unchanged() -> None:
+    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(client_ids=("a",))) == LEGACY_FALLBACK
+    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(client_ids=())) == LEGACY_FALLBACK
+
+
+def test_every_fallback_reason_is_guarded() -> None:
+    unavailable = KafkaHealth(joined=False, reason="GROUP_MAX_SIZE_REACHED (81)")
+    for decision in (
+        LEGACY_FALLBACK,
+        decide_authority(KAFKA, {"a"}, {"a"}, unavailable),
+        decide_authority(KAFKA, {"a", "b"}, {"a", "b"}, KafkaHealth(joined=True, missing_bridges=frozenset("b"))),
+    ):
+        assert decision.authority is Authority.ZOOKEEPER
+        held = guard_fallback(decision, KAFKA, {"a", "b"}, WITH_PLAIN)
+        assert held.held and decision.reason in held.reason
+
+
+def test_the_last_known_composition_counts_when_the_group_cannot_be_described() -> None:
+    d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(client_ids=("rdkafka",), current=False))
+    assert d.held and "when it was last described" in d.reason
+
+
+def test_a_group_never_described_or_rebalancing_is_held_conservatively() -> None:
+    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, NEVER_DESCRIBED).held
+    rebalancing = KafkaGroupView(client_ids=("a",), rebalancing=True)
+    d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, rebalancing)
+    assert d.held and "rebalance is in progress" in d.reason
+
+
+def test_kafka_authority_and_other_modes_are_never_held() -> None:
+    healthy = decide_authority(KAFKA, {"a"}, {"a"}, HEALTHY)
+    assert guard_fallback(healthy, KAFKA, {"a"}, WITH_PLAIN) == healthy
+    for raw in (None, b"zookeeper", b"kafak"):
+        mode = ModeNode.absent() if raw is None else ModeNode.decode(raw)
+        d = decide_authority(mode, {"a"}, {"a"}, HEALTHY)
+        assert guard_fallback(d, mode, {"a"}, WITH_PLAIN) == d
+
+
+def test_a_kafka_member_of_an_unregistered_bridge_counts_as_plain() -> None:
+    # a bridge half-way through leaving (or whose ZooKeeper session expired) may still be processing
+    d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(client_ids=("a", "gone")))
+    assert d.held and "gone" in d.reason
+
+
+@given(
+    raw=st.one_of(st.none(), st.binary(max_size=12), st.sampled_from([b"kafka", b"zookeeper"])),
+    members=st.frozensets(st.sampled_from("abcd")),
+    bridges=st.frozensets(st.sampled_from("abcd")),
+    joined=st.booleans(),
+    missing=st.frozensets(st.sampled_from("abcd")),
+    clients=st.one_of(st.none(), st.lists(st.sampled_from("abcdxy"), max_size=6).map(tuple)),
+    current=st.booleans(),
+    rebalancing=st.booleans(),
+)
+def test_the_guard_never_lets_a_bridge_obey_zookeeper_next_to_plain_consumers_in_mode_kafka(
+    raw, members, bridges, joined, missing, clients, current, rebalancing
+) -> None:
+    mode = ModeNode.absent() if raw is None else ModeNode.decode(raw)
+    rule = decide_authority(mode, members, bridges, KafkaHealth(joined=joined, missing_bridges=missing))
+    registered = members & bridges
+    group = KafkaGroupView(clients, current=current, rebalancing=rebalancing)
+    d = guard_fallback(rule, mode, registered, group)
+    assert d.authority is rule.authority and d.unknown_mode_value == rule.unknown_mode_value
+    plain_possible = clients is None or rebalancing or bool(set(clients) - registered)
+    must_hold = raw == b"kafka" and rule.authority is Authority.ZOOKEEPER and plain_possible
+    assert d.held == must_hold
+    if d.held:
+        assert rule.reason in d.reason
+    else:
+        assert d == rule

@@ -48,6 +48,11 @@ def test_published_authority_round_trips() -> None:
 
     pa = PublishedAuthority(Authority.KAFKA, 3, 1700000000000, "why", "m-1", 4)
     assert PublishedAuthority.decode(pa.encode()) == pa
+    held = PublishedAuthority(Authority.ZOOKEEPER, 4, 1700000000001, "holding nothing …", "m-1", 0, held=True)
+    assert PublishedAuthority.decode(held.encode()) == held
+    # a node written before `held` existed decodes as not held
+    old = b'{"version":1,"authority":"zookeeper","generation":1,"timestamp":1,"reason":"","partitions":0}'
+    assert PublishedAuthority.decode(old).held is False
 
 
 def test_filter_normalisation_matches_the_scala_topic_filter() -> None:

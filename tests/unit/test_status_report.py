@@ -121,3 +121,24 @@ def test_missing_group() -> None:
     report = build_report(GroupView(group="g", exists=False), None, kafka_error="no --bootstrap-servers given")
     assert "group g does not exist in ZooKeeper" in report.warnings
     assert "Kafka not checked: no --bootstrap-servers given" in report.warnings
+
+
+def test_a_held_bridge_is_shown_and_explained_instead_of_a_dual_ownership_warning() -> None:
+    reason = (
+        "holding nothing instead of falling back to zookeeper (bridge g_b is not in the Kafka group): the Kafka "
+        "group had 1 plain Kafka consumer(s) (plain); ZooKeeper's assignment knows nothing of plain Kafka consumers"
+    )
+    held = PublishedAuthority(Authority.ZOOKEEPER, 5, NOW - 1000, reason, held=True)
+    v = view(member("g_a"), member("g_b"), mode="kafka", authorities={"g_a": held, "g_b": held})
+    report = build_report(v, kgroup({"g_a": (TP0, TP1), "plain": (TP2, TP3)}), partitions=PARTS, now_ms=NOW)
+    assert f"bridge g_a is {reason}" in report.warnings
+    assert [b.held for b in report.bridges] == [True, True]
+    assert not any("they and the bridges may own the same partitions" in w for w in report.warnings)
+    assert "zookeeper (holding nothing)" in render_text(report)
+
+
+def test_a_legacy_connector_next_to_plain_consumers_still_warns_of_dual_ownership() -> None:
+    held = PublishedAuthority(Authority.ZOOKEEPER, 5, NOW - 1000, "holding nothing …", held=True)
+    v = view(member("g_a"), member("g_l", bridge=False), mode="kafka", authorities={"g_a": held})
+    report = build_report(v, kgroup({"g_a": (TP0, TP1), "plain": (TP2, TP3)}), partitions=PARTS, now_ms=NOW)
+    assert any("plain Kafka consumer(s) present while the authority is zookeeper" in w for w in report.warnings)
