@@ -195,6 +195,8 @@ class ConsumerConnector:
             **cfg.fetcher_client_properties(),
         }
         self._fetcher = Fetcher(self.bootstrap_servers, self.group, fetch_props)
+        for stream in self._streams.values():
+            stream.attach(self._fetcher)  # a stream with nothing queued fetches for itself
         admin = KafkaAdmin(self.bootstrap_servers, cfg.kafka_properties)
         worker_box: list[RebalanceWorker] = []
 

@@ -6,9 +6,10 @@ waits until no stream still holds one of their records: that is "let in-flight p
 it is why ownership can be given up without two threads processing one partition.
 
 Records travel in chunks (one partition, one epoch) so the per-record path is a few attribute operations
-under the stream's own, uncontended lock. Each stream checks the epoch under its lock before it hands a
-record out, and the worker closes the epoch before it takes any stream's lock, so once `revoke` returns
-no record of a revoked partition can be handed out.
+under the stream's own, uncontended lock. Each stream checks a chunk's epoch under its lock before it hands
+its first record out, and keeps handing its records out without further checks only until the handoff
+halts it; the worker closes the epoch and then halts every stream under its lock, so once `revoke`
+returns no record of a revoked partition can be handed out (the same holds for `suspend` and `close`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class HandoffStream(Protocol):
     waited_on: bool
 
     def held(self) -> Message | None: ...
+
+    def halt(self, tps: Collection[TopicPartition] | None) -> None: ...
 
     def abandon(self) -> None: ...
 
@@ -92,6 +95,7 @@ class Handoff:
         started = time.monotonic()
         for stream in self._streams:
             with stream.lock:
+                stream.halt(revoked)
                 stream.waited_on = True
                 while (held := stream.held()) is not None and held.topic_partition in revoked:
                     waited = time.monotonic() - started
@@ -130,6 +134,7 @@ class Handoff:
         """ZooKeeper connection suspended: owner nodes may be expiring, so hand nothing out."""
         with self._cond:
             self.suspended = True
+        self._halt_all()
 
     def resume(self) -> None:
         with self._cond:
@@ -145,6 +150,13 @@ class Handoff:
             self.closed = True
             self.epochs.clear()
             self._cond.notify_all()
+        self._halt_all()
+
+    def _halt_all(self) -> None:
+        """Streams hand out nothing more before their next check (of the epoch and of `suspended`)."""
+        for stream in self._streams:
+            with stream.lock:
+                stream.halt(None)
 
     # -- the application's side ----------------------------------------------------------------------
     def done_for_current_thread(self) -> None:

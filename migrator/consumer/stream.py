@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import queue
 import threading
 import time
-from collections.abc import Collection
+from collections import deque
+from collections.abc import Collection, Iterator
+from typing import Protocol
 
 from migrator.assign.model import TopicPartition
 from migrator.consumer.handoff import Chunk, Handoff
@@ -21,118 +24,207 @@ class ConsumerTimeout(MigratorError):
     """No record arrived within `consumer.timeout.ms`; iterating again continues."""
 
 
+class RecordSource(Protocol):
+    """Where a stream with nothing queued fetches for itself ("caller runs"; see `Fetcher.fetch_for`)."""
+
+    def fetch_for(self, stream: KafkaStream, timeout_s: float) -> list[Chunk] | None: ...
+
+    def waiting(self, delta: int) -> None: ...
+
+
 class KafkaStream:
     """Yields `Message`s of the partitions its thread owns.
 
     Asking for the next record marks the previous one processed; that processed position is what the
-    connector commits. Everything the worker may look at (the held record, the positions) changes only under
-    `lock`, which only this stream's thread and, during a release, the worker ever take.
+    connector commits. Everything the worker may look at (the held record, the positions) is read and changed
+    only under `lock`, which only this stream's thread and, during a release, the worker ever take.
+
+    The per-record path is C alone: iterating a stream iterates `itertools.chain.from_iterable` over a list
+    iterator per chunk, and Python (`_chunks`) runs once per chunk, under `lock`, to check the chunk's epoch
+    and that hand-out is not suspended. How far a chunk was handed out is read from its list iterator; the
+    record before that point is the one in hand. To stop a chunk (revoke, suspend, close) the handoff calls
+    `halt` under `lock`: it drains the list iterator in one C call, so the thread can take no further record
+    of it and the next one goes through `_chunks` again.
     """
 
     def __init__(self, thread_id: str, handoff: Handoff, consumer_timeout_ms: int = -1,
-                 queue_chunks: int = DEFAULT_QUEUE_CHUNKS) -> None:
+                 queue_chunks: int = DEFAULT_QUEUE_CHUNKS) -> None:  # fmt: skip
         self.thread_id = thread_id
         self.queue: queue.Queue[object] = queue.Queue(maxsize=queue_chunks)
-        self._mutex = threading.Lock()  # the per-record path takes the bare lock; waits use `lock`
+        self._mutex = threading.Lock()
         self.lock = threading.Condition(self._mutex)
         self.waited_on = False  # set by a revoke waiting for our held record, so only then do we notify
         self._handoff = handoff
         self._epochs = handoff.epochs
         self._timeout_s = None if consumer_timeout_ms < 0 else consumer_timeout_ms / 1000.0
+        # the current chunk (or what was left of it after a halt) and the iterator the chain hands it out from
         self._messages: list[Message] = []
+        self._it: Iterator[Message] | None = None  # None once halted: then `_handed` is fixed
+        self._handed = 0
+        self._settled = 0  # records before this index are processed even if handed last (commit_offsets)
+        self._rest: list[Message] | None = None  # what a halt left over, handed out after a new check
         self._tp: TopicPartition | None = None
         self._epoch = 0
-        self._pos = 0
-        self._held: Message | None = None
         self._holder = 0
-        self._positions: dict[TopicPartition, int] = {}
+        self._positions: dict[TopicPartition, int] = {}  # of chunks done with; the current one is derived
+        self._local: deque[Chunk] = deque()  # chunks this thread fetched for itself, ahead of the queue
+        self._source: RecordSource | None = None
+        self._chain: Iterator[Message] | None = None
         self._shut = False
         handoff.register(self)
 
-    def __iter__(self) -> KafkaStream:
-        return self
+    def attach(self, source: RecordSource) -> None:
+        """Let this stream fetch for itself when nothing is queued for it (set before iteration starts)."""
+        self._source = source
+
+    def __iter__(self) -> Iterator[Message]:
+        chain = self._chain
+        if chain is None:  # first use, or `_chunks` ended with an exception (ConsumerTimeout): iterating continues
+            chain = self._chain = itertools.chain.from_iterable(self._chunks())
+        return chain
 
     def __next__(self) -> Message:
-        with self._mutex:
-            held = self._held
-            if held is not None:  # the record in hand is processed: the hot path, kept inline
-                self._held = None
-                self._positions[self._tp] = held[2] + 1  # type: ignore[index]
-                if self.waited_on:
-                    self.lock.notify_all()
-            pos = self._pos
-            if pos < len(self._messages) and self._epochs.get(self._tp) == self._epoch and not self._handoff.suspended:
-                message = self._messages[pos]
-                self._pos = pos + 1
-                self._held = message
-                return message
-        return self._slow_next()
+        return next(self.__iter__())
 
-    def _slow_next(self) -> Message:
-        """The chunk is used up, stale, or hand-out is suspended: wait for what comes next."""
-        deadline = None if self._timeout_s is None else time.monotonic() + self._timeout_s
+    # -- once per chunk --------------------------------------------------------------------------------
+    def _chunks(self) -> Iterator[Iterator[Message]]:
+        """One iterator per chunk for the chain: the previous chunk is used up (or halted), so every record
+        handed out of it is processed; check the next one and start handing it out."""
+        try:
+            while True:
+                it = self._next_iterator(None if self._timeout_s is None else time.monotonic() + self._timeout_s)
+                if it is None:
+                    return
+                yield it
+        except GeneratorExit:
+            raise
+        except BaseException:  # the chain is dead after this: the next `iter` starts another
+            self._chain = None
+            raise
+
+    def _next_iterator(self, deadline: float | None) -> Iterator[Message] | None:
         while True:
             suspended = False
             with self._mutex:
-                if self._pos < len(self._messages):
+                self._settle()
+                rest = self._rest
+                if rest:
                     if self._epochs.get(self._tp) != self._epoch:
-                        self._messages = []  # closed or re-opened since it was fetched: drop the rest
+                        self._rest = None  # closed or re-opened since it was fetched: drop it
                     elif self._handoff.suspended:
                         suspended = True
                     else:
-                        message = self._messages[self._pos]
-                        self._pos += 1
-                        self._held = message
-                        return message
+                        self._rest = None
+                        self._messages, self._handed, self._settled = rest, 0, 0
+                        self._it = it = iter(rest)
+                        return it
             if self._shut:
-                raise StopIteration
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                return None
             if suspended:
-                if not self._handoff.wait_resumed(remaining):
+                if not self._handoff.wait_resumed(_remaining(deadline)):
                     raise ConsumerTimeout(f"no record for {self.thread_id} within consumer.timeout.ms")
                 continue
-            try:
-                item = self.queue.get(timeout=remaining)
-            except queue.Empty:
-                raise ConsumerTimeout(f"no record for {self.thread_id} within consumer.timeout.ms") from None
+            item = self._take(deadline)
             if item is _SHUTDOWN:
                 self._shut = True
-                raise StopIteration
+                return None
             assert isinstance(item, Chunk)
             with self._mutex:
-                self._messages, self._tp, self._epoch, self._pos = item.messages, item.tp, item.epoch, 0
+                self._rest, self._tp, self._epoch = item.messages, item.tp, item.epoch
                 self._holder = threading.get_ident()
             if self._handoff.on_take is not None:
                 self._handoff.on_take(len(item.messages))
 
-    def _finish(self) -> None:
-        """The held record is processed (called under `lock`)."""
-        held = self._held
-        if held is not None:
-            self._held = None
-            self._positions[self._tp] = held.offset + 1  # type: ignore[index]
-            self.lock.notify_all()
+    def _settle(self) -> None:
+        """The chain asks for more: every record handed out of the current chunk is processed (under `lock`)."""
+        handed = self._handed_out()
+        if handed:
+            self._positions[self._tp] = self._messages[handed - 1].offset + 1  # type: ignore[index]
+            if self.waited_on:
+                self.lock.notify_all()
+        self._messages, self._it, self._handed, self._settled = [], None, 0, 0
+
+    def _handed_out(self) -> int:
+        """How many records of the current chunk were handed out (under `lock`; the chain may be taking one
+        right now, which is why a reader that must see a stable value halts first)."""
+        it = self._it
+        if it is None:
+            return self._handed
+        return len(self._messages) - it.__length_hint__()  # type: ignore[attr-defined]
+
+    def _take(self, deadline: float | None) -> object:
+        """The next chunk: one fetched here before, a queued one, one fetched now, or one the fetch thread
+        delivers while this thread waits (when another thread is fetching, or a routing change is pending)."""
+        while True:
+            if self._local:
+                return self._local.popleft()
+            with contextlib.suppress(queue.Empty):
+                return self.queue.get_nowait()
+            remaining = _remaining(deadline)
+            if remaining == 0.0:
+                raise ConsumerTimeout(f"no record for {self.thread_id} within consumer.timeout.ms")
+            source = self._source
+            if source is not None:
+                fetched = source.fetch_for(self, FETCH_WAIT_S if remaining is None else min(remaining, FETCH_WAIT_S))
+                if fetched is not None:
+                    self._local.extend(fetched)
+                    continue
+                source.waiting(1)  # the fetch thread polls while any stream waits
+            try:
+                return self.queue.get(timeout=remaining)
+            except queue.Empty:
+                raise ConsumerTimeout(f"no record for {self.thread_id} within consumer.timeout.ms") from None
+            finally:
+                if source is not None:
+                    source.waiting(-1)
 
     # -- the handoff's side (callers hold `lock` where noted) ----------------------------------------
     def held(self) -> Message | None:
-        return self._held
+        handed = self._handed_out()
+        return self._messages[handed - 1] if handed > self._settled else None
+
+    def halt(self, tps: Collection[TopicPartition] | None, keep: bool = True) -> None:
+        """Hand out nothing more of the current chunk if it is of `tps` (None: whatever it is) until it is
+        checked again; `keep` the rest for that check (under `lock`)."""
+        it = self._it
+        if it is None or (tps is not None and self._tp not in tps):
+            return
+        rest = list(it)  # one C call: the chain cannot take a record between counting and stopping
+        self._handed = len(self._messages) - len(rest)
+        self._it = None
+        if keep and rest:
+            self._rest = rest + (self._rest or [])
 
     def abandon(self) -> None:
-        """Drop the held record without counting it processed (under `lock`)."""
-        self._held = None
+        """Drop the held record without counting it processed, and the rest of its chunk (under `lock`)."""
+        self.halt(None, keep=False)
+        if self._handed > self._settled:
+            self._handed -= 1  # the held record is not processed
+            self._settled = self._handed
+            self._settle()
+            self._rest = None
 
     def positions(self) -> dict[TopicPartition, int]:
-        return dict(self._positions)
+        out = dict(self._positions)
+        handed = self._handed_out()
+        done = handed - 1 if handed > self._settled else handed
+        if done > 0:
+            out[self._tp] = self._messages[done - 1].offset + 1  # type: ignore[index]
+        return out
 
     def reset(self, tps: Collection[TopicPartition]) -> None:
         with self.lock:
+            if self._tp in tps:  # a chunk of a partition being (re)opened or forgotten is stale: drop it
+                self.halt(None, keep=False)
+                self._messages, self._it, self._handed, self._settled, self._rest = [], None, 0, 0, None
             for tp in tps:
                 self._positions.pop(tp, None)
 
     def finish_if_thread(self, ident: int) -> None:
         with self.lock:
-            if self._held is not None and self._holder == ident:
-                self._finish()
+            if self._holder == ident and self.held() is not None:
+                self._settled = self._handed_out()
+                self.lock.notify_all()
 
     def shutdown(self) -> None:
         """Wake the thread and end its iteration (it may need room in a full queue first)."""
@@ -144,3 +236,10 @@ class KafkaStream:
             except queue.Full:
                 with contextlib.suppress(queue.Empty):
                     self.queue.get_nowait()
+
+
+FETCH_WAIT_S = 0.02  # how long a stream fetching for itself waits for records before it looks again
+
+
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())

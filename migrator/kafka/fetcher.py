@@ -1,20 +1,31 @@
 """The record fetcher: one confluent-kafka consumer that fetches the connector's owned partitions by
 explicit assignment (never by group subscription) and routes records to the owning thread's stream.
 
-The worker hands it a complete routing table; the fetch thread applies it between polls with
-incremental (un)assigns, so partitions that stay owned keep their position.
+The worker hands it a complete routing table; it is applied between polls with incremental (un)assigns, so
+partitions that stay owned keep their position.
+
+"Caller runs": a stream thread with nothing queued polls the client itself (`fetch_for`), keeps its own
+chunks and queues the others' chunks, instead of waiting for the fetch thread to be scheduled. The fetch
+thread applies routing changes and polls only while some stream waits on its queue (because another thread
+was polling, or a routing change was pending). Every call on the client, and the routing of what a poll
+returned, happen under `_poll_lock`, so the client is never called from two threads at once and the chunks
+of one partition are queued in offset order.
 """
 
 from __future__ import annotations
 
+import bisect
 import logging
+import operator
 import queue
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import groupby, repeat
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError
+from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.assign.model import TopicPartition
@@ -24,6 +35,11 @@ from migrator.consumer.stream import KafkaStream
 
 log = logging.getLogger(__name__)
 POLL_S = 0.02  # how long a fetch waits for records before it looks at routing changes again
+IDLE_S = 0.5  # how long the fetch thread sleeps when no stream waits and no routing change is pending
+BATCH = 500  # records per poll
+_first = operator.itemgetter(0)
+_second = operator.itemgetter(1)
+_new_tuple = tuple.__new__
 
 
 @dataclass(slots=True)
@@ -56,6 +72,9 @@ class Fetcher:
         self._partition_counts: dict[str, int] = {}  # per topic, as of our last metadata refresh
         self._pending: dict[TopicPartition, Route] | None = None
         self._pending_lock = threading.Lock()
+        self._poll_lock = threading.Lock()  # held for every call on the client and the routing of its records
+        self._closed = False
+        self._waiting = 0  # streams waiting on their queue for the fetch thread
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"fetcher-{group}", daemon=True)
@@ -79,7 +98,42 @@ class Fetcher:
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
-        self._consumer.close()
+        with self._poll_lock:  # a stream thread may be polling: wait for it
+            self._closed = True
+            self._consumer.close()
+
+    # -- a stream thread fetching for itself (caller runs) -----------------------------------------------
+    def fetch_for(self, stream: KafkaStream, timeout_s: float) -> list[Chunk] | None:
+        """Poll once on the calling stream's thread: return its chunks, queue the others'.
+
+        None when this thread cannot poll now (another thread polled for longer than `timeout_s`, a routing
+        change is pending, nothing is routed, the fetcher is closing): the stream then waits on its queue,
+        announced with `waiting`. An empty list when the poll returned nothing for it, or its queue got a
+        chunk meanwhile.
+        """
+        # Wait for a poll in progress rather than for the fetch thread: when this thread waits on its queue,
+        # the fetch thread polls for it, and keeps the lock busy when this thread wants to poll again.
+        if self._pending is not None or self._stop.is_set() or not self._poll_lock.acquire(timeout=timeout_s):
+            return None
+        try:
+            if self._closed or self._pending is not None or not self._routes:
+                return None
+            if not stream.queue.empty():  # queued under this lock, so older than anything polled now
+                return []
+            try:
+                batch = self._consumer.consume(num_messages=BATCH, timeout=timeout_s)
+            except Exception:  # the client is closing or broken; the fetch thread logs it
+                return None
+            return self._dispatch(batch, stream) if batch else []
+        finally:
+            self._poll_lock.release()
+
+    def waiting(self, delta: int) -> None:
+        """A stream starts (+1) or stops (-1) waiting on its queue; the fetch thread polls while any waits."""
+        with self._pending_lock:
+            self._waiting += delta
+        if delta > 0:
+            self._wake.set()
 
     # -- the fetch thread ----------------------------------------------------------------------------
     def _apply_pending(self) -> None:
@@ -119,59 +173,96 @@ class Fetcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._apply_pending()
-            if not self._routes:
-                self._wake.wait(0.5)
+            if self._pending is None and (not self._waiting or not self._routes):
+                self._wake.wait(IDLE_S)  # streams fetch for themselves; nothing to do for them here
                 self._wake.clear()
                 continue
+            if not self._poll_lock.acquire(timeout=POLL_S):
+                continue
             try:
-                batch = self._consumer.consume(num_messages=500, timeout=POLL_S)
-            except Exception:  # the client is closing or broken; the worker decides what happens next
-                log.exception("fetch failed")
-                self._stop.wait(0.5)
-                continue
-            if batch:
-                self._dispatch(batch)
-
-    def _dispatch(self, batch: list[Any]) -> None:
-        """Group a batch into one chunk per partition and hand each to its thread's stream queue.
-
-        This runs once per record, so it avoids per-record allocations beyond the `Message` itself: a batch
-        holds runs of one partition, and the route is looked up once per run.
-        """
-        chunks: dict[tuple[str, int], tuple[Route, Chunk]] = {}
-        routes = self._routes
-        last: tuple[str, int] | None = None
-        route: Route | None = None
-        append = None
-        thread_id = ""
-        for raw in batch:
-            if raw.error() is not None:
-                if raw.error().code() != KafkaError._PARTITION_EOF:
-                    log.warning("fetch error: %s", raw.error())
-                continue
-            key = (raw.topic(), raw.partition())
-            if key != last:
-                last = key
-                route = routes.get(key)  # type: ignore[call-overload]
-                if route is None:
+                if self._closed:
+                    return
+                self._apply_pending()
+                if not self._routes or not self._waiting:
                     continue
-                entry = chunks.get(key)
-                if entry is None:
-                    entry = chunks[key] = (route, Chunk(TopicPartition(*key), route.epoch, []))
-                append = entry[1].messages.append
-                thread_id = route.stream.thread_id
-            elif route is None:
+                try:
+                    batch = self._consumer.consume(num_messages=BATCH, timeout=POLL_S)
+                except Exception:  # the client is closing or broken; the worker decides what happens next
+                    log.exception("fetch failed")
+                    self._stop.wait(0.5)
+                    continue
+                if batch:
+                    self._dispatch(batch)
+            finally:
+                self._poll_lock.release()
+
+    def _dispatch(self, batch: list[Any], caller: KafkaStream | None = None) -> list[Chunk]:
+        """Group a batch into one chunk per partition; queue each on its thread's stream, or return those of
+        `caller` (the stream polling for itself: its own queue may be full, and only it drains it).
+
+        This is the per-record cost of the connector, so every per-record step runs in C (`map`, `zip`,
+        `groupby`): a batch holds runs of one partition, and Python runs once per run.
+        """
+        errors = list(map(KafkaMessage.error, batch))
+        if errors.count(None) != len(errors):
+            for error in errors:
+                if error is not None and error.code() != KafkaError._PARTITION_EOF:
+                    log.warning("fetch error: %s", error)
+            batch = [raw for raw, error in zip(batch, errors, strict=True) if error is None]
+        routes = self._routes
+        chunks: dict[tuple[str, int], tuple[Route, Chunk]] = {}
+        keys = zip(map(KafkaMessage.topic, batch), map(KafkaMessage.partition, batch), strict=True)
+        for key, run_pairs in groupby(zip(keys, batch, strict=True), _first):
+            route = routes.get(key)  # type: ignore[call-overload]
+            if route is None:
                 continue
-            offset = raw.offset()
-            if offset < route.next_offset:
-                continue  # a record from before a re-seek
-            route.next_offset = offset + 1
-            ts_type, ts = raw.timestamp()
-            append(Message(key[0], key[1], offset, raw.key(), raw.value(), ts if ts_type else -1, thread_id))  # type: ignore[misc]
-        for route_, chunk in chunks.values():
-            if chunk.messages:
-                self._put(route_, chunk)
+            run = list(map(_second, run_pairs))
+            messages = self._messages(key, run, route)
+            if not messages:
+                continue
+            entry = chunks.get(key)
+            if entry is None:
+                chunks[key] = (route, Chunk(TopicPartition(*key), route.epoch, messages))
+            else:
+                entry[1].messages.extend(messages)
+        own: list[Chunk] = []
+        for route, chunk in chunks.values():
+            if route.stream is caller:
+                own.append(chunk)
+            else:
+                self._put(route, chunk)
+        return own
+
+    @staticmethod
+    def _messages(key: tuple[str, int], run: list[Any], route: Route) -> list[Message]:
+        """The `Message`s of one partition's run, from `route.next_offset` on (skipping records from before a
+        re-seek), advancing it."""
+        offsets = list(map(KafkaMessage.offset, run))
+        if all(map(operator.lt, offsets, offsets[1:])):  # ascending, as fetched: skip a prefix
+            cut = bisect.bisect_left(offsets, route.next_offset)
+            if cut:
+                run, offsets = run[cut:], offsets[cut:]
+        else:  # not seen in practice: keep each record above the last one kept
+            keep = []
+            next_offset = route.next_offset
+            for i, offset in enumerate(offsets):
+                if offset >= next_offset:
+                    keep.append(i)
+                    next_offset = offset + 1
+            run, offsets = [run[i] for i in keep], [offsets[i] for i in keep]
+        if not run:
+            return []
+        route.next_offset = offsets[-1] + 1
+        n = len(run)
+        stamps = list(map(KafkaMessage.timestamp, run))  # (type, timestamp); -1 when the type says none
+        if 0 in map(_first, stamps):
+            timestamps: Any = [ts if ts_type else -1 for ts_type, ts in stamps]
+        else:
+            timestamps = map(_second, stamps)
+        keys, values = map(KafkaMessage.key, run), map(KafkaMessage.value, run)
+        fields = zip(repeat(key[0], n), repeat(key[1], n), offsets, keys, values, timestamps,
+                     repeat(route.stream.thread_id, n), strict=True)  # fmt: skip
+        return list(map(_new_tuple, repeat(Message, n), fields))
 
     def _put(self, route: Route, chunk: Chunk) -> None:
         while not self._stop.is_set():

@@ -1,0 +1,148 @@
+"""The stream's C-level hand-out and "caller runs" fetching, with a fake record source (pure logic; the
+fetcher's client is exercised against the real cluster by the integration tests)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from confluent_kafka import Message as KafkaMessage
+
+from migrator.assign.model import TopicPartition as TP
+from migrator.consumer.handoff import Chunk, Handoff
+from migrator.consumer.message import Message
+from migrator.consumer.stream import ConsumerTimeout, KafkaStream
+from migrator.kafka.fetcher import Fetcher, Route
+
+
+def chunk(epoch: int, *offsets: int, partition: int = 0) -> Chunk:
+    return Chunk(TP("t", partition), epoch, [Message("t", partition, o, None, b"v", 0, "a-0") for o in offsets])
+
+
+class FakeSource:
+    """Hands out prepared polls; None means "another thread is polling"."""
+
+    def __init__(self, polls: list[list[Chunk] | None]) -> None:
+        self.polls = polls
+        self.calls = 0
+        self.waits: list[int] = []
+
+    def fetch_for(self, stream: KafkaStream, timeout_s: float) -> list[Chunk] | None:
+        self.calls += 1
+        return self.polls.pop(0) if self.polls else []
+
+    def waiting(self, delta: int) -> None:
+        self.waits.append(delta)
+
+
+def setup(polls: list[list[Chunk] | None], timeout_ms: int = 200) -> tuple[Handoff, KafkaStream, FakeSource]:
+    h = Handoff()
+    s = KafkaStream("a-0", h, consumer_timeout_ms=timeout_ms)
+    src = FakeSource(polls)
+    s.attach(src)
+    return h, s, src
+
+
+def test_a_stream_with_nothing_queued_fetches_for_itself_in_order() -> None:
+    h, s, src = setup([])
+    e = h.open({TP("t", 0): 0})
+    src.polls = [[chunk(e, 0, 1)], [chunk(e, 2)]]
+    assert [next(s).offset for _ in range(3)] == [0, 1, 2]
+    assert src.calls == 2 and src.waits == []
+    assert h.processed()[TP("t", 0)] == 2  # 2 is in hand
+
+
+def test_queued_chunks_come_before_a_new_poll() -> None:
+    h, s, src = setup([])
+    e = h.open({TP("t", 0): 0})
+    s.queue.put(chunk(e, 0))
+    src.polls = [[chunk(e, 1)]]
+    assert [next(s).offset, next(s).offset] == [0, 1]
+
+
+def test_when_another_thread_polls_the_stream_waits_on_its_queue_announced() -> None:
+    h, s, src = setup([None])
+    e = h.open({TP("t", 0): 0})
+    threading.Timer(0.05, lambda: s.queue.put(chunk(e, 7))).start()
+    assert next(s).offset == 7
+    assert src.waits == [1, -1]
+
+
+def test_consumer_timeout_while_fetching_then_iterating_again_continues() -> None:
+    h, s, src = setup([], timeout_ms=50)
+    e = h.open({TP("t", 0): 0})
+    it = iter(s)
+    with pytest.raises(ConsumerTimeout):
+        next(it)
+    src.polls = [[chunk(e, 4)]]
+    assert next(iter(s)).offset == 4  # a fresh iteration after the timeout
+
+
+def test_a_revoke_stops_the_chunk_in_the_middle_and_counts_exactly_what_was_processed() -> None:
+    h, s, _ = setup([])
+    e = h.open({TP("t", 0): 0})
+    s.queue.put(chunk(e, 0, 1, 2, 3))
+    it = iter(s)
+    assert [next(it).offset, next(it).offset] == [0, 1]
+    done = threading.Event()
+    threading.Thread(target=lambda: (h.revoke([TP("t", 0)], wait_s=5), done.set())).start()
+    with pytest.raises(ConsumerTimeout):
+        next(it)  # 1 is processed now; 2 and 3 are never handed out
+    assert done.wait(2)
+    assert h.processed()[TP("t", 0)] == 2
+
+
+def test_suspend_stops_the_chunk_in_the_middle_and_resume_hands_out_the_rest() -> None:
+    h, s, _ = setup([], timeout_ms=50)
+    e = h.open({TP("t", 0): 0})
+    s.queue.put(chunk(e, 0, 1, 2))
+    it = iter(s)
+    assert next(it).offset == 0
+    h.suspend()
+    with pytest.raises(ConsumerTimeout):
+        next(it)
+    assert h.processed()[TP("t", 0)] == 1
+    h.resume()
+    assert [next(s).offset, next(s).offset] == [1, 2]
+
+
+def test_abandon_in_the_middle_of_a_chunk_keeps_the_held_record_unprocessed() -> None:
+    h, s, _ = setup([])
+    e = h.open({TP("t", 0): 0})
+    s.queue.put(chunk(e, 0, 1, 2))
+    it = iter(s)
+    next(it), next(it)
+    h.revoke([TP("t", 0)], wait_s=0.0)
+    assert h.processed()[TP("t", 0)] == 1  # 0 processed, 1 abandoned: its next owner gets it again
+
+
+def test_commit_in_the_middle_of_a_chunk_counts_the_held_record_once() -> None:
+    h, s, _ = setup([])
+    e = h.open({TP("t", 0): 0})
+    s.queue.put(chunk(e, 0, 1, 2))
+    it = iter(s)
+    next(it), next(it)
+    h.done_for_current_thread()
+    assert h.processed()[TP("t", 0)] == 2
+    assert next(it).offset == 2
+    assert h.processed()[TP("t", 0)] == 2
+
+
+def _raw(partition: int, offset: int, ts: tuple[int, int] = (1, 99)) -> KafkaMessage:
+    return KafkaMessage(topic="t", partition=partition, offset=offset, value=b"v%d" % offset, timestamp=ts)
+
+
+def test_dispatch_builds_one_chunk_per_partition_skips_old_records_and_keeps_its_callers() -> None:
+    h = Handoff()
+    mine, other = KafkaStream("a-0", h), KafkaStream("a-1", h)
+    f = Fetcher.__new__(Fetcher)  # routing only: no client
+    f._pending = None
+    f._stop = threading.Event()
+    f._routes = {TP("t", 0): Route(mine, 3, 5), TP("t", 1): Route(other, 3, 0)}
+    batch = [_raw(0, 4), _raw(0, 5), _raw(1, 0, (0, -1)), _raw(0, 6), _raw(2, 0)]
+    own = f._dispatch(batch, mine)
+    assert [(c.tp, c.epoch, [m.offset for m in c.messages]) for c in own] == [(TP("t", 0), 3, [5, 6])]
+    assert own[0].messages[0] == Message("t", 0, 5, None, b"v5", 99, "a-0")
+    queued = other.queue.get_nowait()
+    assert queued.messages == [Message("t", 1, 0, None, b"v0", -1, "a-1")]
+    assert f._routes[TP("t", 0)].next_offset == 7 and f._routes[TP("t", 1)].next_offset == 1
