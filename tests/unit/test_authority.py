@@ -60,12 +60,16 @@ def test_bridges_that_are_not_registered_members_do_not_matter() -> None:
     assert decide_authority(KAFKA, {"a"}, {"a", "gone"}, HEALTHY).authority is Authority.KAFKA
 
 
+mode_values = st.one_of(st.none(), st.binary(max_size=12), st.sampled_from([b"kafka", b"zookeeper"]))
+consumer_ids = st.frozensets(st.sampled_from("abcd"))
+
+
 @given(
-    raw=st.one_of(st.none(), st.binary(max_size=12), st.sampled_from([b"kafka", b"zookeeper"])),
-    members=st.frozensets(st.sampled_from("abcd")),
-    bridges=st.frozensets(st.sampled_from("abcd")),
+    raw=mode_values,
+    members=consumer_ids,
+    bridges=consumer_ids,
     joined=st.booleans(),
-    missing=st.frozensets(st.sampled_from("abcd")),
+    missing=consumer_ids,
 )
 def test_kafka_implies_every_condition(raw, members, bridges, joined, missing) -> None:
     mode = ModeNode.absent() if raw is None else ModeNode.decode(raw)
@@ -135,11 +139,11 @@ def test_a_kafka_member_of_an_unregistered_bridge_counts_as_plain() -> None:
 
 
 @given(
-    raw=st.one_of(st.none(), st.binary(max_size=12), st.sampled_from([b"kafka", b"zookeeper"])),
-    members=st.frozensets(st.sampled_from("abcd")),
-    bridges=st.frozensets(st.sampled_from("abcd")),
+    raw=mode_values,
+    members=consumer_ids,
+    bridges=consumer_ids,
     joined=st.booleans(),
-    missing=st.frozensets(st.sampled_from("abcd")),
+    missing=consumer_ids,
     clients=st.one_of(st.none(), st.lists(st.sampled_from("abcdxy"), max_size=6).map(tuple)),
     current=st.booleans(),
     rebalancing=st.booleans(),
