@@ -129,11 +129,11 @@ class SequencedProducer:
         self._thread.start()
         return self
 
-    def stop(self) -> set[tuple[str, int, int]]:
-        """Stop, wait for every acknowledgement, and return what was produced."""
+    def stop(self, flush_timeout_s: float = 30.0) -> set[tuple[str, int, int]]:
+        """Stop, wait (up to `flush_timeout_s`) for every acknowledgement, and return what was produced."""
         self._stop.set()
         self._thread.join(timeout=10)
-        remaining = self._producer.flush(30)
+        remaining = self._producer.flush(flush_timeout_s)
         if remaining or self.errors:
             raise RuntimeError(f"{remaining} records undelivered; errors {self.errors[:3]}")
         with self._lock:

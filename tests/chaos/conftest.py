@@ -207,7 +207,9 @@ class Drill:
     def finish(self, allow_duplicate: Callable[[Duplicate], bool] | None = None, drain_s: float = 60.0) -> Verdict:
         """Stop producing, wait for every record, stop everyone cleanly, and judge the whole run."""
         assert self.producer is not None and self.watcher is not None, "start() first"
-        produced = self.producer.stop()
+        # After a broker restart, acks=all requests wait for the ISR to shrink or the broker to catch up
+        # (replica.lag.time.max.ms is 30 s): give deliveries longer than the default 30 s.
+        produced = self.producer.stop(flush_timeout_s=120.0)
         self.producer = None
         wait_until(lambda: produced <= {r.key for r in self.records()}, drain_s, interval=0.2,
                    what="every produced record processed")  # fmt: skip
