@@ -24,6 +24,7 @@ from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.consumer.stream import KafkaStream
 from migrator.coordination.events import Changed, CommitRequest, SessionLost, SessionRestored, Shutdown
+from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.worker import RebalanceWorker, WorkerSettings
 from migrator.errors import ConfigError, MigratorError
@@ -219,6 +220,7 @@ class ConsumerConnector:
             cfg.offsets_commit_max_retries, cfg.offsets_channel_backoff_ms,
         )
         bridge = cfg.migration_enabled
+        tracker = KafkaGroupTracker(self.group, self.consumer_id, self._member, admin) if self._member else None
         worker = RebalanceWorker(
             WorkerSettings(
                 consumer_id=self.consumer_id,
@@ -233,7 +235,7 @@ class ConsumerConnector:
             Registry(self._zk, self.paths, self.consumer_id, bridge),
             Watches(self._zk, self.paths, lambda what: post(Changed(what)), bridge),
             offsets, self._fetcher, self._handoff, self._streams, self.metrics,
-            member=self._member, admin=admin,
+            kafka=tracker, admin=admin,
         )
         worker.listener = self._listener
         worker_box.append(worker)

@@ -1,19 +1,20 @@
 """The rebalance worker: one thread per connector that handles every event, one at a time.
 
-It owns the connector's coordination state (what it owns, which authority it obeys, what Kafka assigned)
-so nothing else needs a lock on it. A rebalance is the release / compute / claim path of CONTRACT §3,
-used for ZooKeeper changes, Kafka assignments and authority switches alike; only partitions whose owner
-changes are released and claimed.
+It owns the connector's coordination state (what it owns, which authority it obeys, and, through its
+`KafkaGroupTracker`, what Kafka assigned) so nothing else needs a lock on it. A rebalance is the
+release / compute / claim path of CONTRACT §3, used for ZooKeeper changes, Kafka assignments and authority
+switches alike; only partitions whose owner changes are released and claimed, and a partition that only
+changes thread is handed over in place.
 
 While the mode is `kafka` a bridge never falls back to ZooKeeper's assignment as long as the Kafka group has
-(or last had) plain Kafka consumers: it holds nothing instead (`authority.guard_fallback`), describes the
-group with the admin client (independently of its embedded member, which may be refused) and re-evaluates
-every `GUARD_RECHECK_S` until Kafka authority is healthy again or no plain member remains.
+(or last had) plain Kafka consumers: it holds nothing instead (`authority.guard_fallback`, fed by
+`KafkaGroupTracker.guard`, which describes the group with the admin client independently of the embedded
+member, which may be refused) and re-evaluates every `GUARD_RECHECK_S` until Kafka authority is healthy
+again or no plain member remains.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import threading
@@ -28,15 +29,7 @@ from migrator.assign.model import ThreadId, TopicPartition
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, by_topic, ownership_by_topic
 from migrator.consumer.stream import KafkaStream
-from migrator.coordination.authority import (
-    UNKNOWN_KAFKA,
-    AuthorityDecision,
-    KafkaGroupView,
-    KafkaHealth,
-    decide_authority,
-    guard_fallback,
-    needs_group_check,
-)
+from migrator.coordination.authority import AuthorityDecision, KafkaHealth, decide_authority
 from migrator.coordination.events import (
     Changed,
     CommitRequest,
@@ -48,15 +41,15 @@ from migrator.coordination.events import (
     SessionRestored,
     Shutdown,
 )
+from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.plan import Target, kafka_target, transition, zookeeper_target
-from migrator.kafka.admin import KafkaAdmin, KafkaGroup
+from migrator.kafka.admin import KafkaAdmin
 from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
 from migrator.kafka.fetcher import Fetcher, Route
-from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import ConnectorMetrics
 from migrator.zk import owners
-from migrator.zk.codecs import Authority, Mode, PublishedAuthority, Registration
+from migrator.zk.codecs import Authority, PublishedAuthority, Registration
 from migrator.zk.paths import GroupPaths
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import Snapshot, read_snapshot
@@ -68,8 +61,6 @@ LAG_EVERY_S = 5.0  # at most one ListOffsets round trip per this interval for th
 IN_FLIGHT_WAIT_S = 30.0  # how long a release waits for a record in an application thread's hands
 SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0
 GUARD_RECHECK_S = 2.0  # while holding nothing, re-evaluate this often even if no event arrives
-DESCRIBE_RETRY_S = 5.0  # after a failed DescribeGroups (each costs the admin timeout), the guard waits this long
-REBALANCE_HOLD_S = 30.0  # a Kafka rebalance with no assignment and no error for longer is no longer "in progress"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,17 +80,11 @@ class State:
 
     owned: dict[TopicPartition, ThreadId] = field(default_factory=dict)
     authority: Authority = Authority.ZOOKEEPER
-    kafka_assignment: tuple[TopicPartition, ...] | None = None
-    kafka_problem: str = UNKNOWN_KAFKA.reason
     mode_is_kafka: bool = False
     generation: int = 0
     registered: bool = False
     retry_at: float | None = None
     closed: bool = False
-    kafka_clients: tuple[str, ...] | None = None
-    """Client ids of the Kafka group's members at the last DescribeGroups that answered (None: never)."""
-    revoked_at: float | None = None
-    """When the embedded member was last revoked (cleared by its next assignment)."""
     held: str = ""
     """Why the bridge holds nothing: "" (it does not), "rebalance" (transient) or "plain" (the guard)."""
 
@@ -118,9 +103,11 @@ class RebalanceWorker:
         handoff: Handoff,
         streams: Mapping[tuple[str, str], KafkaStream],
         metrics: ConnectorMetrics,
-        member: EmbeddedMember | None = None,
+        kafka: KafkaGroupTracker | None = None,
         admin: KafkaAdmin | None = None,
     ) -> None:
+        """`kafka` for a bridge (its embedded member's view of the Kafka group); `admin` for topic lookups
+        and the lag gauge."""
         self.s = settings
         self._zk = zk
         self._paths = paths
@@ -132,7 +119,7 @@ class RebalanceWorker:
         self._handoff = handoff
         self._streams = streams
         self._metrics = metrics
-        self._member = member
+        self._kafka = kafka
         self._admin = admin
         self.listener = ConsumerRebalanceListener()
         self.state = State()
@@ -142,13 +129,9 @@ class RebalanceWorker:
         self._lag_due = 0.0
         self._published_reason = ""
         self._laps: dict[str, float] = {}  # where the last attempt spent its time, for the rebalance log
-        # The Kafka group as described after our member's last assignment: every membership change is a
-        # rebalance (eager protocol) that reaches us as an event, so it stays true until the next one.
-        self._described: KafkaGroup | None = None
         self._owner_session: object = None  # the ZooKeeper session our owner nodes were created in
-        self._describe_retry_at = 0.0
-        if member is not None:
-            offsets.kafka_available = lambda: not self.state.kafka_problem
+        if kafka is not None:
+            offsets.kafka_available = lambda: not kafka.problem
         self._next_commit = self._commit_deadline()
 
     # -- the outside world's side ----------------------------------------------------------------------
@@ -208,15 +191,11 @@ class RebalanceWorker:
             match event:
                 case KafkaRevoked():
                     self._on_kafka_revoked(event)
-                case KafkaAssigned(partitions=partitions):
-                    self.state.kafka_assignment = partitions
-                    self.state.kafka_problem = ""
-                    self._described = None
-                    self.state.revoked_at = None
+                case KafkaAssigned(partitions=partitions) if self._kafka is not None:
+                    self._kafka.assigned(partitions)
                     reasons.add("kafka assignment")
-                case KafkaUnavailable(reason=reason):
-                    self.state.kafka_problem = reason
-                    self._described = None
+                case KafkaUnavailable(reason=reason) if self._kafka is not None:
+                    self._kafka.unavailable(reason)
                     reasons.add("kafka unavailable")
                 case Changed(what=what):
                     reasons.add(what)
@@ -239,9 +218,8 @@ class RebalanceWorker:
         kafka_only = reasons <= {"kafka assignment", "kafka unavailable"}
         if reasons and (not kafka_only or self.state.mode_is_kafka or self.state.authority is Authority.KAFKA):
             self._evaluate(reasons)
-        elif "kafka assignment" in reasons and self._admin is not None:
-            with contextlib.suppress(AdminUnavailable):
-                self._describe_group()  # now, so a later switch to kafka does not wait for it
+        elif "kafka assignment" in reasons and self._kafka is not None:
+            self._kafka.prefetch()
         if now >= self._next_commit:
             self._commit_processed(measure_lag=True)
             self._next_commit = self._commit_deadline()
@@ -273,12 +251,8 @@ class RebalanceWorker:
         self._metrics.authority(False, 0, 0)
 
     def _on_kafka_revoked(self, event: KafkaRevoked) -> None:
-        self.state.kafka_assignment = None
-        self._described = None
-        if event.lost:
-            self.state.kafka_problem = "the embedded member lost its Kafka assignment"
-        else:
-            self.state.revoked_at = time.monotonic()
+        if self._kafka is not None:
+            self._kafka.revoked(event.lost)
         try:
             # In mode kafka release on every revoke, even when obeying ZooKeeper: the rebalance may be a plain
             # Kafka consumer joining, and Kafka's barrier (our callback) must not let it start on a partition
@@ -337,8 +311,8 @@ class RebalanceWorker:
         if cid not in snap.registrations:
             log.info("not registered in ZooKeeper yet; rebalance waits")
             return "unusable"
-        if self._member is not None:
-            self._member.subscribe(sorted(own_topics))
+        if self._kafka is not None:
+            self._kafka.member.subscribe(sorted(own_topics))
         t_snapshot = time.monotonic()
         self._laps["snapshot"] = t_snapshot - t_start
         target, decision = self._target(snap)
@@ -374,14 +348,17 @@ class RebalanceWorker:
 
     def _target(self, snap: Snapshot) -> tuple[Target, AuthorityDecision]:
         cid = self.s.consumer_id
-        health, group = self._kafka_health(snap)
+        if self._kafka is None:
+            health, group = KafkaHealth(joined=False, reason="migration is not enabled"), None
+        else:
+            health, group = self._kafka.health(snap)
         decision = decide_authority(snap.mode, snap.member_ids, snap.migration_ids, health)
         self.state.mode_is_kafka = snap.mode.raw == "kafka"
         if decision.unknown_mode_value is not None:
             log.warning("unknown value %r in %s; obeying ZooKeeper", decision.unknown_mode_value, self._paths.mode)
             self._metrics.unknown_mode()
-        if self._member is not None:
-            decision = self._guard(snap, decision, group)
+        if self._kafka is not None:
+            decision = self._kafka.guard(snap, decision, group)
         if decision.held:
             return Target(own={}, global_={}), decision
         if decision.authority is Authority.KAFKA:
@@ -391,66 +368,10 @@ class RebalanceWorker:
                 members = {
                     (m.client_id if m.client_id in bridges else m.member_id): m.partitions for m in group.members
                 }
-            target = kafka_target(cid, snap.subscriptions, self.state.kafka_assignment or (), members)
+            assigned = self._kafka.assignment if self._kafka is not None else None
+            target = kafka_target(cid, snap.subscriptions, assigned or (), members)
             return target, decision
         return zookeeper_target(cid, snap.subscriptions, snap.partitions, self.s.strategy), decision
-
-    def _kafka_health(self, snap: Snapshot) -> tuple[KafkaHealth, KafkaGroup | None]:
-        """Whether this bridge, and every other registered bridge, is in the Kafka group's generation."""
-        if self._member is None:
-            return KafkaHealth(joined=False, reason="migration is not enabled"), None
-        if self.state.kafka_assignment is None or self.state.kafka_problem:
-            return KafkaHealth(joined=False, reason=self.state.kafka_problem or UNKNOWN_KAFKA.reason), None
-        if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids) or self._admin is None:
-            return KafkaHealth(joined=True), None
-        try:
-            group = self._describe_group()
-        except AdminUnavailable as exc:
-            self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S  # the guard does not ask again now
-            return KafkaHealth(joined=False, reason=str(exc)), None
-        self.state.kafka_clients = tuple(sorted(m.client_id for m in group.members))
-        missing = frozenset((snap.migration_ids & snap.member_ids) - group.client_ids)
-        if self.s.consumer_id in missing:
-            return KafkaHealth(joined=False, reason="this bridge is not in the described Kafka group"), group
-        return KafkaHealth(joined=True, missing_bridges=missing), group
-
-    def _describe_group(self) -> KafkaGroup:
-        """The group as of our last assignment (described once per Kafka rebalance, when stable)."""
-        assert self._admin is not None
-        if self._described is None:
-            group = self._admin.describe_group(self._paths.group)
-            if group.state.upper() != "STABLE":
-                return group  # mid-rebalance: its outcome reaches us as an event, describe again then
-            self._described = group
-        return self._described
-
-    def _guard(self, snap: Snapshot, decision: AuthorityDecision, group: KafkaGroup | None) -> AuthorityDecision:
-        """The fallback guard over a fresh (or else the last known) composition of the Kafka group."""
-        if decision.authority is Authority.KAFKA or snap.mode.mode is not Mode.KAFKA:
-            return decision
-        if group is None:
-            group = self._describe()
-        s = self.state
-        rebalancing = (
-            s.kafka_assignment is None and not s.kafka_problem and s.revoked_at is not None
-            and time.monotonic() - s.revoked_at < REBALANCE_HOLD_S
-        )  # fmt: skip
-        view = KafkaGroupView(s.kafka_clients, current=group is not None, rebalancing=rebalancing)
-        return guard_fallback(decision, snap.mode, snap.member_ids & snap.migration_ids, view)
-
-    def _describe(self) -> KafkaGroup | None:
-        """DescribeGroups through the admin client, which works whether or not the embedded member could join;
-        remembers who is in the group. None (and the last known members stay) when it fails."""
-        if self._admin is None or time.monotonic() < self._describe_retry_at:
-            return None
-        try:
-            group = self._admin.describe_group(self._paths.group)
-        except AdminUnavailable as exc:
-            log.warning("cannot describe the Kafka group (%s); the guard uses its last known members", exc)
-            self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S
-            return None
-        self.state.kafka_clients = tuple(sorted(m.client_id for m in group.members))
-        return group
 
     def _release(
         self, release: Mapping[TopicPartition, ThreadId], why: str, in_flight_wait_s: float = IN_FLIGHT_WAIT_S
@@ -550,8 +471,9 @@ class RebalanceWorker:
             self._metrics.switched(authority.value)
         self.state.authority = authority
         kafka = authority is Authority.KAFKA
-        self._metrics.authority(kafka, len(self.state.kafka_assignment or ()), len(self.state.owned))
-        self._metrics.kafka_unavailable(self._member is not None and bool(self.state.kafka_problem))
+        tracker = self._kafka
+        self._metrics.authority(kafka, len(tracker.assignment or ()) if tracker else 0, len(self.state.owned))
+        self._metrics.kafka_unavailable(tracker is not None and bool(tracker.problem))
         self._note_hold(decision)
         if not publish:
             return
@@ -563,7 +485,7 @@ class RebalanceWorker:
                 generation=self.state.generation,
                 timestamp_ms=int(time.time() * 1000),
                 reason=reason,
-                kafka_member_id=self._member.member_id() if self._member else "",
+                kafka_member_id=self._kafka.member.member_id() if self._kafka else "",
                 partitions=len(self.state.owned),
                 held=decision.held,
             )

@@ -1,0 +1,135 @@
+"""What a bridge knows of its Kafka group, for the authority rule and the fallback guard.
+
+Fed by the embedded member's events (assigned, revoked, unavailable) and by DescribeGroups through the
+admin client. Owned by the connector's rebalance worker and used only on its thread, so it needs no lock.
+
+Two ways of describing the group, for two questions:
+- `health`: is every registered bridge in the group's generation? The answer holds until the next Kafka
+  rebalance (eager protocol: every membership change is one, and reaches us as an event), so the group is
+  described once per rebalance, prefetched at the assignment, and a switch does not wait for it.
+- `guard`: are there plain Kafka consumers? Asked when the rule says `zookeeper` in mode `kafka`, when our
+  own member may be out of the group and its events tell us nothing; so it describes afresh, and keeps the
+  last answer when Kafka does not give one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+
+from migrator.assign.model import TopicPartition
+from migrator.coordination.authority import (
+    UNKNOWN_KAFKA,
+    AuthorityDecision,
+    KafkaGroupView,
+    KafkaHealth,
+    guard_fallback,
+    needs_group_check,
+)
+from migrator.kafka.admin import KafkaAdmin, KafkaGroup
+from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
+from migrator.kafka.member import EmbeddedMember
+from migrator.zk.codecs import Authority, Mode
+from migrator.zk.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
+
+DESCRIBE_RETRY_S = 5.0  # after a failed DescribeGroups (each costs the admin timeout), the guard waits this long
+REBALANCE_HOLD_S = 30.0  # a Kafka rebalance with no assignment and no error for longer is no longer "in progress"
+
+
+class KafkaGroupTracker:
+    def __init__(self, group: str, consumer_id: str, member: EmbeddedMember, admin: KafkaAdmin | None) -> None:
+        self._group = group
+        self._consumer_id = consumer_id
+        self.member = member
+        self._admin = admin
+        self.assignment: tuple[TopicPartition, ...] | None = None
+        self.problem: str = UNKNOWN_KAFKA.reason
+        self._revoked_at: float | None = None  # cleared by the next assignment
+        self._clients: tuple[str, ...] | None = None  # client ids at the last DescribeGroups that answered
+        self._described: KafkaGroup | None = None  # the stable group since our last assignment
+        self._describe_retry_at = 0.0
+
+    # -- the embedded member's events ----------------------------------------------------------------
+    def assigned(self, partitions: tuple[TopicPartition, ...]) -> None:
+        self.assignment = partitions
+        self.problem = ""
+        self._revoked_at = None
+        self._described = None
+
+    def revoked(self, lost: bool) -> None:
+        self.assignment = None
+        self._described = None
+        if lost:
+            self.problem = "the embedded member lost its Kafka assignment"
+        else:
+            self._revoked_at = time.monotonic()
+
+    def unavailable(self, reason: str) -> None:
+        self.problem = reason
+        self._described = None
+
+    # -- decisions' inputs ---------------------------------------------------------------------------
+    def prefetch(self) -> None:
+        """Describe now (after an assignment), so a later switch to kafka does not wait for it."""
+        if self._admin is not None:
+            with contextlib.suppress(AdminUnavailable):
+                self._stable_group()
+
+    def health(self, snap: Snapshot) -> tuple[KafkaHealth, KafkaGroup | None]:
+        """Whether this bridge, and every other registered bridge, is in the Kafka group's generation."""
+        if self.assignment is None or self.problem:
+            return KafkaHealth(joined=False, reason=self.problem or UNKNOWN_KAFKA.reason), None
+        if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids) or self._admin is None:
+            return KafkaHealth(joined=True), None
+        try:
+            group = self._stable_group()
+        except AdminUnavailable as exc:
+            self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S  # the guard does not ask again now
+            return KafkaHealth(joined=False, reason=str(exc)), None
+        missing = frozenset((snap.migration_ids & snap.member_ids) - group.client_ids)
+        if self._consumer_id in missing:
+            return KafkaHealth(joined=False, reason="this bridge is not in the described Kafka group"), group
+        return KafkaHealth(joined=True, missing_bridges=missing), group
+
+    def guard(self, snap: Snapshot, decision: AuthorityDecision, group: KafkaGroup | None) -> AuthorityDecision:
+        """The fallback guard over a fresh (or else the last known) composition of the Kafka group."""
+        if decision.authority is Authority.KAFKA or snap.mode.mode is not Mode.KAFKA:
+            return decision
+        if group is None:
+            group = self._describe_afresh()
+        rebalancing = (
+            self.assignment is None and not self.problem and self._revoked_at is not None
+            and time.monotonic() - self._revoked_at < REBALANCE_HOLD_S
+        )  # fmt: skip
+        view = KafkaGroupView(self._clients, current=group is not None, rebalancing=rebalancing)
+        return guard_fallback(decision, snap.mode, snap.member_ids & snap.migration_ids, view)
+
+    # -- DescribeGroups ------------------------------------------------------------------------------
+    def _stable_group(self) -> KafkaGroup:
+        """The group as of our last assignment (described once per Kafka rebalance, when stable)."""
+        assert self._admin is not None
+        if self._described is None:
+            group = self._remember(self._admin.describe_group(self._group))
+            if group.state.upper() != "STABLE":
+                return group  # mid-rebalance: its outcome reaches us as an event, describe again then
+            self._described = group
+        return self._described
+
+    def _describe_afresh(self) -> KafkaGroup | None:
+        """DescribeGroups through the admin client, which works whether or not the embedded member could join.
+        None (and the last known members stay) when it fails."""
+        if self._admin is None or time.monotonic() < self._describe_retry_at:
+            return None
+        try:
+            return self._remember(self._admin.describe_group(self._group))
+        except AdminUnavailable as exc:
+            log.warning("cannot describe the Kafka group (%s); the guard uses its last known members", exc)
+            self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S
+            return None
+
+    def _remember(self, group: KafkaGroup) -> KafkaGroup:
+        self._clients = tuple(sorted(m.client_id for m in group.members))
+        return group
