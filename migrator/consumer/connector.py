@@ -172,7 +172,7 @@ class ConsumerConnector:
     @property
     def owned(self) -> dict[TopicPartition, str]:
         """A copy of the current ownership (for tests and the demo; the worker may change it any time)."""
-        return dict(self._worker.state.owned) if self._worker else {}
+        return dict(self._worker.owned) if self._worker else {}
 
     # -- wiring --------------------------------------------------------------------------------------
     def _stream(self, topic: str, thread_id: str) -> KafkaStream:

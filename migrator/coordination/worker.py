@@ -20,14 +20,14 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
 from migrator.assign.model import ThreadId, TopicPartition
 from migrator.consumer.handoff import Handoff
-from migrator.consumer.listener import ConsumerRebalanceListener, by_topic, ownership_by_topic
+from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
 from migrator.consumer.stream import KafkaStream
 from migrator.coordination.authority import AuthorityDecision, KafkaHealth, decide_authority
 from migrator.coordination.events import (
@@ -41,14 +41,14 @@ from migrator.coordination.events import (
     SessionRestored,
     Shutdown,
 )
+from migrator.coordination.holdings import Holdings
 from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.plan import Target, kafka_target, transition, zookeeper_target
 from migrator.kafka.admin import KafkaAdmin
 from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
-from migrator.kafka.fetcher import Fetcher, Route
+from migrator.kafka.fetcher import Fetcher
 from migrator.metrics import ConnectorMetrics
-from migrator.zk import owners
 from migrator.zk.codecs import Authority, PublishedAuthority, Registration
 from migrator.zk.paths import GroupPaths
 from migrator.zk.registry import Registry, Watches
@@ -58,8 +58,7 @@ log = logging.getLogger(__name__)
 
 COALESCE_S = 0.01  # events closer together than this become one rebalance
 LAG_EVERY_S = 5.0  # at most one ListOffsets round trip per this interval for the lag gauge
-IN_FLIGHT_WAIT_S = 30.0  # how long a release waits for a record in an application thread's hands
-SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0
+SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0  # a release at shutdown waits less for a record in the application's hands
 GUARD_RECHECK_S = 2.0  # while holding nothing, re-evaluate this often even if no event arrives
 
 
@@ -78,7 +77,6 @@ class WorkerSettings:
 class State:
     """What the worker alone reads and writes."""
 
-    owned: dict[TopicPartition, ThreadId] = field(default_factory=dict)
     authority: Authority = Authority.ZOOKEEPER
     mode_is_kafka: bool = False
     generation: int = 0
@@ -115,26 +113,37 @@ class RebalanceWorker:
         self._registry = registry
         self._watches = watches
         self._offsets = offsets
-        self._fetcher = fetcher
         self._handoff = handoff
-        self._streams = streams
+        self._holdings = Holdings(
+            zk, paths, fetcher, handoff, streams, offsets, metrics, settings.backoff_ms / 1000.0, settings.resolve_start
+        )
         self._metrics = metrics
         self._kafka = kafka
         self._admin = admin
-        self.listener = ConsumerRebalanceListener()
         self.state = State()
         self._events: queue.Queue[Event] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name=f"rebalance-{settings.consumer_id}", daemon=True)
-        self._routes: dict[TopicPartition, Route] = {}
         self._lag_due = 0.0
         self._published_reason = ""
         self._laps: dict[str, float] = {}  # where the last attempt spent its time, for the rebalance log
-        self._owner_session: object = None  # the ZooKeeper session our owner nodes were created in
         if kafka is not None:
             offsets.kafka_available = lambda: not kafka.problem
         self._next_commit = self._commit_deadline()
 
     # -- the outside world's side ----------------------------------------------------------------------
+    @property
+    def owned(self) -> dict[TopicPartition, ThreadId]:
+        """partition -> thread id of what this connector holds now (read by the connector for callers)."""
+        return self._holdings.owned
+
+    @property
+    def listener(self) -> ConsumerRebalanceListener:
+        return self._holdings.listener
+
+    @listener.setter
+    def listener(self, listener: ConsumerRebalanceListener) -> None:
+        self._holdings.listener = listener
+
     def post(self, event: Event) -> None:
         self._events.put(event)
 
@@ -240,14 +249,9 @@ class RebalanceWorker:
 
     def _on_session_lost(self) -> None:
         """Our ephemeral owners are gone with the session: stop everything we no longer own."""
-        lost = dict(self.state.owned)
-        self._fetcher.route({})
-        self._handoff.revoke(lost, wait_s=0.0)  # the owners are gone already: hand nothing more out
-        self._handoff.forget(lost)
-        self._offsets.forget(lost)
-        self.state.owned.clear()
+        lost = self._holdings.drop_all()
         self.state.registered = False
-        log.warning("ZooKeeper session expired; %d partitions dropped until the next rebalance", len(lost))
+        log.warning("ZooKeeper session expired; %d partitions dropped until the next rebalance", lost)
         self._metrics.authority(False, 0, 0)
 
     def _on_kafka_revoked(self, event: KafkaRevoked) -> None:
@@ -257,8 +261,8 @@ class RebalanceWorker:
             # In mode kafka release on every revoke, even when obeying ZooKeeper: the rebalance may be a plain
             # Kafka consumer joining, and Kafka's barrier (our callback) must not let it start on a partition
             # we still hold. The next decision claims again if no plain member is there.
-            if self.state.owned and (self.state.authority is Authority.KAFKA or self.state.mode_is_kafka):
-                self._release(dict(self.state.owned), "kafka revoke")
+            if self.owned and (self.state.authority is Authority.KAFKA or self.state.mode_is_kafka):
+                self._holdings.release(dict(self.owned), "kafka revoke")
         finally:
             event.done.set_result(None)
 
@@ -291,7 +295,7 @@ class RebalanceWorker:
     def _attempt(self, reasons: set[str]) -> bool | str:
         """One attempt: True done, 'unusable' (keep everything, wait for a change), False conflict."""
         cid = self.s.consumer_id
-        self._laps = {}
+        self._laps = self._holdings.laps = {}
         t_start, cpu_start = time.monotonic(), time.thread_time()
         snap = read_snapshot(
             self._zk,
@@ -305,7 +309,7 @@ class RebalanceWorker:
         for other in snap.subscriptions.values():
             self._watches.watch_topics(other, False)
         if not snap.usable:
-            log.error("not rebalancing: %s; keeping %d partitions", "; ".join(snap.problems), len(self.state.owned))
+            log.error("not rebalancing: %s; keeping %d partitions", "; ".join(snap.problems), len(self.owned))
             self._metrics.snapshot_rejected()
             return "unusable"
         if cid not in snap.registrations:
@@ -316,15 +320,15 @@ class RebalanceWorker:
         t_snapshot = time.monotonic()
         self._laps["snapshot"] = t_snapshot - t_start
         target, decision = self._target(snap)
-        plan = transition(self.state.owned, target.own)
+        plan = transition(self.owned, target.own)
         t_decided = time.monotonic()
         if plan.leaving:
-            self._release(plan.leaving, decision.reason)
+            self._holdings.release(plan.leaving, decision.reason)
         t_released = time.monotonic()
         if plan.moves:
-            self._move(plan.moves)
-        arriving = {tp: th for tp, th in plan.claim.items() if self.state.owned.get(tp) != th}
-        if arriving and not self._claim(arriving):
+            self._holdings.move(plan.moves)
+        arriving = {tp: th for tp, th in plan.claim.items() if self.owned.get(tp) != th}
+        if arriving and not self._holdings.claim(arriving):
             return False
         changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
         if changed or "start" in reasons:
@@ -373,94 +377,6 @@ class RebalanceWorker:
             return target, decision
         return zookeeper_target(cid, snap.subscriptions, snap.partitions, self.s.strategy), decision
 
-    def _release(
-        self, release: Mapping[TopicPartition, ThreadId], why: str, in_flight_wait_s: float = IN_FLIGHT_WAIT_S
-    ) -> None:
-        """Stop, let in-flight records finish, commit, tell the listener, delete our owner nodes."""
-        keep = {tp: th for tp, th in self.state.owned.items() if tp not in release}
-        self._fetcher.route({tp: r for tp, r in self._routes.items() if tp in keep})
-        self._routes = {tp: r for tp, r in self._routes.items() if tp in keep}
-        t0 = time.monotonic()
-        self._handoff.revoke(release, wait_s=in_flight_wait_s)
-        t1 = time.monotonic()
-        processed = self._handoff.processed()
-        self._offsets.commit({tp: processed[tp] for tp in release if tp in processed})
-        t2 = time.monotonic()
-        self.listener.before_releasing_partitions(ownership_by_topic(release))
-        owners.release(self._zk, self._paths, release, verify=self._zk.client_id != self._owner_session)
-        self._laps.update({"in-flight": t1 - t0, "commit": t2 - t1, "delete owners": time.monotonic() - t2})
-        self._handoff.forget(release)
-        self._offsets.forget(release)
-        self.state.owned = keep
-        log.info("released %d partitions (%s)", len(release), why)
-
-    def _move(self, moves: Mapping[TopicPartition, ThreadId]) -> None:
-        """Give partitions to another of our threads without letting go of them: stop the old thread (its
-        in-flight records finish), rewrite the owner nodes in place, and reopen each partition on the new
-        thread where the old one stopped. Nothing is committed or fetched from the offset stores: the
-        position never left this process, and the owner node never disappeared."""
-        t0 = time.monotonic()
-        self._fetcher.route({tp: r for tp, r in self._routes.items() if tp not in moves})
-        self._routes = {tp: r for tp, r in self._routes.items() if tp not in moves}
-        self._handoff.revoke(moves, wait_s=IN_FLIGHT_WAIT_S)
-        start = {tp: offset for tp, offset in self._handoff.processed().items() if tp in moves}
-        self.listener.before_releasing_partitions(ownership_by_topic({tp: self.state.owned[tp] for tp in moves}))
-        t1 = time.monotonic()
-        verify = self._zk.client_id != self._owner_session
-        handover = {tp: (self.state.owned[tp], th) for tp, th in moves.items()}
-        lost = owners.rewrite(self._zk, self._paths, handover, verify)
-        if lost:  # not ours any more (an operator deleted it?): claim those like any other partition
-            log.warning("%d owner nodes were gone or not ours when moving them between threads", len(lost))
-            self._handoff.forget(lost)
-            self._offsets.forget(lost)
-            for tp in lost:
-                del self.state.owned[tp]
-        moved = {tp: th for tp, th in moves.items() if tp not in lost}
-        self._open(moved, {tp: start[tp] for tp in moved})
-        self._laps.update({"move": t1 - t0, "rewrite owners": time.monotonic() - t1})
-
-    def _open(self, owned: Mapping[TopicPartition, ThreadId], start: Mapping[TopicPartition, int]) -> None:
-        """Start handing out `owned` from `start` on their threads' streams."""
-        epoch = self._handoff.open(start)
-        for tp, thread in owned.items():
-            stream = self._streams.get((tp.topic, thread)) or self._streams.get(("*", thread))
-            if stream is None:
-                log.error("no stream for %s on %s; not fetching it", thread, tp)
-                continue
-            self._routes[tp] = Route(stream, epoch, start[tp])
-        self._fetcher.route(dict(self._routes))
-        self.state.owned.update(owned)
-
-    def _claim(self, claim: Mapping[TopicPartition, ThreadId]) -> bool:
-        # Wait (at most one back-off) for the previous owners to let go before creating anything: in a
-        # switch every member releases at about the same time, and claiming early only turns into
-        # create-conflict-delete-retry churn.
-        t0 = time.monotonic()
-        owners.wait_until_released(self._zk, self._paths, sorted(claim), self.s.backoff_ms / 1000.0)
-        t1 = time.monotonic()
-        result = owners.claim(self._zk, self._paths, claim)
-        t2 = time.monotonic()
-        self._laps.update({"wait for owners": t1 - t0, "create owners": t2 - t1})
-        if result.conflicts:
-            owners.release(self._zk, self._paths, result.claimed)  # delete what this attempt created
-            self._metrics.conflicts(len(result.conflicts))
-            log.info(
-                "%d owner conflicts (e.g. %s held by %s); waiting for them to be released",
-                len(result.conflicts),
-                *next(iter(result.conflicts.items())),
-            )
-            owners.wait_until_released(self._zk, self._paths, sorted(result.conflicts), self.s.backoff_ms / 1000.0)
-            return False
-        try:
-            start = self.s.resolve_start(self._offsets.fetch(claim))
-        except Exception:
-            owners.release(self._zk, self._paths, result.claimed)  # never keep a node we do not fetch for
-            raise
-        self._laps["fetch offsets"] = time.monotonic() - t2
-        self._owner_session = self._zk.client_id
-        self._open(claim, start)
-        return True
-
     def _finish(self, decision: AuthorityDecision, publish: bool) -> None:
         """Record the outcome; publish it when it changed, or when an operator is waiting for it (a mode
         write, a start, a new session) — not on every Kafka retry of a bridge refused by the broker."""
@@ -472,7 +388,7 @@ class RebalanceWorker:
         self.state.authority = authority
         kafka = authority is Authority.KAFKA
         tracker = self._kafka
-        self._metrics.authority(kafka, len(tracker.assignment or ()) if tracker else 0, len(self.state.owned))
+        self._metrics.authority(kafka, len(tracker.assignment or ()) if tracker else 0, len(self.owned))
         self._metrics.kafka_unavailable(tracker is not None and bool(tracker.problem))
         self._note_hold(decision)
         if not publish:
@@ -486,7 +402,7 @@ class RebalanceWorker:
                 timestamp_ms=int(time.time() * 1000),
                 reason=reason,
                 kafka_member_id=self._kafka.member.member_id() if self._kafka else "",
-                partitions=len(self.state.owned),
+                partitions=len(self.owned),
                 held=decision.held,
             )
         )
@@ -509,10 +425,9 @@ class RebalanceWorker:
 
     # -- commits and shutdown --------------------------------------------------------------------------
     def _commit_processed(self, measure_lag: bool = False) -> None:
-        if not self.state.owned:
+        if not self.owned:
             return
-        processed = self._handoff.processed()
-        positions = {tp: processed[tp] for tp in self.state.owned if tp in processed}
+        positions = self._holdings.positions()
         try:
             self._offsets.commit(positions)
         except KazooException:
@@ -527,8 +442,8 @@ class RebalanceWorker:
 
     def _shutdown(self) -> None:
         try:
-            if self.state.owned and self.state.registered:
-                self._release(dict(self.state.owned), "shutdown", SHUTDOWN_IN_FLIGHT_WAIT_S)
+            if self.owned and self.state.registered:
+                self._holdings.release(dict(self.owned), "shutdown", SHUTDOWN_IN_FLIGHT_WAIT_S)
             self._registry.deregister()
         except KazooException:
             log.warning("clean shutdown incomplete; ZooKeeper will expire our session", exc_info=True)

@@ -1,0 +1,170 @@
+"""The partitions a connector holds, and the I/O that changes them (CONTRACT §3 steps 2 and 5).
+
+A held partition is three things kept in step: its owner node in ZooKeeper (the lock), its hand-out epoch
+in the `Handoff`, and its route in the `Fetcher`. `Holdings` changes all three together, in the order that
+keeps the lock meaningful: a partition is routed away and revoked (in-flight records finish) and its
+offset committed before its owner node goes; its owner node exists before it is routed again.
+
+Used only by the rebalance worker's thread. `laps` collects where the time went, for the rebalance log.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+
+from kazoo.client import KazooClient
+
+from migrator.assign.model import ThreadId, TopicPartition
+from migrator.consumer.handoff import Handoff
+from migrator.consumer.listener import ConsumerRebalanceListener, ownership_by_topic
+from migrator.consumer.stream import KafkaStream
+from migrator.coordination.offsets import OffsetStore
+from migrator.kafka.fetcher import Fetcher, Route
+from migrator.metrics import ConnectorMetrics
+from migrator.zk import owners
+from migrator.zk.paths import GroupPaths
+
+log = logging.getLogger(__name__)
+
+IN_FLIGHT_WAIT_S = 30.0  # how long a release waits for a record in an application thread's hands
+
+StartResolver = Callable[[Mapping[TopicPartition, int]], dict[TopicPartition, int]]
+
+
+class Holdings:
+    def __init__(
+        self,
+        zk: KazooClient,
+        paths: GroupPaths,
+        fetcher: Fetcher,
+        handoff: Handoff,
+        streams: Mapping[tuple[str, str], KafkaStream],
+        offsets: OffsetStore,
+        metrics: ConnectorMetrics,
+        backoff_s: float,
+        resolve_start: StartResolver,
+    ) -> None:
+        self._zk = zk
+        self._paths = paths
+        self._fetcher = fetcher
+        self._handoff = handoff
+        self._streams = streams
+        self._offsets = offsets
+        self._metrics = metrics
+        self._backoff_s = backoff_s
+        self._resolve_start = resolve_start
+        self.listener = ConsumerRebalanceListener()
+        self.owned: dict[TopicPartition, ThreadId] = {}
+        self.laps: dict[str, float] = {}
+        self._routes: dict[TopicPartition, Route] = {}
+        self._owner_session: object = None  # the ZooKeeper session our owner nodes were created in
+
+    def positions(self) -> dict[TopicPartition, int]:
+        """Next offset to process of every held partition that has one."""
+        processed = self._handoff.processed()
+        return {tp: processed[tp] for tp in self.owned if tp in processed}
+
+    def release(
+        self, release: Mapping[TopicPartition, ThreadId], why: str, in_flight_wait_s: float = IN_FLIGHT_WAIT_S
+    ) -> None:
+        """Stop, let in-flight records finish, commit, tell the listener, delete our owner nodes."""
+        keep = {tp: th for tp, th in self.owned.items() if tp not in release}
+        self._route_only(keep)
+        t0 = time.monotonic()
+        self._handoff.revoke(release, wait_s=in_flight_wait_s)
+        t1 = time.monotonic()
+        processed = self._handoff.processed()
+        self._offsets.commit({tp: processed[tp] for tp in release if tp in processed})
+        t2 = time.monotonic()
+        self.listener.before_releasing_partitions(ownership_by_topic(release))
+        owners.release(self._zk, self._paths, release, verify=self._zk.client_id != self._owner_session)
+        self.laps.update({"in-flight": t1 - t0, "commit": t2 - t1, "delete owners": time.monotonic() - t2})
+        self._forget(release)
+        self.owned = keep
+        log.info("released %d partitions (%s)", len(release), why)
+
+    def move(self, moves: Mapping[TopicPartition, ThreadId]) -> None:
+        """Give partitions to another of our threads without letting go of them: stop the old thread (its
+        in-flight records finish), rewrite the owner nodes in place, and reopen each partition on the new
+        thread where the old one stopped. Nothing is committed or fetched from the offset stores: the
+        position never left this process, and the owner node never disappeared."""
+        t0 = time.monotonic()
+        self._route_only({tp: th for tp, th in self.owned.items() if tp not in moves})
+        self._handoff.revoke(moves, wait_s=IN_FLIGHT_WAIT_S)
+        start = {tp: offset for tp, offset in self._handoff.processed().items() if tp in moves}
+        self.listener.before_releasing_partitions(ownership_by_topic({tp: self.owned[tp] for tp in moves}))
+        t1 = time.monotonic()
+        verify = self._zk.client_id != self._owner_session
+        handover = {tp: (self.owned[tp], th) for tp, th in moves.items()}
+        lost = owners.rewrite(self._zk, self._paths, handover, verify)
+        if lost:  # not ours any more (an operator deleted it?): claim those like any other partition
+            log.warning("%d owner nodes were gone or not ours when moving them between threads", len(lost))
+            self._forget(lost)
+            for tp in lost:
+                del self.owned[tp]
+        moved = {tp: th for tp, th in moves.items() if tp not in lost}
+        self._open(moved, {tp: start[tp] for tp in moved})
+        self.laps.update({"move": t1 - t0, "rewrite owners": time.monotonic() - t1})
+
+    def claim(self, claim: Mapping[TopicPartition, ThreadId]) -> bool:
+        """Create our owner nodes, fetch where to start, and open; False on a conflict (after waiting, at
+        most one back-off, for the conflicting owners to let go)."""
+        # Wait first for the previous owners: in a switch every member releases at about the same time,
+        # and claiming early only turns into create-conflict-delete-retry churn.
+        t0 = time.monotonic()
+        owners.wait_until_released(self._zk, self._paths, sorted(claim), self._backoff_s)
+        t1 = time.monotonic()
+        result = owners.claim(self._zk, self._paths, claim)
+        t2 = time.monotonic()
+        self.laps.update({"wait for owners": t1 - t0, "create owners": t2 - t1})
+        if result.conflicts:
+            owners.release(self._zk, self._paths, result.claimed)  # delete what this attempt created
+            self._metrics.conflicts(len(result.conflicts))
+            log.info(
+                "%d owner conflicts (e.g. %s held by %s); waiting for them to be released",
+                len(result.conflicts),
+                *next(iter(result.conflicts.items())),
+            )
+            owners.wait_until_released(self._zk, self._paths, sorted(result.conflicts), self._backoff_s)
+            return False
+        try:
+            start = self._resolve_start(self._offsets.fetch(claim))
+        except Exception:
+            owners.release(self._zk, self._paths, result.claimed)  # never keep a node we do not fetch for
+            raise
+        self.laps["fetch offsets"] = time.monotonic() - t2
+        self._owner_session = self._zk.client_id
+        self._open(claim, start)
+        return True
+
+    def drop_all(self) -> int:
+        """The session that held our owner nodes expired: they are gone, so hand nothing more out."""
+        lost = dict(self.owned)
+        self._route_only({})
+        self._handoff.revoke(lost, wait_s=0.0)
+        self._forget(lost)
+        self.owned.clear()
+        return len(lost)
+
+    # -- keeping nodes, epochs and routes in step ------------------------------------------------------
+    def _route_only(self, keep: Mapping[TopicPartition, ThreadId]) -> None:
+        self._routes = {tp: r for tp, r in self._routes.items() if tp in keep}
+        self._fetcher.route(dict(self._routes))
+
+    def _open(self, owned: Mapping[TopicPartition, ThreadId], start: Mapping[TopicPartition, int]) -> None:
+        """Start handing out `owned` from `start` on their threads' streams."""
+        epoch = self._handoff.open(start)
+        for tp, thread in owned.items():
+            stream = self._streams.get((tp.topic, thread)) or self._streams.get(("*", thread))
+            if stream is None:
+                log.error("no stream for %s on %s; not fetching it", thread, tp)
+                continue
+            self._routes[tp] = Route(stream, epoch, start[tp])
+        self._fetcher.route(dict(self._routes))
+        self.owned.update(owned)
+
+    def _forget(self, tps: Mapping[TopicPartition, ThreadId] | set[TopicPartition]) -> None:
+        self._handoff.forget(tps)
+        self._offsets.forget(tps)
