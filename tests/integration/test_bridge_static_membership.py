@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pytest
 from kazoo.client import KazooClient
 
+from migrator.assign.model import TopicPartition
 from migrator.demo.workload import bridge_props
 from migrator.kafka.admin import KafkaAdmin, KafkaGroup
 from migrator.observe import OwnersWatcher, ProcessingLog
@@ -111,6 +112,10 @@ def _restart_under_load(cluster, group: str, topic: str, zk: KazooClient, static
             producer.stop()
             for b in bridges:
                 b.shutdown()
+    # Every bridge committed what it processed when it left, in Kafka too: the restarted member's commits
+    # carry its new member id and the generation it rejoined, which the broker must accept.
+    tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+    assert admin.committed_offsets(group, tps) == admin.log_end_offsets(tps)
     verdict = judge(produced, log.records(), watcher.intervals())
     # A clean leave and a clean join: nothing lost, nobody processing a partition it does not own, and not
     # one record twice (CONTRACT §6.3 allows duplicates only after a crash).
