@@ -337,7 +337,8 @@ class ConsumerConfig:
         """confluent-kafka settings of the embedded member of the connector whose consumerId is `consumer_id`:
         `kafka.*`, then `coordination.migration.*` (more specific wins), then what CONTRACT §5 fixes: the
         connector's group, `client.id` = consumerId (how bridges are recognised in DescribeGroups), no auto
-        commit, and `group.instance.id` (consumer.id, else consumerId) when static membership is on.
+        commit, and `group.instance.id` = consumer.id when static membership is on (validation demands a
+        consumer.id then; the consumerId is only a fallback for a config that skipped validation).
         """
         props = {**self.kafka_properties, **self.migration_properties}
         props["group.id"] = self.group_id
@@ -502,6 +503,12 @@ def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]]
         raise ConfigError(
             "migration.static.membership: cannot be combined with an explicit group.instance.id; "
             "static membership derives it from the consumer id"
+        )
+    if values["migration_enabled"] and values["migration_static_membership"] and not values.get("consumer_id"):
+        raise ConfigError(
+            "migration.static.membership: requires consumer.id; the embedded member's group.instance.id is "
+            "the consumer.id, and without one every start would generate a new id, so each restart would "
+            "leave a departed static member holding its partitions until its session times out"
         )
     if values["migration_enabled"] and not (migration.get("bootstrap.servers") or kafka.get("bootstrap.servers")):
         raise ConfigError(

@@ -68,6 +68,7 @@ class EmbeddedMember:
         self._client_id = str(conf.get("client.id", ""))
         self._calls: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
         self._member_id = ""
+        self._assignments = 0
 
     @property
     def client_id(self) -> str:
@@ -81,6 +82,14 @@ class EmbeddedMember:
     @property
     def assignment(self) -> tuple[TopicPartition, ...]:
         return self._assignment
+
+    @property
+    def assignments(self) -> int:
+        """How many assignments the group has handed this member since it started. The group protocol is
+        eager, so every Kafka rebalance of the group reaches every member as one more; a static member
+        that rejoins after a restart gets its previous assignment back as its first, and the other members'
+        counts stay where they were."""
+        return self._assignments
 
     def member_id(self) -> str:
         """The member id of the last assignment (read on the poll thread, so it never blocks)."""
@@ -169,6 +178,7 @@ class EmbeddedMember:
         consumer.pause(partitions)
         self._assignment = tuple(sorted(TopicPartition(p.topic, p.partition) for p in partitions))
         self._member_id = consumer.memberid() or ""
+        self._assignments += 1
         self._post(KafkaAssigned(self._assignment))
         self.joined.set()
 

@@ -369,22 +369,42 @@ def test_embedded_member_properties():
     }
 
 
-@pytest.mark.parametrize(("consumer_id", "expected"), [(None, "orders_generated"), ("c1", "c1")])
-def test_static_membership_sets_group_instance_id(consumer_id, expected):
-    mapping = {**BRIDGE, "migration.static.membership": "true"}
-    if consumer_id:
-        mapping["consumer.id"] = consumer_id
-    c = ConsumerConfig.from_mapping(mapping)
+def test_static_membership_sets_group_instance_id_to_consumer_id():
+    c = ConsumerConfig.from_mapping({**BRIDGE, "migration.static.membership": "true", "consumer.id": "c1"})
     assert c.migration_static_membership is True
-    assert c.embedded_member_properties("orders_generated")["group.instance.id"] == expected
+    props = c.embedded_member_properties("orders_c1")
+    assert props["group.instance.id"] == "c1"
+    assert props["client.id"] == "orders_c1"  # bridges are still recognised by client.id = consumerId
     assert "group.instance.id" not in cfg().embedded_member_properties("x")
+    dynamic = ConsumerConfig.from_mapping({**BRIDGE, "consumer.id": "c1"})
+    assert "group.instance.id" not in dynamic.embedded_member_properties("orders_c1")
 
 
-def test_static_membership_conflicts_with_explicit_instance_id():
+def test_static_membership_survives_a_round_trip():
+    c = ConsumerConfig.from_mapping({**BRIDGE, "migration.static.membership": "true", "consumer.id": "c1"})
+    assert c.to_properties(explicit_only=True)["migration.static.membership"] == "true"
+    assert ConsumerConfig.from_mapping(c.to_properties()) == c
+
+
+def test_static_membership_requires_consumer_id():
+    # A generated consumerId differs at every start: each restart would leave a static member behind that
+    # holds its partitions until its session times out, the opposite of what static membership is for.
+    message = error_of({**BRIDGE, "migration.static.membership": "true"})
+    assert message.startswith("migration.static.membership: requires consumer.id")
+
+
+def test_static_membership_without_migration_needs_no_consumer_id():
+    # Rolling a bridge back to a legacy connector (enabled=false) must not be blocked by a leftover property.
+    c = ConsumerConfig.from_mapping({**BASE, "migration.static.membership": "true"})
+    assert c.migration_static_membership is True and c.migration_enabled is False
+
+
+@pytest.mark.parametrize("prefix", ["coordination.migration.", "kafka."])
+def test_static_membership_conflicts_with_explicit_instance_id(prefix):
     message = error_of(
-        {**BRIDGE, "migration.static.membership": "true", "coordination.migration.group.instance.id": "i"}
+        {**BRIDGE, "consumer.id": "c1", "migration.static.membership": "true", f"{prefix}group.instance.id": "i"}
     )
-    assert message.startswith("migration.static.membership:")
+    assert message.startswith("migration.static.membership: cannot be combined with an explicit group.instance.id")
 
 
 # ---------------------------------------------------------------------- immutability, round trip, overrides
