@@ -32,7 +32,12 @@ def ensure_topic_parents(zk: KazooClient, paths: GroupPaths, topics: set[str]) -
 
 
 def claim(zk: KazooClient, paths: GroupPaths, wanted: Mapping[TopicPartition, ThreadId]) -> ClaimResult:
-    """Create an ephemeral owner node for each partition; report the ones someone else holds."""
+    """Create an ephemeral owner node for each partition; report the ones someone else holds.
+
+    A node that already holds our thread id counts as ours (CONTRACT §3 step 5). If an earlier session
+    created it (this consumer id restarted before that session expired), it is re-created under ours:
+    adopted as it is, it would vanish when the old session expires while we keep processing.
+    """
     ensure_topic_parents(zk, paths, {tp.topic for tp in wanted})
     pending = {
         tp: zk.create_async(paths.owner(tp.topic, tp.partition), encode_owner(thread), ephemeral=True)
@@ -48,16 +53,51 @@ def claim(zk: KazooClient, paths: GroupPaths, wanted: Mapping[TopicPartition, Th
             existing[tp] = wanted[tp]
     reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in existing}
     conflicts: dict[TopicPartition, str] = {}
+    stale: dict[TopicPartition, int] = {}  # ours, from an earlier session: partition -> node version
+    session = zk.client_id[0] if zk.client_id else None
     for tp, result in reads.items():
         try:
-            holder = decode_owner(result.get()[0])
+            data, stat = result.get()
         except NoNodeError:
-            holder = ""  # released between our create and our read: retry will take it
-        if holder == existing[tp]:
+            conflicts[tp] = ""  # released between our create and our read: the retry takes it
+            continue
+        holder = decode_owner(data)
+        if holder != existing[tp]:
+            conflicts[tp] = holder
+        elif stat.ephemeralOwner == session:
             claimed[tp] = existing[tp]
         else:
-            conflicts[tp] = holder
+            stale[tp] = stat.version
+    for tp, recreated in _recreate(zk, paths, {tp: (existing[tp], v) for tp, v in stale.items()}).items():
+        if recreated:
+            claimed[tp] = existing[tp]
+        else:
+            conflicts[tp] = ""  # someone was quicker: the retry sees who
     return ClaimResult(claimed, conflicts)
+
+
+def _recreate(
+    zk: KazooClient, paths: GroupPaths, nodes: Mapping[TopicPartition, tuple[ThreadId, int]]
+) -> dict[TopicPartition, bool]:
+    """Delete (version-checked) and create again under this session; True where the new node is ours."""
+    deletes = [
+        zk.delete_async(paths.owner(tp.topic, tp.partition), version=version) for tp, (_, version) in nodes.items()
+    ]
+    for result in deletes:
+        with contextlib.suppress(NoNodeError, BadVersionError):
+            result.get()
+    creates = {
+        tp: zk.create_async(paths.owner(tp.topic, tp.partition), encode_owner(thread), ephemeral=True)
+        for tp, (thread, _) in nodes.items()
+    }
+    done: dict[TopicPartition, bool] = {}
+    for tp, result in creates.items():
+        try:
+            result.get()
+            done[tp] = True
+        except NodeExistsError:
+            done[tp] = False
+    return done
 
 
 def release(zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, ThreadId], verify: bool = True) -> None:

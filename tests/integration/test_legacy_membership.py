@@ -175,3 +175,36 @@ def test_added_partitions_are_rebalanced_and_consumed(
         for m in members:
             m.shutdown()
     assert {(r.partition, r.thread_id) for r in log.records()} == {(2, f"{b}-0"), (3, f"{b}-1")}
+
+
+def test_an_owner_node_left_by_an_earlier_session_of_the_same_consumer_is_recreated_under_ours(
+    cluster, unique_group, unique_topic, zk_client
+) -> None:
+    """A connector restarted with the same consumer.id before its old session expired finds owner nodes
+    holding its own thread id. They count as its own (CONTRACT §3 step 5), but must be re-created under
+    the new session: adopted as they are, they vanish when the old session expires, and the partition is
+    processed without a lock."""
+    from migrator.zk.codecs import encode_owner
+
+    make_topic(cluster, unique_topic, 2)
+    paths = GroupPaths(unique_group)
+    thread = f"{unique_group}_c1-0"
+    earlier = KazooClient(hosts=cluster.zookeeper)
+    earlier.start(timeout=10)
+    earlier.create(paths.owner(unique_topic, 0), encode_owner(thread), ephemeral=True, makepath=True)
+    member = Member(cluster.zookeeper, unique_group, "c1", {unique_topic: 1}, ProcessingLog())
+    try:
+        wait_until(
+            lambda: set(read_owners(zk_client, paths, {unique_topic}).values()) == {thread}
+            and len(read_owners(zk_client, paths, {unique_topic})) == 2,
+            timeout=30, what="the restarted connector owns both partitions",
+        )  # fmt: skip
+        _, stat = zk_client.get(paths.owner(unique_topic, 0))
+        assert stat.ephemeralOwner != earlier.client_id[0], "the node of the earlier session was adopted as is"
+        earlier.stop()
+        earlier.close()  # the earlier session ends: its ephemeral nodes go
+        time.sleep(0.5)
+        assert zk_client.exists(paths.owner(unique_topic, 0)) is not None, "the owner node vanished"
+    finally:
+        member.shutdown()
+        earlier.close()
