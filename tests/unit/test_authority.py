@@ -62,15 +62,11 @@ def test_bridges_that_are_not_registered_members_do_not_matter() -> None:
 
 mode_values = st.one_of(st.none(), st.binary(max_size=12), st.sampled_from([b"kafka", b"zookeeper"]))
 consumer_ids = st.frozensets(st.sampled_from("abcd"))
+rule_inputs = {"raw": mode_values, "members": consumer_ids, "bridges": consumer_ids, "joined": st.booleans(),
+               "missing": consumer_ids}  # fmt: skip
 
 
-@given(
-    raw=mode_values,
-    members=consumer_ids,
-    bridges=consumer_ids,
-    joined=st.booleans(),
-    missing=consumer_ids,
-)
+@given(**rule_inputs)
 def test_kafka_implies_every_condition(raw, members, bridges, joined, missing) -> None:
     mode = ModeNode.absent() if raw is None else ModeNode.decode(raw)
     d = decide_authority(mode, members, bridges, KafkaHealth(joined=joined, missing_bridges=missing))
@@ -139,11 +135,7 @@ def test_a_kafka_member_of_an_unregistered_bridge_counts_as_plain() -> None:
 
 
 @given(
-    raw=mode_values,
-    members=consumer_ids,
-    bridges=consumer_ids,
-    joined=st.booleans(),
-    missing=consumer_ids,
+    **rule_inputs,
     clients=st.one_of(st.none(), st.lists(st.sampled_from("abcdxy"), max_size=6).map(tuple)),
     current=st.booleans(),
     rebalancing=st.booleans(),
