@@ -8,6 +8,7 @@ code runs unchanged under `spark-submit` on a cluster (the package is shipped to
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import threading
 import zipfile
@@ -59,6 +60,10 @@ def spark_session(master: str | None = "local[*]", app_name: str = "migrator-fle
         "spark.sql.shuffle.partitions": "4" if local else "200",
         "spark.python.worker.reuse": "true",
     }
+    if local:
+        # Local executors run this interpreter (and its virtualenv), not whatever `python3` is on PATH;
+        # PySpark reads the variable when the context starts.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     conf.update(extra or {})
     for key, value in conf.items():
         builder = builder.config(key, value)
