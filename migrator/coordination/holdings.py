@@ -114,7 +114,7 @@ class Holdings:
         # Wait first for the previous owners: in a switch every member releases at about the same time,
         # and claiming early only turns into create-conflict-delete-retry churn.
         t0 = time.monotonic()
-        owners.wait_until_released(self._zk, self._paths, sorted(claim), self._backoff_s)
+        owners.wait_until_released(self._zk, self._paths, sorted(claim), self._backoff_s, ours=claim)
         t1 = time.monotonic()
         result = owners.claim(self._zk, self._paths, claim)
         t2 = time.monotonic()

@@ -153,11 +153,22 @@ def rewrite(
     return failed
 
 
-def wait_until_released(zk: KazooClient, paths: GroupPaths, tps: list[TopicPartition], timeout_s: float) -> bool:
+def wait_until_released(
+    zk: KazooClient,
+    paths: GroupPaths,
+    tps: list[TopicPartition],
+    timeout_s: float,
+    ours: Mapping[TopicPartition, ThreadId] | None = None,
+) -> bool:
     """Wait (at most `timeout_s`) until none of `tps` has an owner node. Used as the rebalance back-off,
-    so a claim retries as soon as the previous owner lets go instead of sleeping the full back-off."""
+    so a claim retries as soon as the previous owner lets go instead of sleeping the full back-off.
+
+    A node that already holds our own thread id (`ours`) is not waited for: it is a node an earlier
+    session of this consumer left behind, and `claim` takes it over at once.
+    """
     if not tps:
         return True
+    ours = ours or {}
     gone = threading.Event()
     remaining = set(tps)
     lock = threading.Lock()
@@ -172,9 +183,13 @@ def wait_until_released(zk: KazooClient, paths: GroupPaths, tps: list[TopicParti
 
         return on_event
 
-    checks = {tp: zk.exists_async(paths.owner(tp.topic, tp.partition), watch=watcher_for(tp)) for tp in tps}
+    checks = {tp: zk.get_async(paths.owner(tp.topic, tp.partition), watch=watcher_for(tp)) for tp in tps}
     for tp, result in checks.items():
-        if result.get() is None:
+        try:
+            holder = decode_owner(result.get()[0])
+        except NoNodeError:
+            holder = None
+        if holder is None or (tp in ours and holder == ours[tp]):
             with lock:
                 remaining.discard(tp)
     with lock:

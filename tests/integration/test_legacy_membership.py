@@ -193,18 +193,20 @@ def test_an_owner_node_left_by_an_earlier_session_of_the_same_consumer_is_recrea
     earlier.start(timeout=10)
     earlier.create(paths.owner(unique_topic, 0), encode_owner(thread), ephemeral=True, makepath=True)
     member = Member(cluster.zookeeper, unique_group, "c1", {unique_topic: 1}, ProcessingLog())
+
+    def owned_under_a_live_session_of_ours() -> bool:
+        held = read_owners(zk_client, paths, {unique_topic})
+        stat = zk_client.exists(paths.owner(unique_topic, 0))
+        mine = stat is not None and stat.ephemeralOwner != earlier.client_id[0]
+        return set(held.values()) == {thread} and len(held) == 2 and mine
+
     try:
-        wait_until(
-            lambda: set(read_owners(zk_client, paths, {unique_topic}).values()) == {thread}
-            and len(read_owners(zk_client, paths, {unique_topic})) == 2,
-            timeout=30, what="the restarted connector owns both partitions",
-        )  # fmt: skip
-        _, stat = zk_client.get(paths.owner(unique_topic, 0))
-        assert stat.ephemeralOwner != earlier.client_id[0], "the node of the earlier session was adopted as is"
-        earlier.stop()
-        earlier.close()  # the earlier session ends: its ephemeral nodes go
+        # Fails without the re-creation: the node keeps the earlier session as its ephemeral owner.
+        wait_until(owned_under_a_live_session_of_ours, timeout=30, what="both partitions owned under the new session")
+        earlier.stop()  # the earlier session ends: its ephemeral nodes go
         time.sleep(0.5)
         assert zk_client.exists(paths.owner(unique_topic, 0)) is not None, "the owner node vanished"
     finally:
         member.shutdown()
+        earlier.stop()
         earlier.close()
