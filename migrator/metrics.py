@@ -23,7 +23,9 @@ OWNED = Gauge("migrator_owned_partitions", "Partitions owned (claimed in ZooKeep
 REBALANCES = Counter("migrator_rebalances", "Completed rebalances", _L)
 REBALANCE_FAILURES = Counter("migrator_rebalance_failures", "Rebalances that ran out of retries", _L)
 REBALANCE_SECONDS = Histogram(
-    "migrator_rebalance_duration_seconds", "Time from the first release to fetching again", _L,
+    "migrator_rebalance_duration_seconds",
+    "Time from the first release to fetching again",
+    _L,
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
 AUTHORITY_SWITCHES = Counter("migrator_authority_switches", "Switches of the obeyed authority", (*_L, "to"))
@@ -32,9 +34,7 @@ COMMITS = Counter("migrator_offset_commits", "Offset commits by store", (*_L, "s
 COMMIT_FAILURES = Counter("migrator_offset_commit_failures", "Failed offset commits by store", (*_L, "store"))
 RECORDS = Counter("migrator_records_consumed", "Records handed to application threads", _L)
 LAG = Gauge("migrator_consumer_lag", "Log end minus committed offset, summed over owned partitions", _L)
-ZK_SESSION = Gauge(
-    "migrator_zookeeper_session_state", "1 connected, 0.5 suspended, 0 lost or closed", _L
-)
+ZK_SESSION = Gauge("migrator_zookeeper_session_state", "1 connected, 0.5 suspended, 0 lost or closed", _L)
 UNKNOWN_MODE = Counter("migrator_unknown_mode_values", "Mode node values other than kafka or zookeeper", _L)
 SNAPSHOT_REJECTED = Counter(
     "migrator_snapshot_rejections", "Rebalances not started because the ZooKeeper snapshot was unusable", _L

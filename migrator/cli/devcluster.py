@@ -41,7 +41,10 @@ def dev_cluster() -> None:
 @click.option("--brokers", default=1, show_default=True, type=click.IntRange(1, 9), help="Number of brokers.")
 @click.option("--group-max-size", type=click.IntRange(min=1), default=None, help="Broker group.max.size.")
 @click.option(
-    "--backend", type=click.Choice(["local", "docker"]), default="local", show_default=True,
+    "--backend",
+    type=click.Choice(["local", "docker"]),
+    default="local",
+    show_default=True,
     help="local: JVMs from Maven Central jars; docker: containers via testcontainers (needs a daemon).",
 )
 @_name_option

@@ -216,8 +216,14 @@ class ConsumerConnector:
         commit = self._member.commit if self._member is not None else partial(commit_sync, fetcher_consumer)
         kafka_offsets = _KafkaOffsets(commit, admin, self.group)
         offsets = OffsetStore(
-            self._zk, self.paths, cfg.offsets_storage, cfg.dual_commit_enabled, kafka_offsets, self.metrics,
-            cfg.offsets_commit_max_retries, cfg.offsets_channel_backoff_ms,
+            self._zk,
+            self.paths,
+            cfg.offsets_storage,
+            cfg.dual_commit_enabled,
+            kafka_offsets,
+            self.metrics,
+            cfg.offsets_commit_max_retries,
+            cfg.offsets_channel_backoff_ms,
         )
         bridge = cfg.migration_enabled
         tracker = KafkaGroupTracker(self.group, self.consumer_id, self._member, admin) if self._member else None
@@ -231,11 +237,18 @@ class ConsumerConnector:
                 exclude_internal=cfg.exclude_internal_topics,
                 resolve_start=self._resolve_start,
             ),
-            self._zk, self.paths, registration,
+            self._zk,
+            self.paths,
+            registration,
             Registry(self._zk, self.paths, self.consumer_id, bridge),
             Watches(self._zk, self.paths, lambda what: post(Changed(what)), bridge),
-            offsets, self._fetcher, self._handoff, self._streams, self.metrics,
-            kafka=tracker, admin=admin,
+            offsets,
+            self._fetcher,
+            self._handoff,
+            self._streams,
+            self.metrics,
+            kafka=tracker,
+            admin=admin,
         )
         worker.listener = self._listener
         worker_box.append(worker)

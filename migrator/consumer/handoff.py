@@ -100,13 +100,21 @@ class Handoff:
                 while (held := stream.held()) is not None and held.topic_partition in revoked:
                     waited = time.monotonic() - started
                     if waited >= wait_s:
-                        log.warning("abandoning in-flight record %s@%d after %.0fs; its next owner gets it again",
-                                    held.topic_partition, held.offset, waited)
+                        log.warning(
+                            "abandoning in-flight record %s@%d after %.0fs; its next owner gets it again",
+                            held.topic_partition,
+                            held.offset,
+                            waited,
+                        )
                         stream.abandon()
                         break
                     if not stream.lock.wait(timeout=min(warn_every_s, wait_s - waited)):
-                        log.warning("rebalance waits %.0fs for in-flight record %s@%d",
-                                    time.monotonic() - started, held.topic_partition, held.offset)
+                        log.warning(
+                            "rebalance waits %.0fs for in-flight record %s@%d",
+                            time.monotonic() - started,
+                            held.topic_partition,
+                            held.offset,
+                        )
                 stream.waited_on = False
 
     def forget(self, tps: Iterable[TopicPartition]) -> None:

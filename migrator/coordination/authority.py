@@ -43,9 +43,7 @@ class AuthorityDecision:
     held: bool = False
 
 
-def decide_authority(
-    mode: ModeNode, members: Set[str], bridges: Set[str], kafka: KafkaHealth
-) -> AuthorityDecision:
+def decide_authority(mode: ModeNode, members: Set[str], bridges: Set[str], kafka: KafkaHealth) -> AuthorityDecision:
     if not mode.exists:
         return AuthorityDecision(Authority.ZOOKEEPER, "no mode node")
     if mode.is_unknown:

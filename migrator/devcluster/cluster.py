@@ -149,9 +149,7 @@ class DevCluster:
     def pids(self) -> dict[str, int]:
         """Live pids by process name (stopped processes are absent)."""
         return {
-            p.name: p.pid
-            for p in self._state.processes
-            if p.pid and process.is_ours(p.pid, self._state.cluster_dir)
+            p.name: p.pid for p in self._state.processes if p.pid and process.is_ours(p.pid, self._state.cluster_dir)
         }
 
     def is_running(self, process_name: str) -> bool:

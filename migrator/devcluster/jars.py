@@ -63,8 +63,14 @@ def _fetch(target: Path, version: str, quiet: bool) -> None:
     try:
         with resources.as_file(resources.files("migrator.devcluster") / "pom.xml") as pom:
             cmd = [
-                mvn, "-B", "-f", str(pom), "dependency:copy-dependencies",
-                f"-DoutputDirectory={staging}", "-DincludeScope=runtime", f"-Dkafka.version={version}",
+                mvn,
+                "-B",
+                "-f",
+                str(pom),
+                "dependency:copy-dependencies",
+                f"-DoutputDirectory={staging}",
+                "-DincludeScope=runtime",
+                f"-Dkafka.version={version}",
             ]
             if quiet:
                 cmd.insert(1, "-q")

@@ -148,7 +148,9 @@ class EmbeddedMember:
                 if self._topics is not None and self._topics != self._subscribed:
                     self._subscribed = tuple(self._topics)
                     self._consumer.subscribe(
-                        list(self._subscribed), on_assign=self._on_assign, on_revoke=self._on_revoke,
+                        list(self._subscribed),
+                        on_assign=self._on_assign,
+                        on_revoke=self._on_revoke,
                         on_lost=self._on_lost,
                     )
                 self._serve(max(0.0, min(next_poll - time.monotonic(), SERVE_S)))

@@ -16,10 +16,18 @@ from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member
 
 
-def start_bridge(cluster: object, group: str, cid: str, topic: str, streams: int, log: ProcessingLog,
-                 **props: str) -> Member:
-    return Member(cluster.zookeeper, group, cid, {topic: streams}, log,  # type: ignore[attr-defined]
-                  **bridge_props(cluster.bootstrap_servers), **props)  # type: ignore[attr-defined]
+def start_bridge(
+    cluster: object, group: str, cid: str, topic: str, streams: int, log: ProcessingLog, **props: str
+) -> Member:
+    return Member(
+        cluster.zookeeper,
+        group,
+        cid,
+        {topic: streams},
+        log,  # type: ignore[attr-defined]
+        **bridge_props(cluster.bootstrap_servers),
+        **props,
+    )  # type: ignore[attr-defined]
 
 
 def set_mode(zk: KazooClient, group: str, value: str) -> int:
@@ -54,8 +62,9 @@ def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
     return {tp.partition: thread for tp, thread in read_owners(zk, GroupPaths(group), {topic}).items()}
 
 
-def wait_converged(zk: KazooClient, group: str, topic: str, partitions: int, authority: str,
-                   bridges: set[str], timeout: float = 60.0) -> None:
+def wait_converged(
+    zk: KazooClient, group: str, topic: str, partitions: int, authority: str, bridges: set[str], timeout: float = 60.0
+) -> None:
     """Every bridge publishes `authority` and every partition has an owner."""
 
     def check() -> bool:

@@ -85,8 +85,12 @@ def make_topic(
 
     def broker_sees() -> bool:
         md = client.list_topics(topic=name, timeout=5).topics.get(name)
-        return bool(md and md.error is None and len(md.partitions) == partitions
-                    and all(p.leader >= 0 for p in md.partitions.values()))
+        return bool(
+            md
+            and md.error is None
+            and len(md.partitions) == partitions
+            and all(p.leader >= 0 for p in md.partitions.values())
+        )
 
     wait_until(broker_sees, timeout, what=f"broker metadata of topic {name}")
     with zk_client(cluster) as zk:

@@ -18,8 +18,9 @@ pytestmark = pytest.mark.integration
 ADMIN = "digest:ops:s3cret"
 
 
-def test_bridge_works_under_the_acls_and_follows_the_admins_switch(cluster, unique_group, unique_topic,
-                                                                  zk_client) -> None:
+def test_bridge_works_under_the_acls_and_follows_the_admins_switch(
+    cluster, unique_group, unique_topic, zk_client
+) -> None:
     make_topic(cluster, unique_topic, 4)
     assert main(["acl", "protect", "-z", cluster.zookeeper, "-g", unique_group, "--admin", ADMIN]) == 0
     log = ProcessingLog()

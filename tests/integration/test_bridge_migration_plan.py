@@ -24,7 +24,8 @@ def settle(log: ProcessingLog, topic: str, since_ns: int) -> None:
     """Every partition processed something after `since_ns`: the group is consuming again."""
     wait_until(
         lambda: len({r.partition for r in log.records() if r.topic == topic and r.start_ns > since_ns}) == PARTITIONS,
-        timeout=60, what="every partition consumed again",
+        timeout=60,
+        what="every partition consumed again",
     )
 
 
@@ -88,8 +89,9 @@ def test_full_migration_plan_and_rollback(cluster, unique_group, unique_topic, z
     assert {r.member for r in records if r.member.startswith("plain")} == {"plain0", "plain1", "plain2"}
 
 
-def test_group_larger_than_group_max_size_keeps_consuming_under_zookeeper(cluster_factory, unique_group,
-                                                                          unique_topic) -> None:
+def test_group_larger_than_group_max_size_keeps_consuming_under_zookeeper(
+    cluster_factory, unique_group, unique_topic
+) -> None:
     small = cluster_factory(group_max_size=2)
     make_topic(small, unique_topic, PARTITIONS)
     log = ProcessingLog()
@@ -118,8 +120,9 @@ def test_group_larger_than_group_max_size_keeps_consuming_under_zookeeper(cluste
     assert verdict.ok and not verdict.duplicates, verdict.summary()
 
 
-def test_a_bridge_joining_plain_kafka_consumers_never_obeys_zookeeper_first(cluster, unique_group, unique_topic,
-                                                                           zk_client) -> None:
+def test_a_bridge_joining_plain_kafka_consumers_never_obeys_zookeeper_first(
+    cluster, unique_group, unique_topic, zk_client
+) -> None:
     """Its first decision must already see its first Kafka assignment: deciding before it would fall back to
     ZooKeeper and claim partitions the plain consumers are processing (the demo caught this as duplicates)."""
     from migrator import ConsumerConnector, ConsumerRebalanceListener

@@ -97,7 +97,8 @@ def _restart_under_load(cluster, group: str, topic: str, zk: KazooClient, static
             wait_converged(zk, group, topic, PARTITIONS, "kafka", set(names))
             wait_until(
                 lambda: sum(1 for t in owners(zk, group, topic).values() if t.startswith(restarted + "-")) > 0,
-                timeout=30, what="the restarted bridge owns partitions again",
+                timeout=30,
+                what="the restarted bridge owns partitions again",
             )
             wait_until(lambda: admin.describe_group(group).state.upper() == "STABLE", timeout=30, what="stable group")
             time.sleep(SETTLE_S)

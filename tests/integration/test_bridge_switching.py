@@ -85,7 +85,8 @@ def test_legacy_connector_joining_in_kafka_mode_falls_back_and_returns(
         legacy_threads = {f"{unique_group}_legacy-0", f"{unique_group}_legacy-1"}
         wait_until(
             lambda: legacy_threads <= set(owners(zk_client, unique_group, unique_topic).values()),
-            timeout=30, what="the legacy connector owns its range share",
+            timeout=30,
+            what="the legacy connector owns its range share",
         )
         reasons = {p.reason for p in published(zk_client, unique_group).values()}
         assert any("legacy connector registered" in r for r in reasons), reasons
@@ -113,9 +114,12 @@ def test_canary_bridge_among_three_legacy_connectors_gets_its_fair_share(
     set_mode(zk_client, unique_group, "kafka")  # ignored: legacy connectors are registered
     wait_until(lambda: len(owners(zk_client, unique_group, unique_topic)) == 12, timeout=30, what="12 owners")
     wait_until(
-        lambda: sum(1 for t in owners(zk_client, unique_group, unique_topic).values() if t.startswith(canary_id))
-        in (2, 3, 4),
-        timeout=30, what="the canary owns 3 ± 1 partitions",
+        lambda: (
+            sum(1 for t in owners(zk_client, unique_group, unique_topic).values() if t.startswith(canary_id))
+            in (2, 3, 4)
+        ),
+        timeout=30,
+        what="the canary owns 3 ± 1 partitions",
     )
     assert published(zk_client, unique_group)[f"{unique_group}_canary"].authority.value == "zookeeper"
     for m in [*members, canary]:

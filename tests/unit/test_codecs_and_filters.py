@@ -24,11 +24,17 @@ def test_registration_round_trips(subscription, ts) -> None:
 
 @pytest.mark.parametrize(
     "data",
-    [b"", b"{not json", b"[]", b'{"version":2,"subscription":{"t":1},"pattern":"static"}',
-     b'{"version":1,"subscription":{},"pattern":"static"}', b'{"version":1,"subscription":{"t":0},"pattern":"static"}',
-     b'{"version":1,"subscription":{"t":1},"pattern":"other"}',
-     b'{"version":1,"subscription":{"a":1,"b":1},"pattern":"white_list"}',
-     b'{"version":1,"subscription":{"t":true},"pattern":"static"}'],
+    [
+        b"",
+        b"{not json",
+        b"[]",
+        b'{"version":2,"subscription":{"t":1},"pattern":"static"}',
+        b'{"version":1,"subscription":{},"pattern":"static"}',
+        b'{"version":1,"subscription":{"t":0},"pattern":"static"}',
+        b'{"version":1,"subscription":{"t":1},"pattern":"other"}',
+        b'{"version":1,"subscription":{"a":1,"b":1},"pattern":"white_list"}',
+        b'{"version":1,"subscription":{"t":true},"pattern":"static"}',
+    ],
 )
 def test_malformed_registrations_are_refused(data) -> None:
     with pytest.raises(CorruptNodeError):

@@ -34,16 +34,19 @@ def test_broker_is_zookeeper_mode_on_loopback_with_fast_groups() -> None:
 
 
 def test_group_max_size_and_extra_config_are_passed_through() -> None:
-    props = _props(
-        config.server_properties(1, 9092, "zk:1", Path("/l"), group_max_size=3, extra={"num.partitions": 7})
-    )
+    props = _props(config.server_properties(1, 9092, "zk:1", Path("/l"), group_max_size=3, extra={"num.partitions": 7}))
     assert props["group.max.size"] == "3"
     assert props["num.partitions"] == "7"
 
 
 def test_jvm_command_names_the_config_so_down_can_recognise_it() -> None:
     cmd = config.jvm_command(
-        "java", Path("/libs"), Path("/c/log4j.properties"), Path("/c/zk.log"), "-Xmx256m", config.ZK_MAIN,
+        "java",
+        Path("/libs"),
+        Path("/c/log4j.properties"),
+        Path("/c/zk.log"),
+        "-Xmx256m",
+        config.ZK_MAIN,
         Path("/c/zoo.cfg"),
     )
     assert cmd[0] == "java" and "-Xmx256m" in cmd and "-XX:+UseG1GC" in cmd
