@@ -52,7 +52,7 @@ from migrator.metrics import ConnectorMetrics
 from migrator.zk.codecs import Authority, PublishedAuthority, Registration
 from migrator.zk.paths import GroupPaths
 from migrator.zk.registry import Registry, Watches
-from migrator.zk.snapshot import Snapshot, read_snapshot
+from migrator.zk.snapshot import Snapshot, read_snapshot, refresh_mode, refreshable
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,7 @@ class RebalanceWorker:
         self._lag_due = 0.0
         self._published_reason = ""
         self._laps: dict[str, float] = {}  # where the last attempt spent its time, for the rebalance log
+        self._snapshot: Snapshot | None = None  # the last full read, reused while only the mode changes
         if kafka is not None:
             offsets.kafka_available = lambda: not kafka.problem
         self._next_commit = self._commit_deadline()
@@ -297,13 +298,7 @@ class RebalanceWorker:
         cid = self.s.consumer_id
         self._laps = self._holdings.laps = {}
         t_start, cpu_start = time.monotonic(), time.thread_time()
-        snap = read_snapshot(
-            self._zk,
-            self._paths,
-            self.s.exclude_internal,
-            kafka_partitions=self._admin.partitions if self._admin else None,
-            kafka_topics=(lambda: sorted(self._admin.topics())) if self._admin else None,
-        )
+        snap, read = self._read_snapshot(reasons)
         own_topics = snap.subscriptions.get(cid, {})
         self._watches.watch_topics(own_topics, self._registration.is_wildcard)
         for other in snap.subscriptions.values():
@@ -318,7 +313,7 @@ class RebalanceWorker:
         if self._kafka is not None:
             self._kafka.member.subscribe(sorted(own_topics))
         t_snapshot = time.monotonic()
-        self._laps["snapshot"] = t_snapshot - t_start
+        self._laps[read] = t_snapshot - t_start
         target, decision = self._target(snap)
         plan = transition(self.owned, target.own)
         t_decided = time.monotonic()
@@ -349,6 +344,25 @@ class RebalanceWorker:
                 ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in self._laps.items()),
             )
         return True
+
+    def _read_snapshot(self, reasons: set[str]) -> tuple[Snapshot, str]:
+        """The full snapshot, or the last one with a fresh mode when only the mode or Kafka changed; and
+        the name of what was read, for the rebalance log."""
+        last, self._snapshot = self._snapshot, None  # a failed read leaves nothing to reuse
+        if refreshable(reasons, last):
+            assert last is not None
+            snap, read = refresh_mode(self._zk, self._paths, last), "mode read"
+        else:
+            read = "snapshot"
+            snap = read_snapshot(
+                self._zk,
+                self._paths,
+                self.s.exclude_internal,
+                kafka_partitions=self._admin.partitions if self._admin else None,
+                kafka_topics=(lambda: sorted(self._admin.topics())) if self._admin else None,
+            )
+        self._snapshot = snap if snap.usable else None
+        return snap, read
 
     def _target(self, snap: Snapshot) -> tuple[Target, AuthorityDecision]:
         cid = self.s.consumer_id

@@ -127,12 +127,17 @@ def test_canary_bridge_among_three_legacy_connectors_gets_its_fair_share(
 
 
 def test_a_partition_that_stays_with_its_bridge_changes_thread_in_place(
-    cluster, unique_group, unique_topic, zk_client
+    cluster, unique_group, unique_topic, zk_client, caplog
 ) -> None:
     """ZooKeeper's range gives thread 0 partitions 0-1 and thread 1 partitions 2-3; Kafka's round-robin
     subdivision gives thread 0 partitions 0 and 2. Partitions 1 and 2 change thread but not member: their
-    owner nodes are rewritten in place (same node, never absent), nothing is committed or re-read."""
+    owner nodes are rewritten in place (same node, never absent), nothing is committed or re-read. The
+    switch reads only the mode node: the rest of the last snapshot is still current (its watches say so)."""
+    import logging
+
     from migrator.zk.paths import GroupPaths
+
+    caplog.set_level(logging.INFO, logger="migrator.coordination.worker")
 
     make_topic(cluster, unique_topic, 4)
     log = ProcessingLog()
@@ -151,6 +156,9 @@ def test_a_partition_that_stays_with_its_bridge_changes_thread_in_place(
                                                                  3: f"{name}-1"}  # fmt: skip
         after = {p: zk_client.get(paths.owner(unique_topic, p))[1].czxid for p in range(4)}
         assert after == created, "an owner node was deleted and re-created instead of handed over in place"
+        switch_lines = lambda: [r.getMessage() for r in caplog.records if "rebalance (mode)" in r.getMessage()]  # noqa: E731
+        wait_until(switch_lines, timeout=10, what="the switch's rebalance log line")
+        assert "mode read" in switch_lines()[0] and "snapshot" not in switch_lines()[0], switch_lines()
         produced = producer.stop()
         drain(log, produced)
         bridge.shutdown()

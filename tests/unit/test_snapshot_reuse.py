@@ -1,0 +1,35 @@
+"""When a rebalance may reuse the last snapshot and re-read only the mode node (`snapshot.refreshable`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from migrator.zk.codecs import ModeNode, Registration
+from migrator.zk.snapshot import Snapshot, refreshable
+
+
+def _snapshot(problems: tuple[str, ...] = ()) -> Snapshot:
+    reg = Registration(subscription={"t": 1})
+    return Snapshot({"c1": reg}, frozenset({"c1"}), ModeNode.absent(), {"c1": {"t": 1}}, {"t": (0, 1)}, problems)
+
+
+@pytest.mark.parametrize(
+    "reasons",
+    [{"mode"}, {"mode", "kafka assignment"}, {"kafka assignment"}, {"kafka unavailable", "mode"}],
+)
+def test_mode_and_kafka_changes_reuse_the_last_snapshot(reasons: set[str]) -> None:
+    assert refreshable(reasons, _snapshot())
+
+
+@pytest.mark.parametrize(
+    "reasons",
+    [{"mode", "ids"}, {"migration ids"}, {"mode", "topic t"}, {"topics"}, {"start"}, {"new session"},
+     {"retry"}, {"mode", "retry"}, set()],
+)  # fmt: skip
+def test_any_zookeeper_change_or_retry_reads_everything(reasons: set[str]) -> None:
+    assert not refreshable(reasons, _snapshot())
+
+
+def test_nothing_to_reuse_without_a_usable_snapshot() -> None:
+    assert not refreshable({"mode"}, None)
+    assert not refreshable({"mode"}, _snapshot(problems=("malformed ids node c2: not json",)))
