@@ -23,6 +23,7 @@ from kazoo.client import KazooClient  # noqa: E402
 
 from migrator.devcluster import DevCluster  # noqa: E402
 from tests.helpers.cluster import ExternalCluster, external_from_env  # noqa: E402
+from tests.helpers.workload import shut_down_leftovers  # noqa: E402
 from tests.helpers.zk import zk_client as _zk_client  # noqa: E402
 
 Cluster = DevCluster | ExternalCluster
@@ -47,9 +48,18 @@ def cluster(request: pytest.FixtureRequest) -> Cluster:
 
 
 @pytest.fixture(autouse=True)
-def _cluster_for_marked_tests(request: pytest.FixtureRequest) -> None:
-    if request.node.get_closest_marker("integration") or request.node.get_closest_marker("chaos"):
-        request.getfixturevalue("cluster")
+def _cluster_for_marked_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The session cluster for integration and chaos tests; after each, the connectors it left running.
+
+    A test that fails before its own shutdown would otherwise leave connectors consuming (and
+    rebalancing) into the next tests, and keep the interpreter from exiting at the end.
+    """
+    if not (request.node.get_closest_marker("integration") or request.node.get_closest_marker("chaos")):
+        yield
+        return
+    request.getfixturevalue("cluster")
+    yield
+    shut_down_leftovers()
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from migrator.demo import workload as demo
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe import ProcessingLog
 from tests.helpers.kafka import KafkaCluster
+from tests.helpers.wait import wait_until
 
 TEST_PROPS = {
     "auto.offset.reset": "smallest",
@@ -26,10 +27,25 @@ class SequencedProducer(demo.SequencedProducer):
     """The demo's sequenced producer (round robin over the topic's partitions) with the tests' signature."""
 
     def __init__(self, cluster: KafkaCluster, topic: str, rate: float = 200.0) -> None:
-        partitions = KafkaAdmin(cluster.bootstrap_servers).partitions(topic)
-        if not partitions:
-            raise AssertionError(f"topic {topic} has no partitions")
-        super().__init__(cluster.bootstrap_servers, topic, len(partitions), rate)
+        admin = KafkaAdmin(cluster.bootstrap_servers)
+        # With several brokers, the one this client asks may not have the new topic's metadata yet.
+        wait_until(lambda: admin.partitions(topic), timeout=30, what=f"partitions of topic {topic}")
+        super().__init__(cluster.bootstrap_servers, topic, len(admin.partitions(topic) or ()), rate)
+
+
+RUNNING: set[Member] = set()
+"""Members not shut down yet: a test that fails half-way leaves them to `shut_down_leftovers`."""
+
+
+def shut_down_leftovers() -> int:
+    """Shut down the members a test left running (it failed before its own shutdown); how many."""
+    left = list(RUNNING)
+    for member in left:
+        try:
+            member.shutdown()
+        except Exception:  # the test's own failure is the one to report
+            RUNNING.discard(member)
+    return len(left)
 
 
 class Member:
@@ -49,6 +65,7 @@ class Member:
                   **props}  # fmt: skip
         self.name = consumer_id
         self.conn = ConsumerConnector(config)
+        RUNNING.add(self)
         self.log = log
         self.process_s = process_s
         self.threads: list[threading.Thread] = []
@@ -70,6 +87,7 @@ class Member:
             self.errors.append(exc)
 
     def shutdown(self) -> None:
+        RUNNING.discard(self)
         self.conn.shutdown()
         for t in self.threads:
             t.join(timeout=10)
