@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import urllib.request
 from collections.abc import Iterator
@@ -64,27 +65,35 @@ class Scrape:
         return None
 
 
-@pytest.fixture
-def bridge(cluster, unique_group, unique_topic) -> Iterator[tuple[ConsumerConnector, Scrape]]:
-    """A bridge with 2 streams on a 3-partition topic; its streams are kept in `.streams` for the tests."""
-    make_topic(cluster, unique_topic, partitions=3)
+@contextlib.contextmanager
+def _running_bridge(cluster, group: str, topic: str, **extra: str) -> Iterator[tuple[ConsumerConnector, Scrape]]:
+    """A bridge with 2 streams on `topic`, scraped on a free port; its streams are kept in `.streams`."""
     port = free_port()
     conn = ConsumerConnector(
         {
             "zookeeper.connect": cluster.zookeeper,
-            "group.id": unique_group,
+            "group.id": group,
             "auto.offset.reset": "smallest",
             "coordination.migration.enabled": "true",
             "coordination.migration.bootstrap.servers": cluster.bootstrap_servers,
             "metrics.port": str(port),
             **FAST,
+            **extra,
         }
     )
     try:
-        conn.streams = conn.create_message_streams({unique_topic: 2})[unique_topic]  # type: ignore[attr-defined]
+        conn.streams = conn.create_message_streams({topic: 2})[topic]  # type: ignore[attr-defined]
         yield conn, Scrape(port)
     finally:
         conn.shutdown()
+
+
+@pytest.fixture
+def bridge(cluster, unique_group, unique_topic) -> Iterator[tuple[ConsumerConnector, Scrape]]:
+    """A bridge with 2 streams on a 3-partition topic."""
+    make_topic(cluster, unique_topic, partitions=3)
+    with _running_bridge(cluster, unique_group, unique_topic) as running:
+        yield running
 
 
 def write_mode(zk: KazooClient, group: str, value: str) -> None:
@@ -190,25 +199,9 @@ def consuming_bridge(cluster, unique_group, unique_topic) -> Iterator[tuple[Cons
     """Like `bridge`, with consumer.timeout.ms so that a drained stream ends instead of blocking."""
     make_topic(cluster, unique_topic, partitions=3)
     produce(cluster, unique_topic, [str(i) for i in range(30)])
-    port = free_port()
-    conn = ConsumerConnector(
-        {
-            "zookeeper.connect": cluster.zookeeper,
-            "group.id": unique_group,
-            "auto.offset.reset": "smallest",
-            "consumer.timeout.ms": "3000",
-            "auto.commit.interval.ms": "1000",
-            "coordination.migration.enabled": "true",
-            "coordination.migration.bootstrap.servers": cluster.bootstrap_servers,
-            "metrics.port": str(port),
-            **FAST,
-        }
-    )
-    try:
-        conn.streams = conn.create_message_streams({unique_topic: 2})[unique_topic]  # type: ignore[attr-defined]
-        yield conn, Scrape(port)
-    finally:
-        conn.shutdown()
+    extra = {"consumer.timeout.ms": "3000", "auto.commit.interval.ms": "1000"}
+    with _running_bridge(cluster, unique_group, unique_topic, **extra) as running:
+        yield running
 
 
 def test_records_and_commits_are_counted(consuming_bridge) -> None:
