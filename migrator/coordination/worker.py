@@ -346,7 +346,7 @@ class RebalanceWorker:
         return True
 
     def _read_snapshot(self, reasons: set[str]) -> tuple[Snapshot, str]:
-        """The full snapshot, or the last one with a fresh mode when only the mode or Kafka changed; and
+        """The full snapshot, or the last one with a fresh mode when only the mode changed; and
         the name of what was read, for the rebalance log."""
         last, self._snapshot = self._snapshot, None  # a failed read leaves nothing to reuse
         if refreshable(reasons, last):

@@ -15,6 +15,7 @@ from types import MappingProxyType
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
+from kazoo.interfaces import IAsyncResult
 
 from migrator.consumer.filters import filter_from_registration
 from migrator.errors import CorruptNodeError
@@ -22,9 +23,6 @@ from migrator.zk.codecs import ModeNode, Registration, decode_broker_topic
 from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
 
 log = logging.getLogger(__name__)
-
-# Changes that leave the ZooKeeper state a snapshot holds as it was, except perhaps the mode node.
-_ZK_NEUTRAL = frozenset({"mode", "kafka assignment", "kafka unavailable"})
 
 PartitionLookup = Callable[[str], "tuple[int, ...] | None"]
 TopicLister = Callable[[], "list[str]"]
@@ -95,10 +93,7 @@ def read_snapshot(
             continue  # left between the listing and the read; its watch fires again
         except CorruptNodeError as exc:
             problems.append(f"malformed ids node {cid}: {exc}")
-    try:
-        mode = ModeNode.decode(mode_read.get()[0])
-    except NoNodeError:
-        mode = ModeNode.absent()
+    mode = _mode_of(mode_read)
 
     subscriptions: dict[str, dict[str, int]] = {}
     all_topics: list[str] | None = None
@@ -135,18 +130,23 @@ def read_snapshot(
 def refreshable(reasons: set[str], last: Snapshot | None) -> bool:
     """Whether a rebalance for `reasons` may reuse `last`, re-reading only the mode node.
 
-    Every other part of a snapshot (members, migration ids, topics' partitions) is covered by a kazoo watch
-    recipe that posts its own reason on any change, including after a reconnect; so when the reasons name
-    only the mode and Kafka, nothing else can have changed since `last` was read. An operator's switch then
-    costs each bridge one read instead of three dependent round trips.
+    Members, migration ids and the partitions of topics in ZooKeeper are each covered by a kazoo watch
+    recipe that posts its own reason on any change, including after a reconnect; so when the only reason
+    is the mode, nothing else can have changed since `last` was read. An operator's switch then costs each
+    bridge one read instead of three dependent round trips. A Kafka event reads everything: partitions
+    of a topic known only to the brokers (not in this ZooKeeper) are not watched, and a Kafka rebalance is
+    how their change shows.
     """
-    return last is not None and last.usable and bool(reasons) and reasons <= _ZK_NEUTRAL
+    return last is not None and last.usable and reasons == {"mode"}
 
 
 def refresh_mode(zk: KazooClient, paths: GroupPaths, last: Snapshot) -> Snapshot:
     """`last` with the mode node read again."""
+    return replace(last, mode=_mode_of(zk.get_async(paths.mode)))
+
+
+def _mode_of(read: IAsyncResult) -> ModeNode:
     try:
-        mode = ModeNode.decode(zk.get(paths.mode)[0])
+        return ModeNode.decode(read.get()[0])
     except NoNodeError:
-        mode = ModeNode.absent()
-    return replace(last, mode=mode)
+        return ModeNode.absent()
