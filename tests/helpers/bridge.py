@@ -12,22 +12,16 @@ from migrator.observe import ProcessingLog
 from migrator.zk.codecs import PublishedAuthority
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths
+from tests.helpers.kafka import KafkaCluster
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member
 
 
 def start_bridge(
-    cluster: object, group: str, cid: str, topic: str, streams: int, log: ProcessingLog, **props: str
+    cluster: KafkaCluster, group: str, cid: str, topic: str, streams: int, log: ProcessingLog, **props: str
 ) -> Member:
-    return Member(
-        cluster.zookeeper,
-        group,
-        cid,
-        {topic: streams},
-        log,  # type: ignore[attr-defined]
-        **bridge_props(cluster.bootstrap_servers),
-        **props,
-    )  # type: ignore[attr-defined]
+    props = {**bridge_props(cluster.bootstrap_servers), **props}
+    return Member(cluster.zookeeper, group, cid, {topic: streams}, log, **props)
 
 
 def set_mode(zk: KazooClient, group: str, value: str) -> int:

@@ -3,6 +3,7 @@ into a `ProcessingLog`, so tests can hand everything to the observer's verdict."
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Mapping
@@ -29,8 +30,8 @@ class SequencedProducer(demo.SequencedProducer):
     def __init__(self, cluster: KafkaCluster, topic: str, rate: float = 200.0) -> None:
         admin = KafkaAdmin(cluster.bootstrap_servers)
         # With several brokers, the one this client asks may not have the new topic's metadata yet.
-        wait_until(lambda: admin.partitions(topic), timeout=30, what=f"partitions of topic {topic}")
-        super().__init__(cluster.bootstrap_servers, topic, len(admin.partitions(topic) or ()), rate)
+        partitions = wait_until(lambda: admin.partitions(topic), timeout=30, what=f"partitions of topic {topic}")
+        super().__init__(cluster.bootstrap_servers, topic, len(partitions), rate)
 
 
 RUNNING: set[Member] = set()
@@ -41,10 +42,8 @@ def shut_down_leftovers() -> int:
     """Shut down the members a test left running (it failed before its own shutdown); how many."""
     left = list(RUNNING)
     for member in left:
-        try:
-            member.shutdown()
-        except Exception:  # the test's own failure is the one to report
-            RUNNING.discard(member)
+        with contextlib.suppress(Exception):  # the test's own failure is the one to report
+            member.shutdown()  # leaves RUNNING first, whatever happens next
     return len(left)
 
 
