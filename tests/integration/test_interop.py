@@ -19,7 +19,6 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from migrator.devcluster.jars import ensure_jars, ensure_old_consumer_jars
 from migrator.observe import OwnersWatcher, judge, load_many
 from tests.helpers.kafka import make_topic
 from tests.helpers.peers import ROOT, JvmPeers, Peers
@@ -30,12 +29,6 @@ pytestmark = pytest.mark.interop
 
 PARTITIONS = 8
 RATE = 100.0  # records per second over all partitions
-
-
-@pytest.fixture(scope="module")
-def jvm_peers(tmp_path_factory: pytest.TempPathFactory) -> JvmPeers:
-    """The two Java programs, compiled once for the module against the cached jars."""
-    return JvmPeers.compile(ensure_old_consumer_jars(), ensure_jars(), tmp_path_factory.mktemp("jvm"))
 
 
 @pytest.fixture
