@@ -85,7 +85,11 @@ class Peer:
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        wait_until(lambda: self._started(), 90, what=f"{name} ready")
+        try:
+            wait_until(lambda: self._started(), 90, what=f"{name} ready")
+        except BaseException:
+            self.kill()  # not handed to anyone yet: nobody else would stop it
+            raise
 
     def _started(self) -> bool:
         if self.proc.poll() is not None:
