@@ -30,6 +30,11 @@ ROOT = Path(__file__).resolve().parents[2]
 JVM_SOURCES = Path(__file__).resolve().parent / "jvm"
 JVM_EXIT_ON_SIGTERM = 143
 """A JVM that ran its shutdown hooks after SIGTERM exits with 128 + 15."""
+PATIENT = {"zookeeper.session.timeout.ms": "10000", "rebalance.max.retries": "10"}
+"""For ours and the Scala members alike: these tests stop members cleanly and never wait for an expiry, so
+the longest session the dev ZooKeeper allows and more rebalance attempts only keep a member alive (and
+in its group) through the stalls of a loaded 2-core machine, where the broker's own registration can
+flicker."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +52,8 @@ class JvmPeers:
             out = workdir / name
             out.mkdir(parents=True, exist_ok=True)
             done = subprocess.run(
-                ["javac", "-nowarn", "-d", str(out), "-cp", f"{libs}/*", str(JVM_SOURCES / f"{name}.java")],
+                ["javac", "-nowarn", "-d", str(out), "-cp", f"{libs}/*", str(JVM_SOURCES / f"{name}.java"),
+                 str(JVM_SOURCES / "ProcessedLog.java")],
                 capture_output=True, text=True, timeout=180,
             )  # fmt: skip
             assert done.returncode == 0, f"javac {name}.java failed:\n{done.stderr}"
@@ -61,14 +67,14 @@ class JvmPeers:
             workdir=workdir,
         )
 
-    def jvm(self, classpath: str, log_name: str) -> list[str]:
-        """A small JVM: one of several members on a shared 2-core machine."""
+    def jvm(self, classpath: str, log_file: Path) -> list[str]:
+        """A small JVM: one of several members on a shared 2-core machine; warnings go to `log_file`."""
         return [
             "java",
             "-Xmx128m",
             "-XX:+UseSerialGC",
             f"-Dlog4j.configuration=file:{self.log4j}",
-            f"-Dmigrator.log.file={self.workdir / log_name}",
+            f"-Dmigrator.log.file={log_file}",
             "-cp",
             classpath,
         ]
@@ -140,7 +146,7 @@ class Peers:
 
     def ours(self, name: str, streams: int = 1, bridge: bool = False, props: Mapping[str, str] | None = None) -> Peer:
         """Our connector in its own process (an app on the public API): legacy, or a bridge."""
-        merged = {**(bridge_props(self.cluster.bootstrap_servers) if bridge else {}), **(props or {})}
+        merged = {**PATIENT, **(bridge_props(self.cluster.bootstrap_servers) if bridge else {}), **(props or {})}
         cmd = [sys.executable, "-m", "tests.helpers.member_proc", "--zookeeper", self.cluster.zookeeper,
                "--group", self.group, "--topic", self.topic, "--streams", str(streams), "--consumer-id", name,
                "--log", str(self.log_of(name))]  # fmt: skip
@@ -150,14 +156,14 @@ class Peers:
 
     def scala(self, name: str, props: Mapping[str, str] | None = None) -> Peer:
         """The real Scala old consumer (Kafka 1.1.1) with one stream."""
-        cmd = [*self.jvm.jvm(self.jvm.old_consumer_cp, f"{name}.log4j.log"), "OldConsumer",
+        cmd = [*self.jvm.jvm(self.jvm.old_consumer_cp, self.tmp / f"{name}.log4j.log"), "OldConsumer",
                self.cluster.zookeeper, self.group, self.topic, name, str(self.log_of(name))]  # fmt: skip
-        cmd += [f"{key}={value}" for key, value in (props or {}).items()]
+        cmd += [f"{key}={value}" for key, value in {**PATIENT, **(props or {})}.items()]
         return self._peer(name, cmd, JVM_EXIT_ON_SIGTERM)
 
     def plain(self, name: str, props: Mapping[str, str] | None = None) -> Peer:
         """The real Java KafkaConsumer 3.9 with its default assignors; `client.id` is `name`."""
-        cmd = [*self.jvm.jvm(self.jvm.plain_consumer_cp, f"{name}.log4j.log"), "PlainConsumer",
+        cmd = [*self.jvm.jvm(self.jvm.plain_consumer_cp, self.tmp / f"{name}.log4j.log"), "PlainConsumer",
                self.cluster.bootstrap_servers, self.group, self.topic, name, str(self.log_of(name))]  # fmt: skip
         cmd += [f"{key}={value}" for key, value in (props or {}).items()]
         return self._peer(name, cmd, JVM_EXIT_ON_SIGTERM)

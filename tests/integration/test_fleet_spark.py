@@ -23,9 +23,11 @@ from tests.helpers.peers import ROOT, JvmPeers, Peers
 from tests.helpers.spark import BIN, SparkStandalone, spark_env
 from tests.helpers.wait import wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.interop]
+pytestmark = [pytest.mark.slow, pytest.mark.interop, pytest.mark.timeout(900)]
+"""About 3.5 minutes alone on 2 cores (three JVMs of Spark daemons, a driver, two executors, the dev
+cluster and eight members); far more when the machine is shared, hence the longer timeout."""
 
-SYNTHETIC_GROUPS = 200
+SYNTHETIC_GROUPS = 100
 
 
 @pytest.fixture
@@ -121,14 +123,16 @@ def test_the_fleet_scan_on_a_spark_standalone_cluster_matches_the_local_run(
     local_s = time.monotonic() - began
 
     began = time.monotonic()
-    submitted = subprocess.run(
-        [str(BIN / "spark-submit"), "--master", spark_cluster.url,
-         "--conf", f"spark.pyspark.python={sys.executable}", "--conf", "spark.executor.memory=512m",
-         "--conf", "spark.driver.memory=512m", "--total-executor-cores", "2",
-         "scripts/fleet_scan.py", *scan_args(cluster, include, tmp_path / "cluster")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, env=spark_env(tmp_path / "spark"),
-    )  # fmt: skip
-    assert submitted.returncode == 0, submitted.stderr[-3000:]
+    driver_log = tmp_path / "spark-submit.log"
+    with open(driver_log, "w") as out:
+        submitted = subprocess.run(
+            [str(BIN / "spark-submit"), "--master", spark_cluster.url,
+             "--conf", f"spark.pyspark.python={sys.executable}", "--conf", "spark.executor.memory=512m",
+             "--conf", "spark.driver.memory=512m", "--total-executor-cores", "2",
+             "scripts/fleet_scan.py", *scan_args(cluster, include, tmp_path / "cluster")],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, timeout=700, env=spark_env(tmp_path / "spark"),
+        )  # fmt: skip
+    assert submitted.returncode == 0, driver_log.read_text(errors="replace")[-3000:]
     cluster_s = time.monotonic() - began
     print(f"\nfleet scan: local {local_s:.1f}s, spark standalone (2 workers) {cluster_s:.1f}s")
 

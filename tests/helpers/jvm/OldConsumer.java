@@ -8,10 +8,6 @@
 // which owner thread ("<group>_<consumerId>-N") it is; with one it is "-0". SIGTERM stops the stream
 // first, then shuts the connector down, which commits exactly the offsets of the records logged and
 // deregisters.
-import java.io.FileWriter;
-import java.io.IOException;
-import java.io.Writer;
-import java.time.Instant;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -28,15 +24,6 @@ import kafka.message.MessageAndMetadata;
 
 public final class OldConsumer {
     private static volatile boolean stopping = false;
-
-    static long nowNs() {
-        Instant now = Instant.now();
-        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
-    }
-
-    static String quote(String s) {
-        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
-    }
 
     public static void main(String[] args) throws Exception {
         String zookeeper = args[0], group = args[1], topic = args[2], consumerId = args[3];
@@ -55,12 +42,12 @@ public final class OldConsumer {
         }
         String member = consumerId + "@" + ProcessHandle.current().pid();
         String threadId = group + "_" + consumerId + "-0";
-        Writer log = new FileWriter(args[4], true);
+        ProcessedLog log = new ProcessedLog(args[4], member);
         ConsumerConnector connector = Consumer.createJavaConsumerConnector(new ConsumerConfig(props));
         Map<String, List<KafkaStream<byte[], byte[]>>> byTopic =
                 connector.createMessageStreams(Collections.singletonMap(topic, 1));
         ConsumerIterator<byte[], byte[]> it = byTopic.get(topic).get(0).iterator();
-        Thread stream = new Thread(() -> drain(it, member, threadId, log), "stream-0");
+        Thread stream = new Thread(() -> drain(it, threadId, log), "stream-0");
         stream.start();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -68,9 +55,7 @@ public final class OldConsumer {
             try {
                 stream.join(30_000);
                 connector.shutdown(); // commits the consumed offsets (auto commit) and deregisters
-                synchronized (log) {
-                    log.close();
-                }
+                log.close();
                 System.out.println("stopped " + consumerId);
                 System.out.flush();
             } catch (Exception e) {
@@ -83,7 +68,7 @@ public final class OldConsumer {
         stopped.await();
     }
 
-    static void drain(ConsumerIterator<byte[], byte[]> it, String member, String threadId, Writer log) {
+    static void drain(ConsumerIterator<byte[], byte[]> it, String threadId, ProcessedLog log) {
         while (!stopping) {
             MessageAndMetadata<byte[], byte[]> m;
             long start;
@@ -92,21 +77,11 @@ public final class OldConsumer {
                     return;
                 }
                 m = it.next();
-                start = nowNs();
+                start = ProcessedLog.nowNs();
             } catch (ConsumerTimeoutException e) {
                 continue;
             }
-            String line = "{\"member\":" + quote(member) + ",\"thread_id\":" + quote(threadId)
-                    + ",\"topic\":" + quote(m.topic()) + ",\"partition\":" + m.partition()
-                    + ",\"offset\":" + m.offset() + ",\"start_ns\":" + start + ",\"end_ns\":" + nowNs() + "}\n";
-            synchronized (log) {
-                try {
-                    log.write(line);
-                    log.flush();
-                } catch (IOException e) {
-                    throw new RuntimeException(e);
-                }
-            }
+            log.write(threadId, m.topic(), m.partition(), m.offset(), start, ProcessedLog.nowNs());
         }
     }
 }

@@ -8,10 +8,7 @@
 // synchronously after each batch, and again when partitions are revoked or at the stop if a rebalance got
 // in between, so a clean handover leaves exactly the logged records committed. SIGTERM wakes the poll,
 // commits, and closes (leaving the group at once).
-import java.io.FileWriter;
-import java.io.Writer;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
@@ -30,15 +27,6 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 public final class PlainConsumer {
-    static long nowNs() {
-        Instant now = Instant.now();
-        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
-    }
-
-    static String quote(String s) {
-        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
-    }
-
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], group = args[1], topic = args[2], clientId = args[3];
         Properties props = new Properties();
@@ -55,7 +43,7 @@ public final class PlainConsumer {
         }
         String member = clientId + "@" + ProcessHandle.current().pid();
         String threadId = clientId + "-0";
-        Writer log = new FileWriter(args[4], true);
+        ProcessedLog log = new ProcessedLog(args[4], member);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props);
         CountDownLatch done = new CountDownLatch(1);
         Thread main = Thread.currentThread();
@@ -89,12 +77,8 @@ public final class PlainConsumer {
             while (true) {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
                 for (ConsumerRecord<byte[], byte[]> r : records) {
-                    long start = nowNs();
-                    log.write("{\"member\":" + quote(member) + ",\"thread_id\":" + quote(threadId)
-                            + ",\"topic\":" + quote(r.topic()) + ",\"partition\":" + r.partition()
-                            + ",\"offset\":" + r.offset() + ",\"start_ns\":" + start + ",\"end_ns\":" + nowNs()
-                            + "}\n");
-                    log.flush();
+                    long start = ProcessedLog.nowNs();
+                    log.write(threadId, r.topic(), r.partition(), r.offset(), start, ProcessedLog.nowNs());
                     pending.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
                 }
                 commit(consumer, pending);
