@@ -11,7 +11,7 @@ import time
 import click
 
 from migrator.devcluster import DevCluster, state
-from migrator.devcluster.jars import ensure_jars
+from migrator.devcluster.jars import ensure_jars, ensure_old_consumer_jars
 from migrator.devcluster.paths import DEFAULT_NAME
 from migrator.devcluster.ports import HOST
 
@@ -143,8 +143,13 @@ def start(process_name: str, name: str) -> None:
 
 @dev_cluster.command()
 def fetch() -> None:
-    """Download the Kafka and ZooKeeper jars into the per-user cache (once; later calls are instant)."""
+    """Download the Kafka and ZooKeeper jars into the per-user cache (once; later calls are instant).
+
+    Also the Kafka 1.1.1 jars of the Scala old consumer that the interop tests run, so that one fetch
+    before the tests (what CI does) covers every jar they need. Prints one directory per line.
+    """
     click.echo(str(ensure_jars()))
+    click.echo(str(ensure_old_consumer_jars()))
 
 
 commands: list[click.Command] = [dev_cluster]

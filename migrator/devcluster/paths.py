@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 
 KAFKA_VERSION = "3.9.1"
+OLD_CONSUMER_VERSION = "1.1.1"
+"""Kafka 1.1.1 is the last release with the Scala old consumer (ZookeeperConsumerConnector)."""
 DEFAULT_NAME = "default"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -22,10 +24,6 @@ def cache_root() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "migrator"
-
-
-def libs_dir(version: str = KAFKA_VERSION) -> Path:
-    return cache_root() / f"kafka-{version}" / "libs"
 
 
 def clusters_dir() -> Path:

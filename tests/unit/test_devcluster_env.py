@@ -9,7 +9,7 @@ import pytest
 
 from migrator.cli.main import main
 from migrator.devcluster import DevCluster, ports
-from migrator.devcluster.jars import ensure_jars
+from migrator.devcluster.jars import BROKER, COMPLETE_MARKER, OLD_CONSUMER, ensure_jars, ensure_old_consumer_jars
 from migrator.errors import EXIT_REFUSED, EnvironmentProblem
 
 
@@ -28,6 +28,24 @@ def test_missing_maven_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(EnvironmentProblem, match=r"mvn not found.*Maven"):
         ensure_jars()
+
+
+def test_missing_maven_is_named_for_the_old_consumer_jars(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(EnvironmentProblem, match=r"mvn not found.*Maven"):
+        ensure_old_consumer_jars()
+
+
+def test_fetch_prints_the_broker_and_the_old_consumer_directories(capsys: pytest.CaptureFixture[str]) -> None:
+    """Both jar sets are fetched by the one command CI runs before the tests; each has its own directory."""
+    for jars, jar in ((BROKER, "kafka_2.13-3.9.1.jar"), (OLD_CONSUMER, "kafka_2.12-1.1.1.jar")):
+        target = jars.target()
+        target.mkdir(parents=True)
+        (target / jar).touch()
+        (target / COMPLETE_MARKER).touch()
+    assert main(["dev-cluster", "fetch"]) == 0
+    assert capsys.readouterr().out.splitlines() == [str(BROKER.target()), str(OLD_CONSUMER.target())]
+    assert BROKER.target().parent.name == "kafka-3.9.1"  # the broker's cache directory did not move
 
 
 def test_busy_port_is_named() -> None:

@@ -1,0 +1,93 @@
+"""A Spark standalone cluster on loopback, started from the pyspark installation as an operator would:
+`spark-class org.apache.spark.deploy.master.Master` and `...worker.Worker`, one core and 1 GiB per worker
+(the machine has 2 cores). `stop` ends exactly the processes it started."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import pyspark
+
+from migrator.devcluster.ports import free_port
+from tests.helpers.wait import wait_until
+
+SPARK_HOME = Path(pyspark.__file__).resolve().parent
+"""pip's pyspark is a whole Spark (bin/, jars/). Its scripts find it through `python3`, which need not be
+the interpreter that has pyspark, so SPARK_HOME is set explicitly."""
+BIN = SPARK_HOME / "bin"
+
+
+def spark_env(workdir: Path) -> dict[str, str]:
+    """Loopback only, small daemons, logs in `workdir`."""
+    return {
+        **os.environ,
+        "SPARK_HOME": str(SPARK_HOME),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_DAEMON_MEMORY": "256m",
+        "SPARK_LOG_DIR": str(workdir),
+        "SPARK_WORKER_DIR": str(workdir / "work"),
+    }
+
+
+class SparkStandalone:
+    def __init__(self, workdir: Path, workers: int = 2) -> None:
+        self.workdir = workdir
+        self.port, self.ui_port = free_port(), free_port()
+        self.url = f"spark://127.0.0.1:{self.port}"
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.names: list[str] = []
+        self._launch("master", "org.apache.spark.deploy.master.Master",
+                     "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", str(self.ui_port))  # fmt: skip
+        wait_until(lambda: self._alive() and self.state().get("status") == "ALIVE", 90, interval=0.5,
+                   what="spark master alive")  # fmt: skip
+        for i in range(workers):
+            self._launch(f"worker{i}", "org.apache.spark.deploy.worker.Worker",
+                         "--host", "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", "0",
+                         "--work-dir", str(self.work_dir(i)), self.url)  # fmt: skip
+        wait_until(lambda: self._alive() and self.state().get("aliveworkers") == workers, 90, interval=0.5,
+                   what="spark workers registered")  # fmt: skip
+
+    def _alive(self) -> bool:
+        """Fail at once, with the log, when a daemon exited."""
+        for proc, name in zip(self.procs, self.names, strict=True):
+            if proc.poll() is not None:
+                log = (self.workdir / f"{name}.log").read_text(errors="replace")
+                raise AssertionError(f"spark {name} exited {proc.returncode}:\n{log[-2000:]}")
+        return True
+
+    def _launch(self, name: str, main: str, *args: str) -> None:
+        with open(self.workdir / f"{name}.log", "wb") as out:
+            proc = subprocess.Popen([str(BIN / "spark-class"), main, *args], stdout=out, stderr=subprocess.STDOUT,
+                                    env=spark_env(self.workdir), start_new_session=True)  # fmt: skip
+        self.procs.append(proc)
+        self.names.append(name)
+
+    def work_dir(self, worker: int) -> Path:
+        return self.workdir / f"worker{worker}"
+
+    def state(self) -> dict:
+        """The master's own JSON view (its web UI's /json/): status, alive workers, applications."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=5) as resp:
+                return json.load(resp)
+        except OSError:
+            return {}
+
+    def stop(self) -> None:
+        """SIGTERM to each process group it started (spark-class execs one JVM per group), then SIGKILL."""
+        for proc in reversed(self.procs):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
