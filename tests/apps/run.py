@@ -15,8 +15,10 @@ class App:
     """An app in a subprocess; its stdout lines are collected as they arrive, stderr kept for messages."""
 
     def __init__(self, script: str, *args: object) -> None:
+        """`script` of tests/apps/, or `-m` to run a module (`App("-m", "migrator", "console-consumer", ...)`)."""
+        argv = [*map(str, args)] if script == "-m" else [str(ROOT / "tests" / "apps" / script), *map(str, args)]
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "apps" / script), *map(str, args)],
+            [sys.executable, *(["-m"] if script == "-m" else []), *argv],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
         )  # fmt: skip
         self.lines: list[str] = []

@@ -60,3 +60,15 @@ def test_leaving_the_loop_then_commit_and_shutdown_duplicates_nothing_and_is_qui
     assert verdict.ok, verdict.summary()
     assert took < 5.0, f"commit_offsets() + shutdown() took {took:.1f}s: it waited for records in hand"
     assert "in-flight" not in leaving.stderr and "waits" not in leaving.stderr, leaving.stderr
+
+
+def test_the_same_iterator_continues_after_a_consumer_timeout(
+    cluster, unique_group, unique_topic, apps: list[App]
+) -> None:
+    """Point 2: `next(it)` raised ConsumerTimeout on an empty topic; the same `it` then yields the records."""
+    topic = make_topic(cluster, unique_topic, partitions=1)
+    app = start(apps, "timeout_iterator.py", cluster.zookeeper, unique_group, topic, 5)
+    wait_until(lambda: app.lines.count("timeout") >= 2 or app.proc.poll() is not None, 30, what="two timeouts")
+    produce(cluster, topic, [f"v{i}" for i in range(5)])
+    assert app.wait(60) == 0, f"{app.lines[-3:]} {app.stderr}"
+    assert [line for line in app.lines if line.startswith("record")] == [f"record {i}" for i in range(5)]
