@@ -72,3 +72,31 @@ def test_the_same_iterator_continues_after_a_consumer_timeout(
     produce(cluster, topic, [f"v{i}" for i in range(5)])
     assert app.wait(60) == 0, f"{app.lines[-3:]} {app.stderr}"
     assert [line for line in app.lines if line.startswith("record")] == [f"record {i}" for i in range(5)]
+
+
+@pytest.mark.parametrize("records", [0, 3000], ids=["idle", "busy"])
+def test_shutdown_from_a_signal_handler_ends_the_loop_of_the_interrupted_thread(
+    cluster, zk_client, unique_group, unique_topic, tmp_path: Path, apps: list[App], records: int
+) -> None:
+    """Point 4: SIGTERM's handler calls `shutdown()` while the main thread is inside `for m in stream` (idle:
+    polling Kafka under the fetcher's lock); the loop ends, the member leaves, and a rerun continues."""
+    topic = make_topic(cluster, unique_topic, partitions=2)
+    produced = {(topic, p, o) for p in range(2) for o in range(records // 2)}
+    for p in range(2):
+        produce(cluster, topic, (f"{p}-{o}" for o in range(records // 2)), partition=p)
+    first, second = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    app = start(apps, "signal_shutdown.py", cluster.zookeeper, unique_group, topic, first)
+    if records:
+        wait_until(lambda: len(load_many([first])) > 100, 30, what="the app processing")
+    else:
+        time.sleep(2.0)
+    app.signal(signal.SIGTERM)
+    assert app.wait(20) == 0, app.stderr
+    assert app.line("stopped")
+    assert zk_client.get_children(f"/consumers/{unique_group}/ids") == []
+    rerun = start(apps, "signal_shutdown.py", cluster.zookeeper, unique_group, topic, second)
+    wait_until(lambda: produced <= {r.key for r in load_many([first, second])}, 60, what="every record processed")
+    rerun.signal(signal.SIGTERM)
+    assert rerun.wait(20) == 0, rerun.stderr
+    verdict = judge(produced, load_many([first, second]))
+    assert verdict.ok, verdict.summary()
