@@ -139,6 +139,7 @@ class RebalanceWorker:
         self._published_reason = ""
         self._laps: dict[str, float] = {}  # where the last attempt spent its time, for the rebalance log
         self._snapshot: Snapshot | None = None  # the last full read, reused while only the mode changes
+        self._missing_topics: tuple[str, ...] = ()  # as last logged
         if kafka is not None:
             offsets.kafka_available = lambda: not kafka.problem
         self._next_commit = self._commit_deadline()
@@ -375,6 +376,11 @@ class RebalanceWorker:
         self._watches.watch_topics(own_topics, self._registration.is_wildcard)
         for other in snap.subscriptions.values():
             self._watches.watch_topics(other, False)
+        if snap.missing_topics != self._missing_topics:
+            self._missing_topics = snap.missing_topics
+            if snap.missing_topics:
+                log.warning("subscribed topics that do not exist: %s; assigning the others (as the Scala connector)",
+                            ", ".join(snap.missing_topics))  # fmt: skip
         if not snap.usable:
             log.error("not rebalancing: %s; keeping %d partitions", "; ".join(snap.problems), len(self.owned))
             self._metrics.snapshot_rejected()

@@ -1,7 +1,7 @@
 """A member with a rebalance listener, one thread per stream, each record logged (JSONL) for the observer.
 
     python tests/apps/listener_app.py ZOOKEEPER GROUP TOPIC CONSUMER_ID LOG [--streams N] [--property K=V]
-        [--commit-in-release] [--start-sleep S] [--raise-in release|start] [--process-ms X]
+        [--commit-in-release] [--start-sleep S] [--raise-in release|start] [--process-ms X] [--also TOPIC]
 
 `--commit-in-release` is the old MirrorMaker pattern: `auto.commit.enable=false` (pass it with --property)
 and `commit_offsets()` inside `before_releasing_partitions`. Prints `ready`, one `released <json>` per
@@ -54,6 +54,7 @@ def main() -> None:
     p.add_argument("--start-sleep", type=float, default=0.0)
     p.add_argument("--raise-in", choices=["release", "start"])
     p.add_argument("--process-ms", type=float, default=1.0)
+    p.add_argument("--also", action="append", default=[], help="another topic, with one stream")
     args = p.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -86,7 +87,8 @@ def main() -> None:
             with log.processing(member, m.thread_id, m.topic, m.partition, m.offset):
                 time.sleep(args.process_ms / 1000.0)
 
-    streams = connector.create_message_streams({args.topic: args.streams})[args.topic]
+    by_topic = connector.create_message_streams({args.topic: args.streams} | {t: 1 for t in args.also})
+    streams = [s for topic_streams in by_topic.values() for s in topic_streams]
     threads = [threading.Thread(target=work, args=(s,)) for s in streams]
     for t in threads:
         t.start()

@@ -155,3 +155,25 @@ def test_a_listener_that_raises_fails_its_member_and_stalls_nobody(
     verdict = judge(produced, load_many(logs.values()))
     assert verdict.ok, verdict.summary()
     assert max(took) < 10.0, took
+
+
+def test_a_member_subscribed_to_a_missing_topic_gets_the_topics_that_exist(
+    cluster, unique_group, unique_topic, tmp_path: Path, apps: list[App]
+) -> None:
+    """Point 8: b also subscribes to a topic that does not exist; the group still rebalances (b takes its
+    share of the existing topic), and once the topic is created b consumes it too."""
+    topic = make_topic(cluster, unique_topic, partitions=4)
+    missing = f"{unique_topic}-later"
+    produced = fill(cluster, topic, 4, 100)
+    logs = {cid: tmp_path / f"{cid}.jsonl" for cid in ("a", "b")}
+    a = member(apps, cluster, unique_group, topic, "a", logs["a"], "--process-ms", "20")
+    wait_until(lambda: load_many([logs["a"]]), 30, what="a processing")
+    b = member(apps, cluster, unique_group, topic, "b", logs["b"], "--process-ms", "20", "--also", missing)
+    wait_until(lambda: {r.topic for r in load_many([logs["b"]])} == {topic}, 20, what="b gets its share")
+    wait_until(lambda: produced <= {r.key for r in load_many(logs.values())}, 60, what="every record processed")
+    make_topic(cluster, missing, partitions=1)
+    later = fill(cluster, missing, 1, 10)
+    wait_until(lambda: later <= {r.key for r in load_many([logs["b"]])}, 30, what="b consumes the new topic")
+    stop(a), stop(b)
+    assert "not rebalancing" not in a.stderr + b.stderr
+    assert judge(produced | later, load_many(logs.values())).ok
