@@ -125,7 +125,7 @@ class KafkaStream:
                     return
                 yield it
         except GeneratorExit:
-            self._leave(_dropped_normally(sys._getframe(1)))
+            self._leave(_dropped_normally(sys._getframe().f_back))  # None: dropped with no frame running
             raise
 
     def _next_iterator(self, deadline: float | None) -> Iterator[Message] | None:
