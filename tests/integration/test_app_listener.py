@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from migrator.observe import judge, load_many
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths
-from tests.apps.run import App
+from tests.apps.run import App, apps_fixture, start  # noqa: F401 - the `apps` fixture
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.wait import wait_until
 
@@ -22,20 +21,8 @@ pytestmark = pytest.mark.integration
 NO_AUTO_COMMIT = ("--property", "auto.commit.enable=false", "--property", "auto.commit.interval.ms=300")
 
 
-@pytest.fixture
-def apps() -> Iterator[list[App]]:
-    started: list[App] = []
-    yield started
-    for app in started:
-        app.kill()
-
-
 def member(apps: list[App], cluster, group: str, topic: str, cid: str, log: Path, *args: str) -> App:
-    app = App("listener_app.py", cluster.zookeeper, group, topic, cid, log, *args)
-    apps.append(app)
-    wait_until(lambda: app.line("ready") or app.proc.poll() is not None, 60, what=f"member {cid} ready")
-    assert app.line("ready"), app.stderr
-    return app
+    return start(apps, "listener_app.py", cluster.zookeeper, group, topic, cid, log, *args)
 
 
 def fill(cluster, topic: str, partitions: int, per_partition: int) -> set[tuple[str, int, int]]:

@@ -5,34 +5,16 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from migrator.observe import judge, load_many
-from tests.apps.run import App
+from tests.apps.run import App, apps_fixture, start  # noqa: F401 - the `apps` fixture
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.wait import wait_until
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def apps() -> Iterator[list[App]]:
-    """Apps still running when the test ends (even by failure) are killed."""
-    started: list[App] = []
-    yield started
-    for app in started:
-        app.kill()
-
-
-def start(apps: list[App], script: str, *args: object) -> App:
-    app = App(script, *args)
-    apps.append(app)
-    wait_until(lambda: app.line("ready") or app.proc.poll() is not None, 60, what=f"{script} ready")
-    assert app.line("ready"), f"{script} did not start: {app.stderr}"
-    return app
 
 
 def test_leaving_the_loop_then_commit_and_shutdown_duplicates_nothing_and_is_quick(
