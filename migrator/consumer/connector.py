@@ -51,12 +51,23 @@ def make_consumer_id(group: str, consumer_id: str | None) -> str:
 
 
 def _bridge_config(cfg: ConsumerConfig) -> ConsumerConfig:
-    """A bridge keeps offsets in both stores (KIP-125's MEZKCC) so either coordination resumes exactly."""
+    """A bridge keeps offsets in both stores (KIP-125's MEZKCC) so either coordination resumes exactly.
+
+    KIP-125's migration plan has teams set `offsets.storage=zookeeper` and `dual.commit.enabled=false`
+    first; a file that still says so is accepted without a code change, and the bridge says once what it
+    does instead."""
     explicit = cfg.explicit_keys
+    overridden = []
     if "offsets.storage" in explicit and cfg.offsets_storage != "kafka":
-        raise ConfigError("offsets.storage: a bridge (coordination.migration.enabled=true) must use kafka")
+        overridden.append(f"offsets.storage={cfg.offsets_storage}")
     if "dual.commit.enabled" in explicit and not cfg.dual_commit_enabled:
-        raise ConfigError("dual.commit.enabled: a bridge (coordination.migration.enabled=true) must dual-commit")
+        overridden.append("dual.commit.enabled=false")
+    if overridden:
+        log.warning(
+            "%s ignored: a bridge (coordination.migration.enabled=true) commits offsets to Kafka and ZooKeeper "
+            "(offsets.storage=kafka, dual.commit.enabled=true) and resumes from the higher of the two",
+            " and ".join(overridden),
+        )
     return cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "true"})
 
 
@@ -125,16 +136,24 @@ class ConsumerConnector:
             self._worker.listener = listener
 
     def commit_offsets(self) -> None:
-        """Commit what has been processed; the calling thread's current records count as processed."""
+        """Commit what has been processed; the calling thread's current records count as processed.
+
+        Also from a rebalance listener (the old MirrorMaker pattern with `auto.commit.enable=false`): there it
+        runs on the rebalance worker itself and commits the partitions about to be released as well."""
         self._handoff.done_for_current_thread()
         if self._worker is None or not self._worker.alive:
+            return
+        if self._worker.on_worker_thread():
+            self._worker.commit_now()
             return
         request = CommitRequest()
         self._worker.post(request)
         request.done.result(timeout=SHUTDOWN_WAIT_S)
 
     def shutdown(self) -> None:
-        """Commit, release, unregister, close. Safe to call more than once and from any thread."""
+        """Commit (with `auto.commit.enable`), release, unregister, close. Safe to call more than once, from
+        any thread, and from a signal handler that interrupted a thread iterating a stream; the calling
+        thread's records in hand count as processed."""
         with self._shutdown_lock:
             if self._closed:
                 return
@@ -162,7 +181,11 @@ class ConsumerConnector:
     def __enter__(self) -> ConsumerConnector:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        """Shut down; when the block ends with an exception, this thread's record in hand (the one whose
+        processing raised) is not processed: the partition's next owner gets it again."""
+        if exc_type is not None:
+            self._handoff.failed(threading.current_thread())
         self.shutdown()
 
     @property
