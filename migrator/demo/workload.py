@@ -173,6 +173,8 @@ class ConnectorMember:
         self.log = log
         self.errors: list[BaseException] = []
         self.threads: list[threading.Thread] = []
+        self._leaving = threading.Event()
+        self.subscribed_ns = time.time_ns()  # when it asked to join (registers): the trigger of a join's pause
         for stream in self.conn.create_message_streams({topic: streams})[topic]:
             t = threading.Thread(target=self._drain, args=(stream,), name=f"drain-{stream.thread_id}", daemon=True)
             t.start()
@@ -189,6 +191,8 @@ class ConnectorMember:
                 handle = self.log.start(member, m.thread_id, m.topic, m.partition, m.offset)
                 _ = m.value  # "processing": touch the payload
                 self.log.end(handle)
+                if self._leaving.is_set():
+                    break
         except BaseException as exc:  # reported by shutdown()
             self.errors.append(exc)
 
@@ -199,6 +203,18 @@ class ConnectorMember:
             t.join(timeout=10)
         if self.errors:
             raise RuntimeError(f"stream threads of {self.name} failed: {self.errors!r}")
+
+    def leave(self, loop_exit_s: float = 5.0) -> None:
+        """Leave the way an application on SIGTERM does: each stream thread leaves its `for m in stream:`
+        loop after the record in hand, then `commit_offsets()` and `shutdown()`. The record each thread took
+        last counts as processed (issue 11, point 3), so nothing is handed to the next owner again.
+        A thread still waiting for a record after `loop_exit_s` is ended by `shutdown()`."""
+        self._leaving.set()
+        deadline = time.monotonic() + loop_exit_s
+        for t in self.threads:
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
+        self.conn.commit_offsets()
+        self.shutdown()
 
 
 class PlainConsumer:
