@@ -134,7 +134,9 @@ class ConsumerConnector:
         request.done.result(timeout=SHUTDOWN_WAIT_S)
 
     def shutdown(self) -> None:
-        """Commit, release, unregister, close. Safe to call more than once and from any thread."""
+        """Commit (with `auto.commit.enable`), release, unregister, close. Safe to call more than once, from
+        any thread, and from a signal handler that interrupted a thread iterating a stream; the calling
+        thread's records in hand count as processed."""
         with self._shutdown_lock:
             if self._closed:
                 return
@@ -162,7 +164,11 @@ class ConsumerConnector:
     def __enter__(self) -> ConsumerConnector:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        """Shut down; when the block ends with an exception, this thread's record in hand (the one whose
+        processing raised) is not processed: the partition's next owner gets it again."""
+        if exc_type is not None:
+            self._handoff.failed(threading.current_thread())
         self.shutdown()
 
     @property

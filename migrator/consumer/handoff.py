@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -25,6 +26,8 @@ from migrator.assign.model import TopicPartition
 from migrator.consumer.message import Message
 
 log = logging.getLogger(__name__)
+RECHECK_S = 0.05  # how often a release waiting for a record looks whether its thread ended
+TELL_AFTER_S = 1.0  # a release waiting longer than this for a record says so (once)
 
 
 @dataclass(slots=True)
@@ -52,7 +55,9 @@ class HandoffStream(Protocol):
 
     def reset(self, tps: Collection[TopicPartition]) -> None: ...
 
-    def finish_if_thread(self, ident: int) -> None: ...
+    def finish_if_thread(self, thread: threading.Thread) -> None: ...
+
+    def put_back(self, thread: threading.Thread) -> None: ...
 
 
 class Handoff:
@@ -68,6 +73,7 @@ class Handoff:
 
     def register(self, stream: HandoffStream) -> None:
         self._streams.append(stream)
+        _watch_thread_failures(self)
 
     # -- the worker's side ---------------------------------------------------------------------------
     def open(self, start_offsets: Mapping[TopicPartition, int]) -> int:
@@ -82,11 +88,13 @@ class Handoff:
                 self.epochs[tp] = epoch
             return epoch
 
-    def revoke(self, tps: Collection[TopicPartition], wait_s: float, warn_every_s: float = 10.0) -> None:
+    def revoke(self, tps: Collection[TopicPartition], wait_s: float) -> None:
         """Stop handing out `tps`; wait (up to `wait_s`) until no stream holds one of their records.
 
-        A record still held after `wait_s` is abandoned: not counted processed, so the next owner gets it
-        again. That bounds a rebalance when an application thread stopped iterating with a record in hand.
+        A record is held only while its thread is processing it: not once the thread asked for the next one,
+        left its loop, committed, shut down, called `done()` or ended (checked every `RECHECK_S`: an ending
+        thread notifies nobody). A record still held after `wait_s` is abandoned: not counted processed, so
+        the next owner gets it again. That bounds a release when an application thread is stuck.
         """
         revoked = set(tps)
         with self._cond:
@@ -97,24 +105,29 @@ class Handoff:
             with stream.lock:
                 stream.halt(revoked)
                 stream.waited_on = True
+                told = False
                 while (held := stream.held()) is not None and held.topic_partition in revoked:
                     waited = time.monotonic() - started
                     if waited >= wait_s:
                         log.warning(
-                            "abandoning in-flight record %s@%d after %.0fs; its next owner gets it again",
+                            "abandoning in-flight record %s@%d of %s after %.0fs; its next owner gets it again",
                             held.topic_partition,
                             held.offset,
+                            held.thread_id,
                             waited,
                         )
                         stream.abandon()
                         break
-                    if not stream.lock.wait(timeout=min(warn_every_s, wait_s - waited)):
-                        log.warning(
-                            "rebalance waits %.0fs for in-flight record %s@%d",
-                            time.monotonic() - started,
+                    if waited >= TELL_AFTER_S and not told:
+                        told = True
+                        log.info(
+                            "release waits for %s to finish record %s@%d (at most %.0fs)",
+                            held.thread_id,
                             held.topic_partition,
                             held.offset,
+                            wait_s,
                         )
+                    stream.lock.wait(timeout=min(RECHECK_S, wait_s - waited))
                 stream.waited_on = False
 
     def forget(self, tps: Iterable[TopicPartition]) -> None:
@@ -168,7 +181,37 @@ class Handoff:
 
     # -- the application's side ----------------------------------------------------------------------
     def done_for_current_thread(self) -> None:
-        """`commit_offsets()` marks the calling thread's held records processed."""
-        me = threading.get_ident()
+        """`commit_offsets()` and `shutdown()` mark the calling thread's held records processed."""
+        me = threading.current_thread()
         for stream in self._streams:
             stream.finish_if_thread(me)
+
+    def failed(self, thread: threading.Thread) -> None:
+        """`thread` raised while processing: its records in hand are not processed (at least once: they
+        are handed out again, here or by the partition's next owner)."""
+        for stream in self._streams:
+            with stream.lock:
+                stream.put_back(thread)
+
+
+_handoffs: weakref.WeakSet[Handoff] = weakref.WeakSet()
+_previous_excepthook: Callable[[threading.ExceptHookArgs], object] | None = None
+
+
+def _watch_thread_failures(handoff: Handoff) -> None:
+    """Chain `threading.excepthook` (once per process) so that a stream thread ended by an exception does
+    not count its record in hand as processed. Python calls the hook on the dying thread, before it counts
+    as ended, so no release can take the record for processed in between."""
+    global _previous_excepthook
+    _handoffs.add(handoff)
+    if _previous_excepthook is None:
+        _previous_excepthook = threading.excepthook
+        threading.excepthook = _on_thread_exception
+
+
+def _on_thread_exception(args: threading.ExceptHookArgs) -> None:
+    if args.thread is not None:
+        for handoff in list(_handoffs):
+            handoff.failed(args.thread)
+    assert _previous_excepthook is not None
+    _previous_excepthook(args)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import dis
 import itertools
 import queue
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Collection, Iterator
+from types import FrameType
 from typing import Protocol
 
 from migrator.assign.model import TopicPartition
@@ -51,7 +54,7 @@ class KafkaStream:
                  queue_chunks: int = DEFAULT_QUEUE_CHUNKS) -> None:  # fmt: skip
         self.thread_id = thread_id
         self.queue: queue.Queue[object] = queue.Queue(maxsize=queue_chunks)
-        self._mutex = threading.Lock()
+        self._mutex = threading.RLock()  # re-entrant: `shutdown()` may run in a signal handler on this thread
         self.lock = threading.Condition(self._mutex)
         self.waited_on = False  # set by a revoke waiting for our held record, so only then do we notify
         self._handoff = handoff
@@ -65,7 +68,8 @@ class KafkaStream:
         self._rest: list[Message] | None = None  # what a halt left over, handed out after a new check
         self._tp: TopicPartition | None = None
         self._epoch = 0
-        self._holder = 0
+        self._holder: threading.Thread | None = None  # the thread that took the current chunk
+        self._left = False  # that thread left its iteration with a record in hand: it counts as processed
         self._positions: dict[TopicPartition, int] = {}  # of chunks done with; the current one is derived
         self._local: deque[Chunk] = deque()  # chunks this thread fetched for itself, ahead of the queue
         self._source: RecordSource | None = None
@@ -78,28 +82,49 @@ class KafkaStream:
         self._source = source
 
     def __iter__(self) -> Iterator[Message]:
-        chain = self._chain
-        if chain is None:  # first use, or `_chunks` ended with an exception (ConsumerTimeout): iterating continues
-            chain = self._chain = itertools.chain.from_iterable(self._chunks())
-        return chain
+        """A fresh iteration: the record in hand from an earlier one counts as processed. Leaving it (break,
+        return, the end of the thread: the iterator is dropped) counts the record in hand as processed too."""
+        return itertools.chain.from_iterable(self._chunks())
 
     def __next__(self) -> Message:
-        return next(self.__iter__())
+        chain = self._chain
+        if chain is None:  # `next(stream)` without `iter`: one iteration for the stream's life
+            chain = self._chain = iter(self)
+        return next(chain)
+
+    def done(self) -> None:
+        """The record in hand is processed: a commit from now on includes it, and a rebalance does not wait
+        for it. For a thread that finishes a record and then does something slow before asking for the next."""
+        with self._mutex:
+            self._settled = self._handed_out()
+            if self.waited_on:
+                self.lock.notify_all()
 
     # -- once per chunk --------------------------------------------------------------------------------
     def _chunks(self) -> Iterator[Iterator[Message]]:
         """One iterator per chunk for the chain: the previous chunk is used up (or halted), so every record
-        handed out of it is processed; check the next one and start handing it out."""
+        handed out of it is processed; check the next one and start handing it out.
+
+        An error (`ConsumerTimeout`, or the connector's failure) is handed to the chain as an iterator that
+        raises it: `itertools.chain` passes an exception of its current iterator through and stays usable,
+        while one from this generator would end it, and with it the application's `for` loop (as Scala's
+        `ConsumerIterator`, an iterator continues after a timeout). When the chain is dropped, Python closes
+        this generator: the thread left its loop, so its record in hand counts as processed.
+        """
+        with self._mutex:
+            self.halt(None)  # an earlier iteration may have stopped inside a chunk: continue after its record
         try:
             while True:
-                it = self._next_iterator(None if self._timeout_s is None else time.monotonic() + self._timeout_s)
+                try:
+                    it = self._next_iterator(None if self._timeout_s is None else time.monotonic() + self._timeout_s)
+                except Exception as exc:
+                    yield _raising(exc)
+                    continue
                 if it is None:
                     return
                 yield it
         except GeneratorExit:
-            raise
-        except BaseException:  # the chain is dead after this: the next `iter` starts another
-            self._chain = None
+            self._leave(_dropped_normally(sys._getframe(1)))
             raise
 
     def _next_iterator(self, deadline: float | None) -> Iterator[Message] | None:
@@ -131,7 +156,7 @@ class KafkaStream:
             assert isinstance(item, Chunk)
             with self._mutex:
                 self._rest, self._tp, self._epoch = item.messages, item.tp, item.epoch
-                self._holder = threading.get_ident()
+                self._holder = threading.current_thread()
             if self._handoff.on_take is not None:
                 self._handoff.on_take(len(item.messages))
 
@@ -142,7 +167,19 @@ class KafkaStream:
             self._positions[self._tp] = self._messages[handed - 1].offset + 1  # type: ignore[index]
             if self.waited_on:
                 self.lock.notify_all()
-        self._messages, self._it, self._handed, self._settled = [], None, 0, 0
+        self._messages, self._it, self._handed, self._settled, self._left = [], None, 0, 0, False
+
+    def _leave(self, normally: bool) -> None:
+        """The iterator was dropped: stop handing out of the current chunk (a later iteration continues
+        after the record in hand). Left `normally` (break, return), the record in hand is processed. Dropped
+        while an exception unwinds, it stays in flight: `put_back` if the exception ends the thread or the
+        connector's `with` block; processed once the thread iterates again, commits, shuts down or ends."""
+        with self._mutex:
+            self.halt(None)
+            if normally and self._handed > self._settled:
+                self._left = True
+                if self.waited_on:
+                    self.lock.notify_all()
 
     def _handed_out(self) -> int:
         """How many records of the current chunk were handed out (under `lock`; the chain may be taking one
@@ -180,8 +217,15 @@ class KafkaStream:
 
     # -- the handoff's side (callers hold `lock` where noted) ----------------------------------------
     def held(self) -> Message | None:
+        """The record a thread is processing now: handed out, not yet done, and its thread is still in its
+        loop (not left it) and alive (a thread that ended is done with it)."""
         handed = self._handed_out()
-        return self._messages[handed - 1] if handed > self._settled else None
+        if handed <= self._settled or self._left:
+            return None
+        holder = self._holder
+        if holder is not None and not holder.is_alive():
+            return None
+        return self._messages[handed - 1]
 
     def halt(self, tps: Collection[TopicPartition] | None, keep: bool = True) -> None:
         """Hand out nothing more of the current chunk if it is of `tps` (None: whatever it is) until it is
@@ -204,10 +248,22 @@ class KafkaStream:
             self._settle()
             self._rest = None
 
+    def put_back(self, thread: threading.Thread) -> None:
+        """`thread` failed while processing its record in hand: the record is not processed, and it is the
+        next one this stream hands out (under `lock`)."""
+        if self._holder is not thread:
+            return
+        self.halt(None)
+        if self._handed > self._settled:
+            self._handed -= 1
+            self._rest = [self._messages[self._handed], *(self._rest or ())]
+            self._settled = self._handed
+        self._left = False
+
     def positions(self) -> dict[TopicPartition, int]:
         out = dict(self._positions)
         handed = self._handed_out()
-        done = handed - 1 if handed > self._settled else handed
+        done = handed - 1 if self.held() is not None else handed
         if done > 0:
             out[self._tp] = self._messages[done - 1].offset + 1  # type: ignore[index]
         return out
@@ -217,12 +273,13 @@ class KafkaStream:
             if self._tp in tps:  # a chunk of a partition being (re)opened or forgotten is stale: drop it
                 self.halt(None, keep=False)
                 self._messages, self._it, self._handed, self._settled, self._rest = [], None, 0, 0, None
+                self._left = False
             for tp in tps:
                 self._positions.pop(tp, None)
 
-    def finish_if_thread(self, ident: int) -> None:
+    def finish_if_thread(self, thread: threading.Thread) -> None:
         with self.lock:
-            if self._holder == ident and self.held() is not None:
+            if self._holder is thread and self.held() is not None:
                 self._settled = self._handed_out()
                 self.lock.notify_all()
 
@@ -239,6 +296,21 @@ class KafkaStream:
 
 
 FETCH_WAIT_S = 0.02  # how long a stream fetching for itself waits for records before it looks again
+
+
+_NORMAL_DROPS = frozenset(dis.opmap[name] for name in ("POP_TOP", "RETURN_VALUE"))
+
+
+def _dropped_normally(frame: FrameType | None) -> bool:
+    """Whether `frame` dropped a loop's iterator in its normal flow: `break` and `return` pop it (a local
+    goes with the frame's return), while an exception drops it at the instruction that raised. CPython 3.11
+    bytecode: an unknown instruction only makes a release wait for the thread, it never loses a record."""
+    return frame is not None and frame.f_code.co_code[frame.f_lasti] in _NORMAL_DROPS
+
+
+def _raising(exc: Exception) -> Iterator[Message]:
+    raise exc
+    yield  # a generator: the chain takes it as its next iterator, and it raises when asked for a record
 
 
 def _remaining(deadline: float | None) -> float | None:

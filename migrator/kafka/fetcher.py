@@ -74,6 +74,8 @@ class Fetcher:
         self._pending_lock = threading.Lock()
         self._poll_lock = threading.Lock()  # held for every call on the client and the routing of its records
         self._closed = False
+        self._poller: threading.Thread | None = None  # the thread holding `_poll_lock`
+        self._close_deferred = False
         self._waiting = 0  # streams waiting on their queue for the fetch thread
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -98,7 +100,17 @@ class Fetcher:
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
+        if self._poller is threading.current_thread():
+            # A signal handler (`shutdown()`) interrupted this very thread inside its poll: waiting for the
+            # poll lock would wait for ourselves. The poll returns once the handler does; close then.
+            self._close_deferred = True
+            return
         with self._poll_lock:  # a stream thread may be polling: wait for it
+            self._close_client()
+
+    def _close_client(self) -> None:
+        """Under `_poll_lock`."""
+        if not self._closed:
             self._closed = True
             self._consumer.close()
 
@@ -115,6 +127,7 @@ class Fetcher:
         # the fetch thread polls for it, and keeps the lock busy when this thread wants to poll again.
         if self._pending is not None or self._stop.is_set() or not self._poll_lock.acquire(timeout=timeout_s):
             return None
+        self._poller = threading.current_thread()
         try:
             if self._closed or self._pending is not None or not self._routes:
                 return None
@@ -126,6 +139,9 @@ class Fetcher:
                 return None
             return self._dispatch(batch, stream) if batch else []
         finally:
+            if self._close_deferred:
+                self._close_client()
+            self._poller = None
             self._poll_lock.release()
 
     def waiting(self, delta: int) -> None:

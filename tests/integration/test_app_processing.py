@@ -1,0 +1,102 @@
+"""Acceptance tests of the processing model (docs/application.md), each with an app of tests/apps/ in its
+own process using only the public API, judged by the observer where records matter."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from migrator.observe import judge, load_many
+from tests.apps.run import App
+from tests.helpers.kafka import make_topic, produce
+from tests.helpers.wait import wait_until
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def apps() -> Iterator[list[App]]:
+    """Apps still running when the test ends (even by failure) are killed."""
+    started: list[App] = []
+    yield started
+    for app in started:
+        app.kill()
+
+
+def start(apps: list[App], script: str, *args: object) -> App:
+    app = App(script, *args)
+    apps.append(app)
+    wait_until(lambda: app.line("ready") or app.proc.poll() is not None, 60, what=f"{script} ready")
+    assert app.line("ready"), f"{script} did not start: {app.stderr}"
+    return app
+
+
+def test_leaving_the_loop_then_commit_and_shutdown_duplicates_nothing_and_is_quick(
+    cluster, unique_group, unique_topic, tmp_path: Path, apps: list[App]
+) -> None:
+    """Point 3: threads `break` out of `for m in stream` on SIGTERM, the main thread commits and shuts down:
+    no record is processed twice, and the shutdown does not wait for the records the threads had in hand."""
+    topic = make_topic(cluster, unique_topic, partitions=4)
+    produced = {(topic, p, o) for p in range(4) for o in range(1500)}
+    for p in range(4):
+        produce(cluster, topic, (f"{p}-{o}" for o in range(1500)), partition=p)
+    logs = {cid: tmp_path / f"{cid}.jsonl" for cid in ("a", "b")}
+    leaving = start(apps, "leave_loop.py", cluster.zookeeper, unique_group, topic, "a", logs["a"])
+    staying = start(apps, "leave_loop.py", cluster.zookeeper, unique_group, topic, "b", logs["b"])
+    wait_until(lambda: len({r.member for r in load_many(logs.values())}) == 2, 60, what="both members processing")
+    time.sleep(1.0)
+    leaving.signal(signal.SIGTERM)
+    assert leaving.wait(60) == 0, leaving.stderr
+    took = float((leaving.line("stopped") or "stopped nan").split()[1])
+    wait_until(lambda: produced <= {r.key for r in load_many(logs.values())}, 90, what="every record processed")
+    staying.signal(signal.SIGTERM)
+    assert staying.wait(60) == 0, staying.stderr
+    verdict = judge(produced, load_many(logs.values()))
+    print(f"\nleave after break: commit+shutdown {took:.2f}s; {verdict.summary()}")
+    assert verdict.ok, verdict.summary()
+    assert took < 5.0, f"commit_offsets() + shutdown() took {took:.1f}s: it waited for records in hand"
+    assert "in-flight" not in leaving.stderr and "waits" not in leaving.stderr, leaving.stderr
+
+
+def test_the_same_iterator_continues_after_a_consumer_timeout(
+    cluster, unique_group, unique_topic, apps: list[App]
+) -> None:
+    """Point 2: `next(it)` raised ConsumerTimeout on an empty topic; the same `it` then yields the records."""
+    topic = make_topic(cluster, unique_topic, partitions=1)
+    app = start(apps, "timeout_iterator.py", cluster.zookeeper, unique_group, topic, 5)
+    wait_until(lambda: app.lines.count("timeout") >= 2 or app.proc.poll() is not None, 30, what="two timeouts")
+    produce(cluster, topic, [f"v{i}" for i in range(5)])
+    assert app.wait(60) == 0, f"{app.lines[-3:]} {app.stderr}"
+    assert [line for line in app.lines if line.startswith("record")] == [f"record {i}" for i in range(5)]
+
+
+@pytest.mark.parametrize("records", [0, 3000], ids=["idle", "busy"])
+def test_shutdown_from_a_signal_handler_ends_the_loop_of_the_interrupted_thread(
+    cluster, zk_client, unique_group, unique_topic, tmp_path: Path, apps: list[App], records: int
+) -> None:
+    """Point 4: SIGTERM's handler calls `shutdown()` while the main thread is inside `for m in stream` (idle:
+    polling Kafka under the fetcher's lock); the loop ends, the member leaves, and a rerun continues."""
+    topic = make_topic(cluster, unique_topic, partitions=2)
+    produced = {(topic, p, o) for p in range(2) for o in range(records // 2)}
+    for p in range(2):
+        produce(cluster, topic, (f"{p}-{o}" for o in range(records // 2)), partition=p)
+    first, second = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    app = start(apps, "signal_shutdown.py", cluster.zookeeper, unique_group, topic, first)
+    if records:
+        wait_until(lambda: len(load_many([first])) > 100, 30, what="the app processing")
+    else:
+        time.sleep(2.0)
+    app.signal(signal.SIGTERM)
+    assert app.wait(20) == 0, app.stderr
+    assert app.line("stopped")
+    assert zk_client.get_children(f"/consumers/{unique_group}/ids") == []
+    rerun = start(apps, "signal_shutdown.py", cluster.zookeeper, unique_group, topic, second)
+    wait_until(lambda: produced <= {r.key for r in load_many([first, second])}, 60, what="every record processed")
+    rerun.signal(signal.SIGTERM)
+    assert rerun.wait(20) == 0, rerun.stderr
+    verdict = judge(produced, load_many([first, second]))
+    assert verdict.ok, verdict.summary()

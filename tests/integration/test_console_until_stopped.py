@@ -1,0 +1,74 @@
+"""`migrator console-consumer` runs until it is stopped, like `kafka-console-consumer` (issue 11, point 1):
+idle streams, an empty topic or a peer leaving never end it; `--max-messages` and `consumer.timeout.ms` do."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from migrator.zk.owners import read_owners
+from migrator.zk.paths import GroupPaths
+from tests.apps.run import App
+from tests.helpers.kafka import make_topic, produce
+from tests.helpers.wait import wait_until
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def consoles() -> Iterator[list[App]]:
+    started: list[App] = []
+    yield started
+    for app in started:
+        app.kill()
+
+
+def console(consoles: list[App], cluster, group: str, *args: str) -> App:
+    app = App("-m", "migrator", "console-consumer", "-z", cluster.zookeeper, "-g", group,
+              "--consumer-property", "zookeeper.session.timeout.ms=4000", *args)  # fmt: skip
+    consoles.append(app)
+    return app
+
+
+def owned_by(zk_client, group: str, topic: str) -> set[str]:
+    return set(read_owners(zk_client, GroupPaths(group), {topic}).values())
+
+
+def test_an_empty_topic_keeps_it_running_until_a_signal(cluster, zk_client, unique_group, unique_topic, consoles):
+    topic = make_topic(cluster, unique_topic, partitions=2)
+    app = console(consoles, cluster, unique_group, "-t", topic, "--from-beginning")
+    wait_until(lambda: len(owned_by(zk_client, unique_group, topic)) == 1, 30, what="the console owns its partitions")
+    time.sleep(3.0)
+    assert app.proc.poll() is None, f"exited on its own: {app.stderr}"
+    produce(cluster, topic, ["late"])
+    wait_until(lambda: app.lines == ["late"], 30, what="the late record printed")
+    app.signal(signal.SIGTERM)
+    assert app.wait(30) == 0, app.stderr
+
+
+def test_a_peer_interrupted_leaves_the_other_running_with_every_partition(
+    cluster, zk_client, unique_group, unique_topic, consoles
+):
+    topic = make_topic(cluster, unique_topic, partitions=4)
+    first = console(consoles, cluster, unique_group, "-t", topic, "--consumer-property", "rebalance.backoff.ms=300")
+    second = console(consoles, cluster, unique_group, "-t", topic, "--consumer-property", "rebalance.backoff.ms=300")
+    wait_until(lambda: len(owned_by(zk_client, unique_group, topic)) == 2, 30, what="both own partitions")
+    second.signal(signal.SIGINT)
+    assert second.wait(30) == 0, second.stderr
+    wait_until(lambda: len(read_owners(zk_client, GroupPaths(unique_group), {topic})) == 4
+               and len(owned_by(zk_client, unique_group, topic)) == 1, 30, what="the first owns all 4")  # fmt: skip
+    time.sleep(2.0)
+    assert first.proc.poll() is None, f"exited on its own: {first.stderr}"
+    produce(cluster, topic, [f"v{i}" for i in range(8)])
+    wait_until(lambda: len(first.lines) == 8, 30, what="the remaining member prints every record")
+    first.signal(signal.SIGTERM)
+    assert first.wait(30) == 0, first.stderr
+
+
+def test_consumer_timeout_ms_still_ends_an_idle_run(cluster, unique_group, unique_topic, consoles):
+    topic = make_topic(cluster, unique_topic, partitions=1)
+    app = console(consoles, cluster, unique_group, "-t", topic, "--consumer-property", "consumer.timeout.ms=1500")
+    assert app.wait(60) == 0, app.stderr
