@@ -41,7 +41,7 @@ from benchmarks.common import (
 )
 from benchmarks.member_process import RemoteMember
 from migrator.demo.group import wait_for
-from migrator.demo.steps import GroupDriver
+from migrator.demo.steps import GroupDriver, Step
 from migrator.observe import OwnersWatcher, judge
 from migrator.observe.records import Processed
 from migrator.observe.verdict import Duplicate
@@ -59,6 +59,8 @@ class Restart:
     """One member's restart: its leave, then its replacement's join."""
 
     member: str
+    leave_at: str  # the triggers, UTC to the millisecond, to find the transition in the members' logs
+    join_at: str
     leave_s: float | None
     join_s: float | None
     duplicates: int  # records processed again whose second processing began during this restart
@@ -66,6 +68,10 @@ class Restart:
     @property
     def pause_s(self) -> float | None:
         return None if self.leave_s is None or self.join_s is None else self.leave_s + self.join_s
+
+
+def utc(ns: int) -> str:
+    return time.strftime("%H:%M:%S", time.gmtime(ns / 1e9)) + f".{ns // 1_000_000 % 1000:03d}"
 
 
 def member_kind(group: str) -> str:
@@ -108,7 +114,7 @@ def roll(c: Cluster, group: str, size: Size, restarted: int, log_dir: str | None
     d, producer, _admin = group_driver(c, size, f"rolling-{group}", log_dir)
     watcher = OwnersWatcher(c.zookeeper, d.group).start() if kind != "plain" else None
     produced: set[tuple[str, int, int]] = set()
-    restarts: list[tuple[str, int, float | None, float | None]] = []  # (member, leave trigger, leave, join)
+    restarts: list[tuple[str, Step, Step]] = []  # (member, its leave, its replacement's join)
     end_ns = 0
     try:
         producer.start()
@@ -123,7 +129,7 @@ def roll(c: Cluster, group: str, size: Size, restarted: int, log_dir: str | None
             old, new = f"m{i}", f"m{i}r"
             left = d.step("restart", f"SIGTERM {old}", lambda old=old: leave(d, old))  # type: ignore[misc]
             joined = d.step("restart", f"{new} starts", lambda new=new: join(d, kind, new))  # type: ignore[misc]
-            restarts.append((old, left.trigger_ns, left.pause_s, joined.pause_s))
+            restarts.append((old, left, joined))
         end_ns = time.time_ns()
         produced = producer.stop()
         wait_drained(d, produced, DRAIN_TIMEOUT_S)
@@ -137,8 +143,11 @@ def roll(c: Cluster, group: str, size: Size, restarted: int, log_dir: str | None
                 watcher.stop()
     processed: list[Processed] = d.log.records()
     verdict = judge(produced, processed, watcher.intervals() if watcher is not None else None)
-    per_restart = duplicates_per_window(verdict.duplicates, [r[1] for r in restarts] + [end_ns])
-    steps = [Restart(m, leave_s, join_s, n) for (m, _t, leave_s, join_s), n in zip(restarts, per_restart, strict=True)]
+    per_restart = duplicates_per_window(verdict.duplicates, [left.trigger_ns for _m, left, _j in restarts] + [end_ns])
+    steps = [
+        Restart(m, utc(left.trigger_ns), utc(joined.trigger_ns), left.pause_s, joined.pause_s, n)
+        for (m, left, joined), n in zip(restarts, per_restart, strict=True)
+    ]
     pauses = [s.pause_s for s in steps]
     total = None if any(p is None for p in pauses) else sum(p for p in pauses if p is not None)
     return {
