@@ -27,7 +27,7 @@ from dataclasses import astuple, dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from migrator.demo.workload import ConnectorMember, LiveLog, MemberInfo, PlainConsumer
+from migrator.demo.workload import PLAIN_HEARTBEAT_MS, ConnectorMember, LiveLog, MemberInfo, PlainConsumer
 from migrator.observe.records import Handle, Processed, ProcessingLog
 
 FORWARD_S = 0.005  # batching of processed records: well below the pause resolution (10 ms)
@@ -88,7 +88,10 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
         member = PlainConsumer(spec.bootstrap, spec.group, spec.topic, log, spec.name).start()
     else:
         bootstrap = spec.bootstrap if spec.kind == "bridge" else None
-        member = ConnectorMember(spec.zookeeper, spec.group, spec.name, spec.topic, spec.streams, log, bootstrap)
+        like_plain = {"coordination.migration.heartbeat.interval.ms": str(PLAIN_HEARTBEAT_MS)} if bootstrap else {}
+        member = ConnectorMember(
+            spec.zookeeper, spec.group, spec.name, spec.topic, spec.streams, log, bootstrap, extra=like_plain
+        )
     conn.send(("info", member.info))
     stop = threading.Event()
 
@@ -123,7 +126,11 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
     error = ""
     try:
         if terminated.is_set() and isinstance(member, ConnectorMember):
-            member.leave()
+            laps = member.leave()
+            if spec.log_dir:
+                logging.getLogger("migrator.consumer").info(
+                    "left on SIGTERM: %s", ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in laps.items())
+                )
         else:
             member.shutdown()  # a plain consumer's shutdown is already its app's clean leave
     except BaseException:  # reported to the parent, which fails the run

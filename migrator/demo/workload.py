@@ -34,6 +34,11 @@ CONNECTOR_PROPS = {
 }
 
 
+PLAIN_HEARTBEAT_MS = 500
+"""The plain consumers' Kafka heartbeat. A Kafka rebalance waits for every member's next heartbeat, so a
+benchmark comparing bridges with plain consumers gives the bridges' embedded members the same one."""
+
+
 def bridge_props(bootstrap: str) -> dict[str, str]:
     """What turns a legacy connector into a KIP-125 bridge, with short timings suited to a live demo."""
     return {
@@ -204,17 +209,24 @@ class ConnectorMember:
         if self.errors:
             raise RuntimeError(f"stream threads of {self.name} failed: {self.errors!r}")
 
-    def leave(self, loop_exit_s: float = 5.0) -> None:
+    def leave(self, loop_exit_s: float = 5.0) -> dict[str, float]:
         """Leave the way an application on SIGTERM does: each stream thread leaves its `for m in stream:`
         loop after the record in hand, then `commit_offsets()` and `shutdown()`. The record each thread took
         last counts as processed (issue 11, point 3), so nothing is handed to the next owner again.
-        A thread still waiting for a record after `loop_exit_s` is ended by `shutdown()`."""
+        A thread still waiting for a record after `loop_exit_s` is ended by `shutdown()`.
+        Returns the seconds each part took, so a benchmark can say where a slow leave spent its time."""
+        laps: dict[str, float] = {}
+        began = time.monotonic()
         self._leaving.set()
-        deadline = time.monotonic() + loop_exit_s
+        deadline = began + loop_exit_s
         for t in self.threads:
             t.join(timeout=max(0.0, deadline - time.monotonic()))
+        laps["loops left"] = time.monotonic() - began
         self.conn.commit_offsets()
+        laps["commit_offsets"] = time.monotonic() - began - sum(laps.values())
         self.shutdown()
+        laps["shutdown"] = time.monotonic() - began - sum(laps.values())
+        return laps
 
 
 class PlainConsumer:
@@ -234,7 +246,7 @@ class PlainConsumer:
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
                 "session.timeout.ms": 6000,
-                "heartbeat.interval.ms": 500,
+                "heartbeat.interval.ms": PLAIN_HEARTBEAT_MS,
                 "logger": logging.getLogger(QUIET_LOGGER),
             }
         )
