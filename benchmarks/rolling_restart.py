@@ -13,7 +13,9 @@ new process takes its place. The plain group is the baseline.
 
 Each transition (a leave, triggered by the SIGTERM; a join, triggered when the new process asks to join) is
 measured two ways from what was processed (`migrator.observe.pause`). Unprocessed (the goal's measure): the
-longest any partition went with nobody processing it, among the gaps that ended in the transition's window.
+longest any partition went with nobody processing it, among the gaps that ended in the transition's window
+(from its trigger until every partition was processed again after the group converged, plus 0.3 s); the
+longest gap outside every window is reported as the run's noise floor (`steady_max_unprocessed_s`).
 Pause: from the trigger until every partition is processed again by its new owner, as in switch_pause.py;
 it also counts time the old owners kept processing while the new member got ready. A restart is its leave
 plus its join; a group's total is the sum over its restarts. Duplicates come from `migrator.observe.judge`
@@ -68,6 +70,7 @@ class Transition:
     at: str  # the trigger, UTC to the millisecond, to find the transition in the members' logs
     unprocessed_s: float | None  # the longest a partition went unprocessed (`longest_gap`)
     pause_s: float | None  # trigger to the last partition's resume (`pause_after`)
+    longest: str  # which partition that was, and from when to when (UTC)
 
 
 @dataclass(frozen=True)
@@ -158,10 +161,21 @@ def roll(c: Cluster, group: str, size: Size, restarted: int, log_dir: str | None
     processed: list[Processed] = d.log.records()
     verdict = judge(produced, processed, watcher.intervals() if watcher is not None else None)
     triggers = [t.trigger_ns for _m, left, joined in restarts for t in (left, joined)] + [end_ns]
+    settle_ns = int(d.sizing.settle_s * 1e9)
+
+    def settled(step: Step) -> int:
+        """The end of a transition's window: every partition processed again after the group converged."""
+        return step.trigger_ns + int(step.resumed_s * 1e9) + settle_ns
 
     def transition(step: Step) -> Transition:
-        gap = longest_gap(processed, step.trigger_ns, triggers[triggers.index(step.trigger_ns) + 1])
-        return Transition(utc(step.trigger_ns), None if gap is None else gap.seconds, step.pause_s)
+        gap = longest_gap(processed, step.trigger_ns, settled(step))
+        where = "" if gap is None else f"{gap.partition} from {utc(gap.from_ns)} to {utc(gap.to_ns)}"
+        return Transition(utc(step.trigger_ns), None if gap is None else gap.seconds, step.pause_s, where)
+
+    # Between one transition's window and the next trigger the group is steady: its longest gap there is
+    # the noise floor (the machine's load), not a transition's doing.
+    bounds = [settled(t) for _m, left, joined in restarts for t in (left, joined)]
+    steady = [longest_gap(processed, since, until) for since, until in zip(bounds, triggers[1:], strict=True)]
 
     per_restart = duplicates_per_window(verdict.duplicates, triggers[::2])
     steps = [
@@ -174,6 +188,7 @@ def roll(c: Cluster, group: str, size: Size, restarted: int, log_dir: str | None
         known = [t for t in totals if t is not None]
         out[f"total_{measure}"] = sum(known) if len(known) == len(totals) else None
         out[f"max_restart_{measure}"] = max(known) if len(known) == len(totals) else None
+    out["steady_max_unprocessed_s"] = max((g.seconds for g in steady if g is not None), default=None)
     out["verdict"] = verdict.counts()
     out["verdict_summary"] = verdict.summary() if not verdict.ok or verdict.duplicates else ""
     return out
@@ -204,7 +219,8 @@ def run(c: Cluster, quick: bool = False, log_dir: str | None = None) -> dict[str
         print(f"rolling restart {g}: unprocessed {_rounded(r['total_unprocessed_s'])}s "
               f"({r['total_unprocessed_s_ratio']}x plain), pause {_rounded(r['total_pause_s'])}s "
               f"({r['total_pause_s_ratio']}x plain) [{steps}]; "
-              f"duplicates {dups}, lost {r['verdict']['lost']}{goal}")  # fmt: skip
+              f"duplicates {dups}, lost {r['verdict']['lost']}; steady gaps up to "
+              f"{_rounded(r['steady_max_unprocessed_s'])}s{goal}")  # fmt: skip
         if r["verdict_summary"]:
             print(f"  verdict {g}: {r['verdict_summary']}")
     doc = {
