@@ -78,7 +78,7 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
     if spec.log_dir:
         handler = logging.FileHandler(f"{spec.log_dir}/{spec.name}.log")
         handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(message)s"))
-        for name in ("migrator.coordination.worker", "migrator.consumer"):  # phases; in-flight waits, shutdown
+        for name in ("migrator.coordination", "migrator.consumer", "migrator.kafka"):  # phases, releases, leaves
             logger = logging.getLogger(name)
             logger.addHandler(handler)
             logger.setLevel(logging.INFO)

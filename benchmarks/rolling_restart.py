@@ -198,11 +198,14 @@ def _rounded(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
-def run(c: Cluster, quick: bool = False, log_dir: str | None = None) -> dict[str, Any]:
+def run(
+    c: Cluster, quick: bool = False, log_dir: str | None = None, groups: tuple[str, ...] = GROUPS
+) -> dict[str, Any]:
     quiet()
-    results = {g: roll(c, g, SIZE, 1 if quick else SIZE.members, log_dir) for g in GROUPS}
+    groups = (BASELINE, *(g for g in groups if g != BASELINE))
+    results = {g: roll(c, g, SIZE, 1 if quick else SIZE.members, log_dir) for g in groups}
     base = results[BASELINE]
-    for g in GROUPS:
+    for g in groups:
         r = results[g]
         for measure in MEASURES:
             r[f"total_{measure}_ratio"] = ratio(r[f"total_{measure}"], base[f"total_{measure}"])
@@ -238,11 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_cluster_args(parser)
     parser.add_argument("--member-logs", metavar="DIR", help="write each connector's rebalance log here")
+    parser.add_argument("--group", choices=GROUPS, action="append", help="only these groups (and the baseline)")
     args = parser.parse_args(argv)
     if args.member_logs:
         Path(args.member_logs).mkdir(parents=True, exist_ok=True)
     with cluster(args.zookeeper, args.bootstrap_servers) as c:
-        run(c, args.quick, args.member_logs)
+        run(c, args.quick, args.member_logs, tuple(args.group or GROUPS))
     return 0
 
 
