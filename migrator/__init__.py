@@ -6,7 +6,7 @@ from migrator.consumer.filters import Blacklist, Whitelist
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.consumer.message import Message
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
-from migrator.errors import ConfigError, MigratorError
+from migrator.errors import ConfigError, ListenerError, MigratorError
 
 __all__ = [
     "Blacklist",
@@ -16,6 +16,7 @@ __all__ = [
     "ConsumerRebalanceListener",
     "ConsumerTimeout",
     "KafkaStream",
+    "ListenerError",
     "Message",
     "MigratorError",
     "Whitelist",

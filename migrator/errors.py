@@ -22,6 +22,12 @@ class ConfigError(MigratorError, ValueError):
     exit_code = EXIT_REFUSED
 
 
+class ListenerError(MigratorError):
+    """The application's rebalance listener raised (the original exception is its `__cause__`). The
+    connector has left the group (its partitions released for the other members) and every stream raises
+    this error from then on; the application should `shutdown()`."""
+
+
 class UsageError(MigratorError):
     """Bad input on the command line (a name, a value) detected before anything is written."""
 

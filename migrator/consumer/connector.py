@@ -125,9 +125,15 @@ class ConsumerConnector:
             self._worker.listener = listener
 
     def commit_offsets(self) -> None:
-        """Commit what has been processed; the calling thread's current records count as processed."""
+        """Commit what has been processed; the calling thread's current records count as processed.
+
+        Also from a rebalance listener (the old MirrorMaker pattern with `auto.commit.enable=false`): there it
+        runs on the rebalance worker itself and commits the partitions about to be released as well."""
         self._handoff.done_for_current_thread()
         if self._worker is None or not self._worker.alive:
+            return
+        if self._worker.on_worker_thread():
+            self._worker.commit_now()
             return
         request = CommitRequest()
         self._worker.post(request)

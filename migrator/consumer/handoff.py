@@ -59,6 +59,8 @@ class HandoffStream(Protocol):
 
     def put_back(self, thread: threading.Thread) -> None: ...
 
+    def wake(self) -> None: ...
+
 
 class Handoff:
     def __init__(self, on_take: Callable[[int], None] | None = None) -> None:
@@ -70,14 +72,17 @@ class Handoff:
         self._streams: list[HandoffStream] = []
         self.suspended = False
         self.closed = False
+        self.gated: set[int] = set()  # epochs opened but not handed out until `before_starting_fetchers` returned
+        self.failure: Exception | None = None  # the connector failed: every stream raises this
 
     def register(self, stream: HandoffStream) -> None:
         self._streams.append(stream)
         _watch_thread_failures(self)
 
     # -- the worker's side ---------------------------------------------------------------------------
-    def open(self, start_offsets: Mapping[TopicPartition, int]) -> int:
-        """Open partitions for hand-out at a fresh epoch, each starting at its fetch offset."""
+    def open(self, start_offsets: Mapping[TopicPartition, int], gated: bool = False) -> int:
+        """Open partitions for hand-out at a fresh epoch, each starting at its fetch offset; `gated`: fetch,
+        but hand nothing out before `ungate` (Scala calls `before_starting_fetchers` before fetching)."""
         for stream in self._streams:
             stream.reset(start_offsets.keys())
         with self._cond:
@@ -86,7 +91,25 @@ class Handoff:
             self._start.update(start_offsets)
             for tp in start_offsets:
                 self.epochs[tp] = epoch
+            if gated:
+                self.gated.add(epoch)
             return epoch
+
+    def ungate(self) -> None:
+        """Hand out what was opened gated (the listener returned, or the attempt ended without calling it)."""
+        if self.gated:
+            with self._cond:
+                self.gated.clear()
+                self._cond.notify_all()
+
+    def fail(self, failure: Exception) -> None:
+        """The connector failed: streams raise `failure` from now on (woken if they wait for records)."""
+        with self._cond:
+            self.failure = failure
+            self._cond.notify_all()
+        self._halt_all()
+        for stream in self._streams:
+            stream.wake()
 
     def revoke(self, tps: Collection[TopicPartition], wait_s: float) -> None:
         """Stop handing out `tps`; wait (up to `wait_s`) until no stream holds one of their records.
@@ -162,9 +185,13 @@ class Handoff:
             self.suspended = False
             self._cond.notify_all()
 
-    def wait_resumed(self, timeout_s: float | None) -> bool:
+    def wait_resumed(self, timeout_s: float | None, epoch: int) -> bool:
+        """Wait until records of `epoch` may be handed out (not suspended, not gated), or closed, or failed."""
         with self._cond:
-            return self._cond.wait_for(lambda: not self.suspended or self.closed, timeout=timeout_s)
+            return self._cond.wait_for(
+                lambda: (not self.suspended and epoch not in self.gated) or self.closed or self.failure is not None,
+                timeout=timeout_s,
+            )
 
     def close(self) -> None:
         with self._cond:

@@ -20,6 +20,7 @@ from migrator.consumer.message import Message
 from migrator.errors import MigratorError
 
 _SHUTDOWN = object()
+_WAKE = object()  # look at the handoff again (the connector failed)
 DEFAULT_QUEUE_CHUNKS = 64
 
 
@@ -132,11 +133,13 @@ class KafkaStream:
             suspended = False
             with self._mutex:
                 self._settle()
+                if self._handoff.failure is not None:
+                    raise self._handoff.failure
                 rest = self._rest
                 if rest:
                     if self._epochs.get(self._tp) != self._epoch:
                         self._rest = None  # closed or re-opened since it was fetched: drop it
-                    elif self._handoff.suspended:
+                    elif self._handoff.suspended or self._epoch in self._handoff.gated:
                         suspended = True
                     else:
                         self._rest = None
@@ -146,13 +149,15 @@ class KafkaStream:
             if self._shut:
                 return None
             if suspended:
-                if not self._handoff.wait_resumed(_remaining(deadline)):
+                if not self._handoff.wait_resumed(_remaining(deadline), self._epoch):
                     raise ConsumerTimeout(f"no record for {self.thread_id} within consumer.timeout.ms")
                 continue
             item = self._take(deadline)
             if item is _SHUTDOWN:
                 self._shut = True
                 return None
+            if item is _WAKE:
+                continue
             assert isinstance(item, Chunk)
             with self._mutex:
                 self._rest, self._tp, self._epoch = item.messages, item.tp, item.epoch
@@ -286,9 +291,16 @@ class KafkaStream:
     def shutdown(self) -> None:
         """Wake the thread and end its iteration (it may need room in a full queue first)."""
         self._shut = True
+        self._put(_SHUTDOWN)
+
+    def wake(self) -> None:
+        """Make a thread waiting for records look at the handoff again."""
+        self._put(_WAKE)
+
+    def _put(self, signal: object) -> None:
         while True:
             try:
-                self.queue.put_nowait(_SHUTDOWN)
+                self.queue.put_nowait(signal)
                 return
             except queue.Full:
                 with contextlib.suppress(queue.Empty):

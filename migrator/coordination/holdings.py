@@ -21,6 +21,7 @@ from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, ownership_by_topic
 from migrator.consumer.stream import KafkaStream
 from migrator.coordination.offsets import OffsetStore
+from migrator.errors import ListenerError
 from migrator.kafka.fetcher import Fetcher, Route
 from migrator.metrics import ConnectorMetrics
 from migrator.zk import owners
@@ -45,7 +46,10 @@ class Holdings:
         metrics: ConnectorMetrics,
         backoff_s: float,
         resolve_start: StartResolver,
+        commit_on_release: bool = True,
     ) -> None:
+        """`commit_on_release` is `auto.commit.enable`: without it only the application's
+        `commit_offsets()` commits (as in Scala), e.g. from `before_releasing_partitions`."""
         self._zk = zk
         self._paths = paths
         self._fetcher = fetcher
@@ -55,6 +59,7 @@ class Holdings:
         self._metrics = metrics
         self._backoff_s = backoff_s
         self._resolve_start = resolve_start
+        self._commit_on_release = commit_on_release
         self.listener = ConsumerRebalanceListener()
         self.owned: dict[TopicPartition, ThreadId] = {}
         self.laps: dict[str, float] = {}
@@ -67,23 +72,39 @@ class Holdings:
         return {tp: processed[tp] for tp in self.owned if tp in processed}
 
     def release(
-        self, release: Mapping[TopicPartition, ThreadId], why: str, in_flight_wait_s: float = IN_FLIGHT_WAIT_S
+        self,
+        release: Mapping[TopicPartition, ThreadId],
+        why: str,
+        in_flight_wait_s: float = IN_FLIGHT_WAIT_S,
+        tell_listener: bool = True,
     ) -> None:
-        """Stop, let in-flight records finish, commit, tell the listener, delete our owner nodes."""
+        """Stop, let in-flight records finish, commit, tell the listener, delete our owner nodes.
+
+        A listener that raises does not keep the partitions: they are released all the same, then
+        `ListenerError` is raised for the worker to fail the connector."""
         keep = {tp: th for tp, th in self.owned.items() if tp not in release}
         self._route_only(keep)
         t0 = time.monotonic()
         self._handoff.revoke(release, wait_s=in_flight_wait_s)
         t1 = time.monotonic()
-        processed = self._handoff.processed()
-        self._offsets.commit({tp: processed[tp] for tp in release if tp in processed})
+        if self._commit_on_release:
+            processed = self._handoff.processed()
+            self._offsets.commit({tp: processed[tp] for tp in release if tp in processed})
         t2 = time.monotonic()
-        self.listener.before_releasing_partitions(ownership_by_topic(release))
+        failure = None
+        if tell_listener:
+            try:
+                self.listener.before_releasing_partitions(ownership_by_topic(release))
+            except Exception as exc:
+                failure = ListenerError(f"before_releasing_partitions raised {type(exc).__name__}: {exc}")
+                failure.__cause__ = exc
         owners.release(self._zk, self._paths, release, verify=self._zk.client_id != self._owner_session)
         self.laps.update({"in-flight": t1 - t0, "commit": t2 - t1, "delete owners": time.monotonic() - t2})
         self._forget(release)
         self.owned = keep
         log.info("released %d partitions (%s)", len(release), why)
+        if failure is not None:
+            raise failure
 
     def move(self, moves: Mapping[TopicPartition, ThreadId]) -> None:
         """Give partitions to another of our threads without letting go of them: stop the old thread (its
@@ -94,8 +115,7 @@ class Holdings:
         self._route_only({tp: th for tp, th in self.owned.items() if tp not in moves})
         self._handoff.revoke(moves, wait_s=IN_FLIGHT_WAIT_S)
         start = {tp: offset for tp, offset in self._handoff.processed().items() if tp in moves}
-        self.listener.before_releasing_partitions(ownership_by_topic({tp: self.owned[tp] for tp in moves}))
-        t1 = time.monotonic()
+        t1 = time.monotonic()  # no listener call: the partitions do not leave this member
         verify = self._zk.client_id != self._owner_session
         handover = {tp: (self.owned[tp], th) for tp, th in moves.items()}
         lost = owners.rewrite(self._zk, self._paths, handover, verify)
@@ -155,7 +175,7 @@ class Holdings:
 
     def _open(self, owned: Mapping[TopicPartition, ThreadId], start: Mapping[TopicPartition, int]) -> None:
         """Start handing out `owned` from `start` on their threads' streams."""
-        epoch = self._handoff.open(start)
+        epoch = self._handoff.open(start, gated=True)  # until `before_starting_fetchers` returned
         for tp, thread in owned.items():
             stream = self._streams.get((tp.topic, thread)) or self._streams.get(("*", thread))
             if stream is None:

@@ -45,6 +45,7 @@ from migrator.coordination.holdings import Holdings
 from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.plan import Target, kafka_target, transition, zookeeper_target
+from migrator.errors import ListenerError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
 from migrator.kafka.fetcher import Fetcher
@@ -85,6 +86,8 @@ class State:
     closed: bool = False
     held: str = ""
     """Why the bridge holds nothing: "" (it does not), "rebalance" (transient) or "plain" (the guard)."""
+    failed: ListenerError | None = None
+    """The application's listener raised: the connector left the group and only waits for `shutdown()`."""
 
 
 class RebalanceWorker:
@@ -115,7 +118,16 @@ class RebalanceWorker:
         self._offsets = offsets
         self._handoff = handoff
         self._holdings = Holdings(
-            zk, paths, fetcher, handoff, streams, offsets, metrics, settings.backoff_ms / 1000.0, settings.resolve_start
+            zk,
+            paths,
+            fetcher,
+            handoff,
+            streams,
+            offsets,
+            metrics,
+            settings.backoff_ms / 1000.0,
+            settings.resolve_start,
+            commit_on_release=settings.auto_commit_interval_ms is not None,
         )
         self._metrics = metrics
         self._kafka = kafka
@@ -127,6 +139,7 @@ class RebalanceWorker:
         self._published_reason = ""
         self._laps: dict[str, float] = {}  # where the last attempt spent its time, for the rebalance log
         self._snapshot: Snapshot | None = None  # the last full read, reused while only the mode changes
+        self._missing_topics: tuple[str, ...] = ()  # as last logged
         if kafka is not None:
             offsets.kafka_available = lambda: not kafka.problem
         self._next_commit = self._commit_deadline()
@@ -161,6 +174,15 @@ class RebalanceWorker:
     def alive(self) -> bool:
         return self._thread.is_alive()
 
+    def on_worker_thread(self) -> bool:
+        """Whether the caller is this worker (a rebalance listener calling back into the connector)."""
+        return threading.current_thread() is self._thread
+
+    def commit_now(self) -> None:
+        """`commit_offsets()` from a listener: the worker is in the middle of a rebalance and cannot serve a
+        queued request, so commit here, while everything being released is still owned."""
+        self._commit_processed()
+
     # -- the loop --------------------------------------------------------------------------------------
     def register(self) -> None:
         """Register in ZooKeeper before the worker starts, so the member is visible when the application's
@@ -172,12 +194,24 @@ class RebalanceWorker:
         # (a bridge's first Kafka assignment in particular): deciding without it would obey ZooKeeper and
         # claim partitions that plain Kafka consumers are processing.
         self.post(Changed("start"))
+        last_error = ""
         while not self.state.closed:
             batch = self._next_batch()
             try:
-                self._handle(batch)
-            except Exception:  # keep the loop alive: the application must never lose its connector
-                log.exception("rebalance worker failed to handle %s", batch)
+                if self.state.failed is not None:
+                    self._handle_failed(batch)
+                else:
+                    self._handle(batch)
+            except ListenerError as exc:
+                self._fail(exc)
+                self._handle_failed(batch)  # what the batch still had waiting for an answer
+            except Exception as exc:  # keep the loop alive: the application must never lose its connector
+                # once with its traceback; the same error again (every retry) only at DEBUG
+                error = f"{type(exc).__name__}: {exc}"
+                level = logging.DEBUG if error == last_error else logging.ERROR
+                log.log(level, "rebalance failed (%s); retrying in %d ms", error, self.s.backoff_ms,
+                        exc_info=level == logging.ERROR)  # fmt: skip
+                last_error = error
                 self.state.retry_at = time.monotonic() + self.s.backoff_ms / 1000.0
 
     def _next_batch(self) -> list[Event]:
@@ -215,11 +249,15 @@ class RebalanceWorker:
                     self._register()
                     reasons.add("new session")
                 case CommitRequest(done=done):
-                    self._commit_processed(measure_lag=True)
-                    done.set_result(None)
+                    try:
+                        self._commit_processed(measure_lag=True)
+                    finally:
+                        done.set_result(None)
                 case Shutdown(done=done):
-                    self._shutdown()
-                    done.set_result(None)
+                    try:
+                        self._shutdown()
+                    finally:
+                        done.set_result(None)
                     return
         now = time.monotonic()
         if self.state.retry_at is not None and now >= self.state.retry_at:
@@ -230,13 +268,46 @@ class RebalanceWorker:
             self._evaluate(reasons)
         elif "kafka assignment" in reasons and self._kafka is not None:
             self._kafka.prefetch()
-        if now >= self._next_commit:
+        if self._next_commit is not None and now >= self._next_commit:
             self._commit_processed(measure_lag=True)
             self._next_commit = self._commit_deadline()
 
-    def _commit_deadline(self) -> float:
+    def _fail(self, exc: ListenerError) -> None:
+        """The application's listener raised. Keeping the partitions would stall them for the whole group,
+        and retrying would call the listener again: release everything (without the listener), leave the
+        group in ZooKeeper and Kafka, and let every stream raise the error until the application shuts down."""
+        log.error("%s; this member leaves the group and its streams raise ListenerError", exc, exc_info=exc.__cause__)
+        self.state.failed = exc
+        self.state.retry_at = None
+        try:
+            if self.owned:
+                self._holdings.release(dict(self.owned), "listener failed", SHUTDOWN_IN_FLIGHT_WAIT_S, False)
+            self._registry.deregister()
+        except KazooException:
+            log.warning("leaving the group after the listener failed is incomplete", exc_info=True)
+        if self._kafka is not None:
+            self._kafka.member.subscribe([])
+        self.state.registered = False
+        self._handoff.fail(exc)
+
+    def _handle_failed(self, batch: list[Event]) -> None:
+        """After `_fail`: answer what waits for an answer; a shutdown ends the loop."""
+        for event in batch:
+            match event:
+                case KafkaRevoked(done=done) | CommitRequest(done=done) if not done.done():
+                    done.set_result(None)
+                case Shutdown(done=done) if not done.done():
+                    try:
+                        self._watches.stop()
+                    finally:
+                        self.state.closed = True
+                        done.set_result(None)
+                    return
+
+    def _commit_deadline(self) -> float | None:
+        """None with `auto.commit.enable=false`: then only `commit_offsets()` commits."""
         interval = self.s.auto_commit_interval_ms
-        return time.monotonic() + (interval / 1000.0 if interval else 3600.0)
+        return None if interval is None else time.monotonic() + interval / 1000.0
 
     # -- registration and sessions ---------------------------------------------------------------------
     def _register(self) -> None:
@@ -280,6 +351,8 @@ class RebalanceWorker:
             except (KazooException, AdminUnavailable) as exc:
                 log.warning("rebalance attempt %d failed: %s", attempt, exc)
                 outcome = None
+            finally:
+                self._handoff.ungate()  # whatever the attempt opened (a failed one: the next attempt decides)
             if outcome is True:
                 self._metrics.rebalanced(time.monotonic() - started)
                 return
@@ -303,6 +376,11 @@ class RebalanceWorker:
         self._watches.watch_topics(own_topics, self._registration.is_wildcard)
         for other in snap.subscriptions.values():
             self._watches.watch_topics(other, False)
+        if snap.missing_topics != self._missing_topics:
+            self._missing_topics = snap.missing_topics
+            if snap.missing_topics:
+                log.warning("subscribed topics that do not exist: %s; assigning the others (as the Scala connector)",
+                            ", ".join(snap.missing_topics))  # fmt: skip
         if not snap.usable:
             log.error("not rebalancing: %s; keeping %d partitions", "; ".join(snap.problems), len(self.owned))
             self._metrics.snapshot_rejected()
@@ -327,7 +405,12 @@ class RebalanceWorker:
             return False
         changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
         if changed or "start" in reasons:
-            self.listener.before_starting_fetchers(cid, by_topic(target.global_))
+            try:
+                self.listener.before_starting_fetchers(cid, by_topic(target.global_))
+            except Exception as exc:
+                failure = ListenerError(f"before_starting_fetchers raised {type(exc).__name__}: {exc}")
+                raise failure from exc
+        self._handoff.ungate()
         self._finish(decision, publish=changed or bool(reasons & {"start", "mode", "new session"}))
         if changed:
             self._laps["decide"] = t_decided - t_snapshot
@@ -457,7 +540,10 @@ class RebalanceWorker:
     def _shutdown(self) -> None:
         try:
             if self.owned and self.state.registered:
-                self._holdings.release(dict(self.owned), "shutdown", SHUTDOWN_IN_FLIGHT_WAIT_S)
+                try:
+                    self._holdings.release(dict(self.owned), "shutdown", SHUTDOWN_IN_FLIGHT_WAIT_S)
+                except ListenerError as exc:  # released all the same; shutting down is what the app asked for
+                    log.error("%s during shutdown", exc, exc_info=exc.__cause__)
             self._registry.deregister()
         except KazooException:
             log.warning("clean shutdown incomplete; ZooKeeper will expire our session", exc_info=True)

@@ -2,8 +2,9 @@
 bridges, the mode node, and the partitions of every subscribed topic.
 
 The whole snapshot is read and validated before anything is released (issue: "validate before you
-release"). A corrupt `ids` node or an unknown topic makes the snapshot unusable; the connector then keeps
-what it owns and waits for the next change.
+release"). A corrupt `ids` node makes the snapshot unusable; the connector then keeps what it owns and
+waits for the next change. A subscribed topic that does not exist (yet) has no partitions, as in Scala: the
+topics that exist are assigned, and the topic's watch starts a rebalance when it is created.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class Snapshot:
     subscriptions: Mapping[str, Mapping[str, int]]  # consumerId -> resolved topic -> streams
     partitions: Mapping[str, tuple[int, ...]]
     problems: tuple[str, ...] = field(default=())
+    missing_topics: tuple[str, ...] = field(default=())
+    """Subscribed topics that exist neither in ZooKeeper nor on the brokers: nothing of them to assign."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "registrations", MappingProxyType(dict(self.registrations)))
@@ -110,6 +113,7 @@ def read_snapshot(
     topics = sorted({t for sub in subscriptions.values() for t in sub})
     topic_reads = {t: zk.get_async(broker_topic(t)) for t in topics}
     partitions: dict[str, tuple[int, ...]] = {}
+    missing: list[str] = []
     for topic, result in topic_reads.items():
         try:
             partitions[topic] = tuple(sorted(decode_broker_topic(result.get()[0])))
@@ -120,11 +124,10 @@ def read_snapshot(
             problems.append(f"topic {topic}: {exc}")
             continue
         found = kafka_partitions(topic) if kafka_partitions is not None else None
-        if found:
-            partitions[topic] = found
-        else:
-            problems.append(f"unknown topic {topic}")
-    return Snapshot(registrations, migration_ids, mode, subscriptions, partitions, tuple(problems))
+        partitions[topic] = found or ()
+        if not found:
+            missing.append(topic)
+    return Snapshot(registrations, migration_ids, mode, subscriptions, partitions, tuple(problems), tuple(missing))
 
 
 def refreshable(reasons: set[str], last: Snapshot | None) -> bool:

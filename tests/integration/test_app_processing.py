@@ -100,3 +100,55 @@ def test_shutdown_from_a_signal_handler_ends_the_loop_of_the_interrupted_thread(
     assert rerun.wait(20) == 0, rerun.stderr
     verdict = judge(produced, load_many([first, second]))
     assert verdict.ok, verdict.summary()
+
+
+def test_a_record_whose_processing_raised_in_a_with_block_is_processed_again(
+    cluster, unique_group, unique_topic, tmp_path: Path, apps: list[App]
+) -> None:
+    """Point 10, `with ConsumerConnector(...)`: the exception ends the block; a rerun starts at that record."""
+    topic = make_topic(cluster, unique_topic, partitions=1)
+    produced = {(topic, 0, o) for o in range(50)}
+    produce(cluster, topic, (f"v{o}" for o in range(50)))
+    first, second = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    failing = start(
+        apps, "fail_app.py", cluster.zookeeper, unique_group, topic, "a", first, "with", "--fail-at", "0:10"
+    )
+    assert failing.wait(30) != 0
+    assert "cannot process 0:10" in failing.stderr
+    rerun = start(apps, "fail_app.py", cluster.zookeeper, unique_group, topic, "a", second, "thread")
+    wait_until(lambda: produced <= {r.key for r in load_many([first, second])}, 30, what="every record processed")
+    rerun.signal(signal.SIGTERM)
+    assert rerun.wait(30) == 0, rerun.stderr
+    assert min(r.offset for r in load_many([second])) == 10
+    assert judge(produced, load_many([first, second])).ok
+
+
+def test_a_record_whose_processing_raised_in_a_thread_goes_to_the_next_owner_without_a_stall(
+    cluster, unique_group, unique_topic, tmp_path: Path, apps: list[App]
+) -> None:
+    """Point 10, a worker thread: the exception ends the thread; a member joining takes that partition over
+    at once (no 30 s wait for the dead thread's record) and processes the record again; shutdown is quick."""
+    topic = make_topic(cluster, unique_topic, partitions=2)
+    produced = {(topic, p, o) for p in range(2) for o in range(50)}
+    for p in range(2):
+        produce(cluster, topic, (f"v{o}" for o in range(50)), partition=p)
+    logs = {cid: tmp_path / f"{cid}.jsonl" for cid in ("a", "0b")}
+    failing = start(apps, "fail_app.py", cluster.zookeeper, unique_group, topic, "a", logs["a"], "thread",
+                    "--fail-at", "0:10")  # fmt: skip
+    wait_until(lambda: "cannot process 0:10" in failing.stderr, 30, what="the thread fails")
+    joined = time.monotonic()
+    # `0b-0` sorts before `a-0`: range gives it partition 0, the one whose thread failed
+    taker = start(apps, "fail_app.py", cluster.zookeeper, unique_group, topic, "0b", logs["0b"], "thread")
+    wait_until(lambda: (topic, 0, 49) in {r.key for r in load_many([logs["0b"]])}, 30, what="0b takes partition 0")
+    took_over = time.monotonic() - joined
+    failing.signal(signal.SIGTERM)
+    assert failing.wait(30) == 0, failing.stderr
+    stopped = float((failing.line("stopped") or "stopped nan").split()[1])
+    taker.signal(signal.SIGTERM)
+    assert taker.wait(30) == 0, taker.stderr
+    retried = [r for r in load_many([logs["0b"]]) if r.partition == 0]
+    print(f"\nfailed thread: partition taken over in {took_over:.1f}s, shutdown {stopped:.2f}s")
+    assert min(r.offset for r in retried) == 10
+    assert took_over < 15.0 and stopped < 5.0, (took_over, stopped)
+    verdict = judge(produced - {(topic, 1, o) for o in range(50)}, load_many(logs.values()))
+    assert not verdict.lost and not verdict.unexpected_duplicates, verdict.summary()
