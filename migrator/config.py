@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -224,47 +224,56 @@ class ConsumerConfig:
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, str | int | bool]) -> ConsumerConfig:
-        """Parse and validate `mapping` (property name → value); raise `ConfigError` naming the first problem."""
+        """Parse and validate `mapping` (property name → value); raise one `ConfigError` listing every
+        problem (also in its `problems`), so that a file is fixed in one go."""
         raw = _normalise(mapping)
         values: dict[str, Any] = {}
         prefixed: dict[str, dict[str, str]] = {attr: {} for attr in _PREFIXES.values()}
         unknown: list[str] = []
+        problems: list[str] = []
         for name, text in raw.items():
             spec = _BY_NAME.get(name)
             if spec is not None:
-                values[spec.attr] = _parse(spec, text)
+                try:
+                    values[spec.attr] = _parse(spec, text)
+                except ConfigError as exc:
+                    problems.append(str(exc))
                 continue
             prefix = next((p for p in _PREFIXES if name.startswith(p)), None)
             if prefix is None:
                 unknown.append(name)
             elif name == prefix:
-                raise ConfigError(f"{name}: a property name is missing after the prefix {prefix!r}")
+                problems.append(f"{name}: a property name is missing after the prefix {prefix!r}")
             else:
                 prefixed[_PREFIXES[prefix]][name[len(prefix) :]] = text
         if unknown:
-            raise ConfigError(_unknown_message(sorted(unknown)))
+            problems.append(_unknown_message(sorted(unknown)))
 
         for spec in _SPECS:
-            if spec.attr in values:
+            if spec.attr in values or any(p.startswith(f"{spec.name}:") for p in problems):
                 continue
             if spec.required:
-                raise ConfigError(f"{spec.name} is required")
-            if not isinstance(spec.default, _Derived):
+                problems.append(f"{spec.name} is required")
+            elif not isinstance(spec.default, _Derived):
                 values[spec.attr] = spec.default
+        if problems:  # the cross-property checks below need every value
+            raise config_error(problems)
         values.setdefault("zookeeper_connection_timeout_ms", values["zookeeper_session_timeout_ms"])
         values.setdefault("rebalance_backoff_ms", values["zookeeper_sync_time_ms"])
         values.setdefault("client_id", values["group_id"])
         values.setdefault("dual_commit_enabled", values["offsets_storage"] == "kafka")
 
-        _check_identity(values)
-        _check_zookeeper(values)
-        _check_migration(values, prefixed)
+        _check_identity(values, problems)
+        _check_zookeeper(values, problems)
+        _check_migration(values, prefixed, problems)
         if values["fetch_wait_max_ms"] > values["socket_timeout_ms"]:
-            raise ConfigError(
+            problems.append(
                 f"fetch.wait.max.ms: {values['fetch_wait_max_ms']} exceeds socket.timeout.ms "
                 f"({values['socket_timeout_ms']}); it must be at most the socket timeout, or every idle "
                 "fetch would time out"
             )
+        if problems:
+            raise config_error(problems)
         return cls(
             **values,
             **{attr: FrozenMap(props) for attr, props in prefixed.items()},
@@ -273,8 +282,13 @@ class ConsumerConfig:
 
     @classmethod
     def from_properties_file(cls, path: str | os.PathLike[str]) -> ConsumerConfig:
-        """Read a Java `.properties` file (the legacy connector's own file) and validate it."""
-        return cls.from_mapping(load_properties(path))
+        """Read a Java `.properties` file (the legacy connector's own file) and validate it; an error names
+        the file."""
+        props = load_properties(path)
+        try:
+            return cls.from_mapping(props)
+        except ConfigError as exc:
+            raise config_error(exc.problems, os.fspath(path)) from None
 
     def with_overrides(self, **props: str | int | bool | None) -> ConsumerConfig:
         """A new validated config with `props` replaced; keys are property names (`**{"group.id": "g"}`)
@@ -399,6 +413,15 @@ def _parse(spec: _Spec, text: str) -> object:
     return value
 
 
+def config_error(problems: Sequence[str], source: str | None = None) -> ConfigError:
+    """One error for all `problems`, on one line (what the CLI prints after `error: `)."""
+    where = f"{source}: " if source else ""
+    count = f"{len(problems)} problems: " if len(problems) > 1 else ""
+    error = ConfigError(f"{where}{count}{'; '.join(problems)}")
+    error.problems = tuple(problems)
+    return error
+
+
 def _unknown_message(names: list[str]) -> str:
     parts = []
     for name in names:
@@ -425,7 +448,7 @@ def _redact(key: str, value: str) -> str:
 _HOST_PORT = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:/\[\],]+)(?::(?P<port>[0-9]+))?$")
 
 
-def _check_zookeeper(values: dict[str, Any]) -> None:
+def _check_zookeeper(values: dict[str, Any], problems: list[str]) -> None:
     """Validate `zookeeper.connect` (normalising spaces around hosts) and `zookeeper.auth`."""
     connect: str = values["zookeeper_connect"]
     hosts, slash, rest = connect.partition("/")
@@ -436,9 +459,9 @@ def _check_zookeeper(values: dict[str, Any]) -> None:
         match = _HOST_PORT.match(hp)
         port = match and match.group("port")
         if match is None or (port is not None and not 1 <= int(port) <= 65535):
-            raise ConfigError(f"zookeeper.connect: {hp!r} in {connect!r} is not host:port; {expected}")
+            problems.append(f"zookeeper.connect: {hp!r} in {connect!r} is not host:port; {expected}")
     if chroot and (chroot == "/" or chroot.endswith("/") or "//" in chroot or chroot != chroot.strip()):
-        raise ConfigError(
+        problems.append(
             f"zookeeper.connect: chroot {chroot!r} is not a ZooKeeper path "
             "(no empty segments, no trailing '/'); " + expected
         )
@@ -451,42 +474,43 @@ def _check_zookeeper(values: dict[str, Any]) -> None:
         digest_ok = scheme == "digest" and user and sep and password
         sasl_ok = scheme == "sasl" and (not rest or (user and sep and password))
         if not (digest_ok or sasl_ok):
-            raise ConfigError(
+            problems.append(
                 f"zookeeper.auth: scheme {scheme!r} is not one of "
                 "digest:<user>:<password>, sasl, sasl:<user>:<password>"
             )
 
 
-def _check_identity(values: dict[str, Any]) -> None:
+def _check_identity(values: dict[str, Any], problems: list[str]) -> None:
     try:
         validate_group(values["group_id"])
     except UsageError as exc:
-        raise ConfigError(f"group.id: {exc}") from exc
+        problems.append(f"group.id: {exc}")
     consumer_id: str | None = values.get("consumer_id")
     if consumer_id is not None and "/" in consumer_id:
-        raise ConfigError(f"consumer.id: {consumer_id!r} contains '/', which would break the znode path")
+        problems.append(f"consumer.id: {consumer_id!r} contains '/', which would break the znode path")
     client_id: str = values["client_id"]
-    if not re.fullmatch(r"[a-zA-Z0-9._-]*", client_id):
-        raise ConfigError(f"client.id: {client_id!r} may contain only ASCII letters, digits, '.', '_' and '-'")
+    derived_from_bad_group = client_id == values["group_id"] and problems and problems[-1].startswith("group.id:")
+    if not derived_from_bad_group and not re.fullmatch(r"[a-zA-Z0-9._-]*", client_id):
+        problems.append(f"client.id: {client_id!r} may contain only ASCII letters, digits, '.', '_' and '-'")
 
 
-def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]]) -> None:
+def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:
     migration = prefixed["migration_properties"]
     kafka = prefixed["kafka_properties"]
     # Both families reach the embedded member, so the same rules apply to both.
     for prefix, props in ((MIGRATION_PREFIX, migration), (KAFKA_PREFIX, kafka)):
         if "group.id" in props:
-            raise ConfigError(
+            problems.append(
                 f"{prefix}group.id: not allowed; the embedded member always joins the connector's "
                 f"group.id ({values['group_id']}), or the two coordination systems would manage different groups"
             )
         if "client.id" in props:
-            raise ConfigError(
+            problems.append(
                 f"{prefix}client.id: not allowed; the embedded member's client.id is the connector's "
                 "consumerId, which is how bridges are recognised in the Kafka group (CONTRACT §5)"
             )
         if props.get("enable.auto.commit", "false").strip().lower() != "false":
-            raise ConfigError(
+            problems.append(
                 f"{prefix}enable.auto.commit: only false is allowed; the embedded member never commits on "
                 "its own (offsets are committed by the connector, through the member's generation)"
             )
@@ -494,24 +518,24 @@ def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]]
         if strategy is not None:
             items = [s.strip() for s in strategy.split(",")]
             if not all(items) or any(s not in _EMBEDDED_ASSIGNORS for s in items):
-                raise ConfigError(
+                problems.append(
                     f"{prefix}partition.assignment.strategy: {strategy!r} is not a comma list of "
                     "range, roundrobin; cooperative-sticky (or any incremental assignor) would change when "
                     "partitions are revoked, which the migration's release-then-claim rebalance relies on"
                 )
     if values["migration_static_membership"] and ("group.instance.id" in migration or "group.instance.id" in kafka):
-        raise ConfigError(
+        problems.append(
             "migration.static.membership: cannot be combined with an explicit group.instance.id; "
             "static membership derives it from the consumer id"
         )
     if values["migration_enabled"] and values["migration_static_membership"] and not values.get("consumer_id"):
-        raise ConfigError(
+        problems.append(
             "migration.static.membership: requires consumer.id; the embedded member's group.instance.id is "
             "the consumer.id, and without one every start would generate a new id, so each restart would "
             "leave a departed static member holding its partitions until its session times out"
         )
     if values["migration_enabled"] and not (migration.get("bootstrap.servers") or kafka.get("bootstrap.servers")):
-        raise ConfigError(
+        problems.append(
             f"{MIGRATION_PREFIX}bootstrap.servers is required when {MIGRATION_PREFIX}enabled=true "
             f"(or set {KAFKA_PREFIX}bootstrap.servers for every Kafka client)"
         )

@@ -17,9 +17,14 @@ class MigratorError(Exception):
 
 
 class ConfigError(MigratorError, ValueError):
-    """A property is unknown or has a bad value; the message names the property and what is allowed."""
+    """A property is unknown or has a bad value; the message names the property and what is allowed
+    (every problem found, and the file when the configuration came from one)."""
 
     exit_code = EXIT_REFUSED
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.problems: tuple[str, ...] = (message,)
 
 
 class ListenerError(MigratorError):

@@ -30,12 +30,12 @@ from typing import Any, BinaryIO
 import click
 
 from migrator.cli.common import Connection, _quiet_libraries, connection_options, group_option
-from migrator.config import ConsumerConfig, load_properties
+from migrator.config import ConsumerConfig, config_error, load_properties
 from migrator.consumer.connector import ConsumerConnector
 from migrator.consumer.filters import Blacklist, TopicFilter, Whitelist
 from migrator.consumer.message import Message
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
-from migrator.errors import EXIT_FAILED, EXIT_OK, MigratorError, UsageError
+from migrator.errors import EXIT_FAILED, EXIT_OK, ConfigError, MigratorError, UsageError
 from migrator.names import validate_topic
 
 log = logging.getLogger(__name__)
@@ -301,7 +301,12 @@ def build_config(o: Options) -> tuple[ConsumerConfig, int | None]:
         raise UsageError("--migration needs --bootstrap-servers: the Kafka cluster the embedded member joins")
     if o.metrics_port is not None:
         props["metrics.port"] = str(o.metrics_port)
-    idle = ConsumerConfig.from_mapping(props).consumer_timeout_ms  # validates everything before connecting
+    try:
+        idle = ConsumerConfig.from_mapping(props).consumer_timeout_ms  # validates everything before connecting
+    except ConfigError as exc:
+        if not o.consumer_config:
+            raise
+        raise config_error(exc.problems, f"{o.consumer_config} (with the command-line options)") from None
     props["consumer.timeout.ms"] = str(POLL_MS if idle < 0 else min(POLL_MS, idle))
     return ConsumerConfig.from_mapping(props), (None if idle < 0 else idle)
 

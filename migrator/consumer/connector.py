@@ -51,12 +51,23 @@ def make_consumer_id(group: str, consumer_id: str | None) -> str:
 
 
 def _bridge_config(cfg: ConsumerConfig) -> ConsumerConfig:
-    """A bridge keeps offsets in both stores (KIP-125's MEZKCC) so either coordination resumes exactly."""
+    """A bridge keeps offsets in both stores (KIP-125's MEZKCC) so either coordination resumes exactly.
+
+    KIP-125's migration plan has teams set `offsets.storage=zookeeper` and `dual.commit.enabled=false`
+    first; a file that still says so is accepted without a code change, and the bridge says once what it
+    does instead."""
     explicit = cfg.explicit_keys
+    overridden = []
     if "offsets.storage" in explicit and cfg.offsets_storage != "kafka":
-        raise ConfigError("offsets.storage: a bridge (coordination.migration.enabled=true) must use kafka")
+        overridden.append(f"offsets.storage={cfg.offsets_storage}")
     if "dual.commit.enabled" in explicit and not cfg.dual_commit_enabled:
-        raise ConfigError("dual.commit.enabled: a bridge (coordination.migration.enabled=true) must dual-commit")
+        overridden.append("dual.commit.enabled=false")
+    if overridden:
+        log.warning(
+            "%s ignored: a bridge (coordination.migration.enabled=true) commits offsets to Kafka and ZooKeeper "
+            "(offsets.storage=kafka, dual.commit.enabled=true) and resumes from the higher of the two",
+            " and ".join(overridden),
+        )
     return cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "true"})
 
 

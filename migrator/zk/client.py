@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.security import make_digest_acl_credential
@@ -50,7 +53,9 @@ def connect(
 ) -> KazooClient:
     """A started client; raises `ZooKeeperUnavailable` after `timeout_s` instead of hanging."""
     auth_data, sasl_options = parse_auth(auth)
+    quiet = _QuietUntilConnected(logging.getLogger("kazoo.client"), {})
     client = KazooClient(
+        logger=quiet,
         hosts=hosts,
         timeout=session_timeout_s,
         auth_data=auth_data or None,
@@ -63,4 +68,18 @@ def connect(
     except KazooTimeoutError as exc:
         client.close()
         raise ZooKeeperUnavailable(f"ZooKeeper at {hosts} did not answer within {timeout_s:g}s") from exc
+    quiet.connected = True
     return client
+
+
+class _QuietUntilConnected(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """kazoo's logger for one client. Until its first connection, kazoo's lines for each attempt (`Connecting
+    to`, `Connection dropped`, `Connection time-out`) are DEBUG: the caller gets one clear
+    `ZooKeeperUnavailable` instead of a line per retry. Once connected, they keep their own level."""
+
+    connected = False
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        if not self.connected and level in (logging.INFO, logging.WARNING):
+            level = logging.DEBUG
+        super().log(level, msg, *args, **kwargs)

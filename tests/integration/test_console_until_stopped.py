@@ -72,3 +72,23 @@ def test_consumer_timeout_ms_still_ends_an_idle_run(cluster, unique_group, uniqu
     topic = make_topic(cluster, unique_topic, partitions=1)
     app = console(consoles, cluster, unique_group, "-t", topic, "--consumer-property", "consumer.timeout.ms=1500")
     assert app.wait(60) == 0, app.stderr
+
+
+def test_a_legacy_properties_file_runs_as_a_bridge_unchanged(
+    cluster, zk_client, unique_group, unique_topic, consoles, tmp_path
+):
+    """Point 12: KIP-125's first step sets offsets.storage=zookeeper and dual.commit.enabled=false; with
+    migration enabled the same file is accepted, and the bridge says what it does instead."""
+    topic = make_topic(cluster, unique_topic, partitions=1)
+    produce(cluster, topic, [f"v{i}" for i in range(3)])
+    path = tmp_path / "consumer.properties"
+    path.write_text(
+        f"zookeeper.connect={cluster.zookeeper}\ngroup.id={unique_group}\nauto.offset.reset=smallest\n"
+        "offsets.storage=zookeeper\ndual.commit.enabled=false\ncoordination.migration.enabled=true\n"
+        f"coordination.migration.bootstrap.servers={cluster.bootstrap_servers}\n"
+    )
+    app = console(consoles, cluster, unique_group, "-t", topic, "--consumer.config", str(path), "--max-messages", "3")
+    assert app.wait(90) == 0, app.stderr
+    assert app.lines == ["v0", "v1", "v2"]
+    assert "offsets.storage=zookeeper and dual.commit.enabled=false ignored: a bridge" in app.stderr
+    assert zk_client.get(f"/consumers/{unique_group}/offsets/{topic}/0")[0] == b"3"  # dual commit
