@@ -250,8 +250,8 @@ class RebalanceWorker:
             self._registry.register(self._registration)
             self.state.registered = True
             self._handoff.resume()
-        except KazooException:
-            log.warning("registration failed; retrying", exc_info=True)
+        except KazooException as exc:  # ZooKeeper unreachable or the session gone: one line, not a traceback
+            log.warning("registration in ZooKeeper failed (%s); retrying", type(exc).__name__)
             self.state.retry_at = time.monotonic() + self.s.backoff_ms / 1000.0
 
     def _on_session_lost(self) -> None:
@@ -468,8 +468,8 @@ class RebalanceWorker:
             if self.owned and self.state.registered:
                 self._holdings.release(dict(self.owned), "shutdown", SHUTDOWN_IN_FLIGHT_WAIT_S)
             self._registry.deregister()
-        except KazooException:
-            log.warning("clean shutdown incomplete; ZooKeeper will expire our session", exc_info=True)
+        except KazooException as exc:
+            log.warning("clean shutdown incomplete (%s); ZooKeeper will expire our session", type(exc).__name__)
         finally:
             self._watches.stop()
             self.state.closed = True
