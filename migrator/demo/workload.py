@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator import ConsumerConnector
@@ -121,6 +121,13 @@ class SequencedProducer:
                         break
                     except BufferError:  # the local queue is full: let deliveries drain, then retry
                         self._producer.poll(0.05)
+                    except KafkaException as exc:
+                        # The only broker just restarted: until its metadata is back the topic looks unknown.
+                        if exc.args[0].code() not in (KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION):
+                            raise
+                        self._producer.poll(0)
+                        if self._stop.wait(0.1):
+                            return
                 self.sent += 1
             self._producer.poll(0)
             next_at += self._interval

@@ -92,15 +92,17 @@ class Drill:
         self.members[name] = member
         return member
 
-    def spawn_bridge(self, name: str, streams: int = STREAMS) -> subprocess.Popen[str]:
-        """A bridge in its own process (tests.helpers.member_proc), logging to a JSONL file, for `kill -9`."""
+    def spawn_bridge(self, name: str, streams: int = STREAMS, **props: str) -> subprocess.Popen[str]:
+        """A bridge in its own process (tests.helpers.member_proc), logging to a JSONL file, for `kill -9`;
+        its stderr goes to `<name>.stderr` beside it, for reading after a failed drill."""
         path = self._tmp / f"{name}.jsonl"
         cmd = [sys.executable, "-m", "tests.helpers.member_proc", "--zookeeper", self.cluster.zookeeper,
                "--group", self.group, "--topic", self.topic, "--streams", str(streams), "--consumer-id", name,
                "--log", str(path)]  # fmt: skip
-        for key, value in bridge_props(self.cluster.bootstrap_servers).items():
+        for key, value in {**bridge_props(self.cluster.bootstrap_servers), **props}.items():
             cmd += ["--property", f"{key}={value}"]
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        with path.with_suffix(".stderr").open("w") as stderr:  # the child keeps its own descriptor
+            proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True)
         self.procs[name] = proc
         self.proc_logs.append(path)
         line = proc.stdout.readline() if proc.stdout else ""
