@@ -35,12 +35,15 @@ UNKNOWN_KAFKA = KafkaHealth(joined=False, reason="embedded member has not joined
 
 @dataclass(frozen=True, slots=True)
 class AuthorityDecision:
-    """`held`: the rule said `zookeeper` but the guard forbids obeying it; the bridge owns nothing."""
+    """`held`: the rule said `zookeeper` but the guard forbids obeying it; the bridge owns nothing.
+    `transient`: held only because a Kafka rebalance is in progress (every Kafka join or leave goes through
+    one), so it normally ends within the rebalance; the worker logs such a hold quietly unless it lasts."""
 
     authority: Authority
     reason: str
     unknown_mode_value: str | None = None
     held: bool = False
+    transient: bool = False
 
 
 def decide_authority(mode: ModeNode, members: Set[str], bridges: Set[str], kafka: KafkaHealth) -> AuthorityDecision:
@@ -104,7 +107,8 @@ def guard_fallback(
     """
     if decision.authority is Authority.KAFKA or mode.mode is not Mode.KAFKA:
         return decision
-    if group.rebalancing:
+    transient = group.rebalancing
+    if transient:
         why = "a Kafka rebalance is in progress (a plain Kafka consumer may be joining)"
     elif group.client_ids is None:
         why = "the Kafka group's members are unknown (it could not be described yet)"
@@ -118,4 +122,4 @@ def guard_fallback(
         f"holding nothing instead of falling back to zookeeper ({decision.reason}): {why}; ZooKeeper's "
         "assignment knows nothing of plain Kafka consumers"
     )
-    return replace(decision, reason=reason, held=True)
+    return replace(decision, reason=reason, held=True, transient=transient)

@@ -61,6 +61,8 @@ COALESCE_S = 0.01  # events closer together than this become one rebalance
 LAG_EVERY_S = 5.0  # at most one ListOffsets round trip per this interval for the lag gauge
 SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0  # a release at shutdown waits less for a record in the application's hands
 GUARD_RECHECK_S = 2.0  # while holding nothing, re-evaluate this often even if no event arrives
+HOLD_WARN_S = 5.0  # a hold for a Kafka rebalance in progress is routine (INFO) unless it lasts this long
+LEAVE_WAIT_S = 5.0  # at shutdown, how long the owner nodes wait for the embedded member's LeaveGroup
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,9 @@ class State:
     closed: bool = False
     held: str = ""
     """Why the bridge holds nothing: "" (it does not), "rebalance" (transient) or "plain" (the guard)."""
+    held_since: float = 0.0
+    hold_warned: bool = False
+    """The current hold was logged at WARNING or above (it lasted, or was not a rebalance in progress)."""
     failed: ListenerError | None = None
     """The application's listener raised: the connector left the group and only waits for `shutdown()`."""
 
@@ -140,6 +145,7 @@ class RebalanceWorker:
         self._laps: dict[str, float] = {}  # where the last attempt spent its time, for the rebalance log
         self._snapshot: Snapshot | None = None  # the last full read, reused while only the mode changes
         self._missing_topics: tuple[str, ...] = ()  # as last logged
+        self._left = False  # shutdown deregistered and left the Kafka group before deleting the owner nodes
         if kafka is not None:
             offsets.kafka_available = lambda: not kafka.problem
         self._next_commit = self._commit_deadline()
@@ -480,7 +486,8 @@ class RebalanceWorker:
         authority, reason = decision.authority, decision.reason
         publish = publish or reason != self._published_reason
         if authority is not self.state.authority:
-            log.warning("authority %s -> %s: %s", self.state.authority.value, authority.value, reason)
+            level = logging.INFO if self._routine_hold(decision) else logging.WARNING
+            log.log(level, "authority %s -> %s: %s", self.state.authority.value, authority.value, reason)
             self._metrics.switched(authority.value)
         self.state.authority = authority
         kafka = authority is Authority.KAFKA
@@ -504,21 +511,53 @@ class RebalanceWorker:
             )
         )
 
+    def _routine_hold(self, decision: AuthorityDecision) -> bool:
+        """Whether this decision enters, or ends back under Kafka authority, a hold that only waits for a Kafka
+        rebalance in progress and has not lasted: every Kafka join or leave of the group goes through one."""
+        if decision.held:
+            return decision.transient and self.state.held != "plain" and not self.state.hold_warned
+        return self.state.held == "rebalance" and not self.state.hold_warned and decision.authority is Authority.KAFKA
+
     def _note_hold(self, decision: AuthorityDecision) -> None:
-        """Log entering the guard once at ERROR (a rebalance in progress is routine: INFO), expose it, and keep
-        re-evaluating while it lasts: plain members may leave with no ZooKeeper or Kafka event reaching us."""
-        held = "" if not decision.held else ("rebalance" if "rebalance is in progress" in decision.reason else "plain")
+        """Log entering the guard once at ERROR, expose it, and keep re-evaluating while it lasts: plain members
+        may leave with no ZooKeeper or Kafka event reaching us. A hold for a Kafka rebalance in progress is
+        routine (INFO) unless it lasts `HOLD_WARN_S`."""
+        held = "" if not decision.held else ("rebalance" if decision.transient else "plain")
+        now = time.monotonic()
+        routine = self._routine_hold(decision)
+        if held and not self.state.held:
+            self.state.held_since = now
         if held == "plain" and self.state.held != "plain":
             log.error("%s", decision.reason)
         elif held == "rebalance" and not self.state.held:
             log.info("%s", decision.reason)
+        elif held == "rebalance" and not self.state.hold_warned and now - self.state.held_since >= HOLD_WARN_S:
+            self.state.hold_warned = True
+            log.warning("still %s after %.0fs", decision.reason, now - self.state.held_since)
         elif not held and self.state.held:
-            log.warning("no longer holding nothing: %s", decision.reason)
+            log.log(logging.INFO if routine else logging.WARNING, "no longer holding nothing after %.1fs: %s",
+                    now - self.state.held_since, decision.reason)  # fmt: skip
+        if not held:
+            self.state.hold_warned = False
         self.state.held = held
         self._metrics.fallback_held(bool(held))
         if held:
             due = time.monotonic() + GUARD_RECHECK_S
             self.state.retry_at = due if self.state.retry_at is None else min(self.state.retry_at, due)
+
+    def _leave_kafka_group(self) -> None:
+        """Deregister from ZooKeeper, then leave the Kafka group, still holding the owner nodes.
+
+        Deregistering first matters to the other bridges: one that decides while we are registered but no
+        longer in the Kafka group would find a bridge missing from it and fall back to ZooKeeper's assignment.
+        Under Kafka authority every registered member is a bridge, and bridges claim by waiting for the owner
+        nodes, so nothing reacts to the deregistration before they are deleted."""
+        assert self._kafka is not None
+        self._registry.deregister()
+        self._left = True
+        self._kafka.member.leave()
+        if not self._kafka.member.wait_left(LEAVE_WAIT_S):
+            log.warning("the embedded member did not leave the Kafka group within %.0fs", LEAVE_WAIT_S)
 
     # -- commits and shutdown --------------------------------------------------------------------------
     def _commit_processed(self, measure_lag: bool = False) -> None:
@@ -538,13 +577,25 @@ class RebalanceWorker:
             self._metrics.lag(sum(max(0, end - positions[tp]) for tp, end in ends.items() if positions[tp] >= 0))
 
     def _shutdown(self) -> None:
+        """Release everything and leave. Under Kafka authority a bridge leaves the Kafka group as soon as
+        nothing more is processed or committed, before deleting its owner nodes: the group's rebalance (which
+        waits for the other members' next heartbeat) then overlaps the release, and the members that get the
+        partitions wait for those owner nodes as always. After this the loop ends: no later event (the
+        embedded member gone from the group) can make this connector decide, fall back or claim again."""
+        leave_early = self._kafka is not None and self.state.authority is Authority.KAFKA
         try:
             if self.owned and self.state.registered:
                 try:
-                    self._holdings.release(dict(self.owned), "shutdown", SHUTDOWN_IN_FLIGHT_WAIT_S)
+                    self._holdings.release(
+                        dict(self.owned),
+                        "shutdown",
+                        SHUTDOWN_IN_FLIGHT_WAIT_S,
+                        before_delete=self._leave_kafka_group if leave_early else None,
+                    )
                 except ListenerError as exc:  # released all the same; shutting down is what the app asked for
                     log.error("%s during shutdown", exc, exc_info=exc.__cause__)
-            self._registry.deregister()
+            if not self._left:
+                self._registry.deregister()
         except KazooException:
             log.warning("clean shutdown incomplete; ZooKeeper will expire our session", exc_info=True)
         finally:

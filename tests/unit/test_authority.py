@@ -119,6 +119,14 @@ def test_a_group_never_described_or_rebalancing_is_held_conservatively() -> None
     assert d.held and "rebalance is in progress" in d.reason
 
 
+def test_only_a_hold_for_a_rebalance_in_progress_is_transient() -> None:
+    """The worker logs a transient hold at INFO (every Kafka join or leave has one), the others at ERROR."""
+    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(("a",), rebalancing=True)).transient
+    for lasting in (NEVER_DESCRIBED, WITH_PLAIN, KafkaGroupView(client_ids=("rdkafka",), current=False)):
+        d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, lasting)
+        assert d.held and not d.transient
+
+
 def test_kafka_authority_and_other_modes_are_never_held() -> None:
     healthy = decide_authority(KAFKA, {"a"}, {"a"}, HEALTHY)
     assert guard_fallback(healthy, KAFKA, {"a"}, WITH_PLAIN) == healthy
@@ -152,6 +160,7 @@ def test_the_guard_never_lets_a_bridge_obey_zookeeper_next_to_plain_consumers_in
     plain_possible = clients is None or rebalancing or bool(set(clients) - registered)
     must_hold = raw == b"kafka" and rule.authority is Authority.ZOOKEEPER and plain_possible
     assert d.held == must_hold
+    assert d.transient == (d.held and rebalancing)
     if d.held:
         assert rule.reason in d.reason
     else:
