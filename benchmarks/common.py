@@ -1,5 +1,6 @@
 """What every benchmark shares: a cluster (given, from the test env variables, or a dev cluster of our own,
-always downed), ZooKeeper's request counter, and saving results as JSON under benchmarks/results/.
+always downed), ZooKeeper's request counter, a group of members in child processes under a steady
+producer, and saving results as JSON under benchmarks/results/.
 
 Every figure is reported next to a baseline measured in the same run on the same cluster, as a ratio, so
 results from different machines compare by their ratios, not their absolute values.
@@ -24,7 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.member_process import MemberSpec, RemoteMember  # noqa: E402
+from migrator.demo.group import create_topic  # noqa: E402
+from migrator.demo.steps import GroupDriver, Sizing  # noqa: E402
+from migrator.demo.workload import QUIET_LOGGER, LiveLog, SequencedProducer  # noqa: E402
 from migrator.devcluster.ports import four_letter_word  # noqa: E402
+from migrator.kafka.admin import KafkaAdmin  # noqa: E402
+from migrator.zk.client import connect  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -67,6 +74,57 @@ def cluster(zookeeper: str | None = None, bootstrap: str | None = None) -> Itera
         yield Cluster(dev.zookeeper, dev.bootstrap_servers, dev.mntr)
     finally:
         dev.down()
+
+
+@dataclass(frozen=True)
+class Size:
+    members: int
+    streams: int
+    partitions: int
+    per_partition_rate: float = 100.0  # a record every 10 ms per partition: the resolution of every pause
+
+
+def group_driver(
+    c: Cluster, size: Size, tag: str, log_dir: str | None = None
+) -> tuple[GroupDriver, SequencedProducer, KafkaAdmin]:
+    """A fresh topic (group of the same name) whose members each run in their own process
+    (`member_process`), and a round-robin producer for it, not yet started."""
+    import logging
+
+    topic = unique(tag)
+    zk = connect(c.zookeeper)
+    admin = KafkaAdmin(c.bootstrap_servers, {"logger": logging.getLogger(QUIET_LOGGER)})  # type: ignore[dict-item]
+    create_topic(admin, zk, topic, size.partitions)
+    sizing = Sizing(size.members, size.streams, size.partitions, size.per_partition_rate * size.partitions,
+                    settle_s=0.3, step_timeout_s=90.0)  # fmt: skip
+    log = LiveLog()
+
+    def spawn(kind: str, name: str) -> RemoteMember:
+        spec = MemberSpec(kind, name, c.zookeeper, c.bootstrap_servers, topic, topic, size.streams, log_dir)
+        return RemoteMember(spec, log)
+
+    driver = GroupDriver(c.zookeeper, c.bootstrap_servers, topic, topic, sizing, zk, admin, log,
+                         echo=lambda line: print(line, flush=True), spawn=spawn)  # fmt: skip
+    producer = SequencedProducer(
+        c.bootstrap_servers, topic, size.partitions, sizing.rate, batch=max(1, size.partitions // 16)
+    )
+    return driver, producer, admin
+
+
+def join(d: GroupDriver, kind: str, name: str) -> int:
+    """Start a member in its own process; return when it asked to join: the trigger of a join's pause."""
+    member = d.start(kind, name)
+    assert isinstance(member, RemoteMember)
+    return member.wait_subscribed()
+
+
+def close_group(d: GroupDriver) -> None:
+    """Stop every member and the driver's ZooKeeper client; raise if a member reported an error."""
+    d.stop_all()
+    d.zk.stop()
+    d.zk.close()
+    if d.errors:
+        raise RuntimeError(f"member errors: {d.errors}")
 
 
 def unique(prefix: str) -> str:

@@ -6,15 +6,20 @@ processing. Each `RemoteMember` therefore runs one connector (or one plain confl
 `spawn`ed child and streams what it processed back over a pipe into the parent's `LiveLog`, on the shared
 wall clock, so the observer and the pause measurement work exactly as with in-process members.
 
-Protocol, child to parent: ("info", MemberInfo), ("subscribed", ns) for plain consumers, ("records",
-[tuple, ...]) every `FORWARD_S`, ("assigned", {partition, ...}) when a plain consumer's assignment
-changes, and finally ("stopped", error text or ""). Parent to child: "stop".
+Protocol, child to parent: ("info", MemberInfo), ("subscribed", ns) when the member asked to join,
+("records", [tuple, ...]) every `FORWARD_S`, ("assigned", {partition, ...}) when a plain consumer's
+assignment changes, and finally ("stopped", error text or ""). Parent to child: "stop" (the parent's own
+teardown: `shutdown()` at once), or SIGTERM (`RemoteMember.terminate`), on which the member leaves as an
+application on the public API does when its process is told to stop: its stream threads leave their loops,
+then it commits and shuts down (a plain consumer leaves its poll loop, commits and closes).
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
+import signal
 import threading
 import time
 import traceback
@@ -22,7 +27,7 @@ from dataclasses import astuple, dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from migrator.demo.workload import ConnectorMember, LiveLog, MemberInfo, PlainConsumer
+from migrator.demo.workload import PLAIN_HEARTBEAT_MS, ConnectorMember, LiveLog, MemberInfo, PlainConsumer
 from migrator.observe.records import Handle, Processed, ProcessingLog
 
 FORWARD_S = 0.005  # batching of processed records: well below the pause resolution (10 ms)
@@ -38,7 +43,7 @@ class MemberSpec:
     group: str
     topic: str
     streams: int
-    log_dir: str | None = None  # when set, the member's rebalance log (phase timings) goes to <dir>/<name>.log
+    log_dir: str | None = None  # when set, the member's rebalance and consumer log goes to <dir>/<name>.log
 
 
 class _Outbox(ProcessingLog):
@@ -67,20 +72,26 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
 
     from benchmarks.common import quiet
 
+    terminated = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _sig, _frame: terminated.set())  # only a flag: the app acts on it
     quiet()
     if spec.log_dir:
         handler = logging.FileHandler(f"{spec.log_dir}/{spec.name}.log")
         handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(message)s"))
-        worker_log = logging.getLogger("migrator.coordination.worker")
-        worker_log.addHandler(handler)
-        worker_log.setLevel(logging.INFO)
+        for name in ("migrator.coordination", "migrator.consumer", "migrator.kafka"):  # phases, releases, leaves
+            logger = logging.getLogger(name)
+            logger.addHandler(handler)
+            logger.setLevel(logging.INFO)
     log = _Outbox()
     member: ConnectorMember | PlainConsumer
     if spec.kind == "plain":
         member = PlainConsumer(spec.bootstrap, spec.group, spec.topic, log, spec.name).start()
     else:
         bootstrap = spec.bootstrap if spec.kind == "bridge" else None
-        member = ConnectorMember(spec.zookeeper, spec.group, spec.name, spec.topic, spec.streams, log, bootstrap)
+        like_plain = {"coordination.migration.heartbeat.interval.ms": str(PLAIN_HEARTBEAT_MS)} if bootstrap else {}
+        member = ConnectorMember(
+            spec.zookeeper, spec.group, spec.name, spec.topic, spec.streams, log, bootstrap, extra=like_plain
+        )
     conn.send(("info", member.info))
     stop = threading.Event()
 
@@ -88,10 +99,10 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
         subscribed_sent = False
         assigned: set[int] | None = None
         while not stop.wait(FORWARD_S):
+            if not subscribed_sent and member.subscribed_ns:
+                conn.send(("subscribed", member.subscribed_ns))
+                subscribed_sent = True
             if isinstance(member, PlainConsumer):
-                if not subscribed_sent and member.subscribed_ns:
-                    conn.send(("subscribed", member.subscribed_ns))
-                    subscribed_sent = True
                 now = member.assigned_now()
                 if now != assigned:
                     assigned = now
@@ -102,10 +113,26 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
 
     forwarder = threading.Thread(target=forward, name="forward", daemon=True)
     forwarder.start()
-    conn.recv()  # "stop" (or EOF when the parent died)
+
+    def on_stop() -> None:
+        with contextlib.suppress(EOFError, OSError):
+            conn.recv()  # "stop" (or EOF when the parent died)
+        stop_asked.set()
+
+    stop_asked = threading.Event()
+    threading.Thread(target=on_stop, name="stop-listener", daemon=True).start()
+    while not (terminated.is_set() or stop_asked.is_set()):
+        terminated.wait(0.05)  # the main thread stays free for the signal handler
     error = ""
     try:
-        member.shutdown()
+        if terminated.is_set() and isinstance(member, ConnectorMember):
+            laps = member.leave()
+            if spec.log_dir:
+                logging.getLogger("migrator.consumer").info(
+                    "left on SIGTERM: %s", ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in laps.items())
+                )
+        else:
+            member.shutdown()  # a plain consumer's shutdown is already its app's clean leave
     except BaseException:  # reported to the parent, which fails the run
         error = traceback.format_exc(limit=3)
     stop.set()
@@ -165,12 +192,19 @@ class RemoteMember:
         return self._info
 
     def wait_subscribed(self) -> int:
-        """When a plain consumer asked to join (its child's clock): the trigger of a join's pause."""
+        """When the member asked to join (its child's clock): the trigger of a join's pause."""
         self._subscribed.wait(START_TIMEOUT_S)
         return self.subscribed_ns
 
     def assigned_now(self) -> set[int]:
         return set(self._assigned)
+
+    def terminate(self) -> int:
+        """SIGTERM the member's process (it leaves cleanly; `shutdown()` then waits for it) and return when
+        it was sent: the trigger of a leave's pause."""
+        sent = time.time_ns()
+        os.kill(self._process.pid, signal.SIGTERM)  # type: ignore[arg-type]
+        return sent
 
     def shutdown(self) -> None:
         with contextlib.suppress(OSError):  # the child is gone already: its error says why

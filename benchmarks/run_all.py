@@ -1,7 +1,7 @@
 """Every benchmark in one run, on one cluster: `python benchmarks/run_all.py [--quick]`.
 
 Starts one dev cluster (or uses --zookeeper/--bootstrap-servers, or MIGRATOR_TEST_ZOOKEEPER/_BOOTSTRAP),
-runs switch pause, throughput and ZooKeeper load, then the fleet-scan benchmark if it exists (its own
+runs switch pause, rolling restart, throughput and ZooKeeper load, then the fleet-scan benchmark if it exists (its own
 process, at a small size), and saves each result under benchmarks/results/. Not part of the test suite.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import switch_pause, throughput, zk_load  # noqa: E402
+from benchmarks import rolling_restart, switch_pause, throughput, zk_load  # noqa: E402
 from benchmarks.common import add_cluster_args, cluster  # noqa: E402
 
 FLEET_SCAN = ROOT / "benchmarks" / "fleet_scan.py"
@@ -26,12 +26,19 @@ FLEET_GROUPS_QUICK = 2000
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_cluster_args(parser)
-    parser.add_argument("--only", choices=["switch_pause", "throughput", "zk_load", "fleet_scan"], action="append")
+    names = ["switch_pause", "rolling_restart", "throughput", "zk_load", "fleet_scan"]
+    parser.add_argument("--only", choices=names, action="append")
     args = parser.parse_args(argv)
-    wanted = set(args.only or ["switch_pause", "throughput", "zk_load", "fleet_scan"])
+    wanted = set(args.only or names)
     failed: list[str] = []
     with cluster(args.zookeeper, args.bootstrap_servers) as c:
-        for name, module in (("switch_pause", switch_pause), ("throughput", throughput), ("zk_load", zk_load)):
+        benchmarks = (
+            ("switch_pause", switch_pause),
+            ("rolling_restart", rolling_restart),
+            ("throughput", throughput),
+            ("zk_load", zk_load),
+        )
+        for name, module in benchmarks:
             if name not in wanted:
                 continue
             started = time.monotonic()

@@ -15,64 +15,39 @@ partition a record every `1000 / per_partition_rate` ms: the resolution.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import Cluster, add_cluster_args, cluster, quiet, ratio, save, unique
-from benchmarks.member_process import MemberSpec, RemoteMember
-from migrator.demo.group import create_topic, wait_for
-from migrator.demo.steps import GroupDriver, Sizing
-from migrator.demo.workload import QUIET_LOGGER, LiveLog, SequencedProducer
-from migrator.kafka.admin import KafkaAdmin
+from benchmarks.common import (
+    Cluster,
+    Size,
+    add_cluster_args,
+    close_group,
+    cluster,
+    group_driver,
+    join,
+    quiet,
+    ratio,
+    save,
+)
+from migrator.demo.group import wait_for
 from migrator.observe.pause import summary
-from migrator.zk.client import connect
 from migrator.zk.codecs import Mode
 
 GOAL = 1.5  # median switch pause at most 1.5x the plain rebalance
-
-
-@dataclass(frozen=True)
-class Size:
-    members: int
-    streams: int
-    partitions: int
-    per_partition_rate: float = 100.0  # a record every 10 ms per partition
-
 
 SIZES = [Size(4, 2, 16), Size(16, 4, 128)]
 QUICK_SIZES = [Size(4, 2, 16)]
 
 
-def _driver(c: Cluster, size: Size, tag: str, log_dir: str | None) -> tuple[GroupDriver, SequencedProducer, KafkaAdmin]:
-    topic = unique(f"pause-{tag}")
-    zk = connect(c.zookeeper)
-    admin = KafkaAdmin(c.bootstrap_servers, {"logger": logging.getLogger(QUIET_LOGGER)})  # type: ignore[dict-item]
-    create_topic(admin, zk, topic, size.partitions)
-    sizing = Sizing(size.members, size.streams, size.partitions, size.per_partition_rate * size.partitions,
-                    settle_s=0.3, step_timeout_s=90.0)  # fmt: skip
-    log = LiveLog()
-
-    def spawn(kind: str, name: str) -> RemoteMember:
-        spec = MemberSpec(kind, name, c.zookeeper, c.bootstrap_servers, topic, topic, size.streams, log_dir)
-        return RemoteMember(spec, log)
-
-    driver = GroupDriver(c.zookeeper, c.bootstrap_servers, topic, topic, sizing, zk, admin, log,
-                         echo=lambda line: print(line, flush=True), spawn=spawn)  # fmt: skip
-    producer = SequencedProducer(
-        c.bootstrap_servers, topic, size.partitions, sizing.rate, batch=max(1, size.partitions // 16)
-    )
-    return driver, producer, admin
-
-
 def _run_group(c: Cluster, size: Size, rounds: int, plain: bool, log_dir: str | None) -> list[float | None]:
     """`rounds` measured transitions: mode switches of a bridge group, or joins of one more plain consumer."""
-    d, producer, _ = _driver(c, size, "plain" if plain else "bridge", log_dir)
+    d, producer, _ = group_driver(c, size, "pause-plain" if plain else "pause-bridge", log_dir)
     producer.start()
     try:
         for i in range(size.members):
@@ -84,7 +59,7 @@ def _run_group(c: Cluster, size: Size, rounds: int, plain: bool, log_dir: str | 
         for n in range(rounds):
             if plain:
                 name = f"joiner{n}"
-                step = d.step("baseline", f"plain consumer {name} joins", lambda name=name: _join(d, name))
+                step = d.step("baseline", f"plain consumer {name} joins", lambda name=name: join(d, "plain", name))
                 measured.append(step.pause_s)
                 d.step("baseline", f"plain consumer {name} leaves", lambda name=name: d.stop(name))
             else:
@@ -93,17 +68,7 @@ def _run_group(c: Cluster, size: Size, rounds: int, plain: bool, log_dir: str | 
         return measured
     finally:
         producer.stop()
-        d.stop_all()
-        d.zk.stop()
-        d.zk.close()
-        if d.errors:
-            raise RuntimeError(f"member errors: {d.errors}")
-
-
-def _join(d: GroupDriver, name: str) -> int:
-    member = d.start("plain", name)
-    assert isinstance(member, RemoteMember)
-    return member.wait_subscribed()
+        close_group(d)
 
 
 def _stats(values: list[float | None]) -> dict[str, Any]:

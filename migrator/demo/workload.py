@@ -34,6 +34,11 @@ CONNECTOR_PROPS = {
 }
 
 
+PLAIN_HEARTBEAT_MS = 500
+"""The plain consumers' Kafka heartbeat. A Kafka rebalance waits for every member's next heartbeat, so a
+benchmark comparing bridges with plain consumers gives the bridges' embedded members the same one."""
+
+
 def bridge_props(bootstrap: str) -> dict[str, str]:
     """What turns a legacy connector into a KIP-125 bridge, with short timings suited to a live demo."""
     return {
@@ -173,6 +178,8 @@ class ConnectorMember:
         self.log = log
         self.errors: list[BaseException] = []
         self.threads: list[threading.Thread] = []
+        self._leaving = threading.Event()
+        self.subscribed_ns = time.time_ns()  # when it asked to join (registers): the trigger of a join's pause
         for stream in self.conn.create_message_streams({topic: streams})[topic]:
             t = threading.Thread(target=self._drain, args=(stream,), name=f"drain-{stream.thread_id}", daemon=True)
             t.start()
@@ -189,6 +196,8 @@ class ConnectorMember:
                 handle = self.log.start(member, m.thread_id, m.topic, m.partition, m.offset)
                 _ = m.value  # "processing": touch the payload
                 self.log.end(handle)
+                if self._leaving.is_set():
+                    break
         except BaseException as exc:  # reported by shutdown()
             self.errors.append(exc)
 
@@ -199,6 +208,25 @@ class ConnectorMember:
             t.join(timeout=10)
         if self.errors:
             raise RuntimeError(f"stream threads of {self.name} failed: {self.errors!r}")
+
+    def leave(self, loop_exit_s: float = 5.0) -> dict[str, float]:
+        """Leave the way an application on SIGTERM does: each stream thread leaves its `for m in stream:`
+        loop after the record in hand, then `commit_offsets()` and `shutdown()`. The record each thread took
+        last counts as processed (issue 11, point 3), so nothing is handed to the next owner again.
+        A thread still waiting for a record after `loop_exit_s` is ended by `shutdown()`.
+        Returns the seconds each part took, so a benchmark can say where a slow leave spent its time."""
+        laps: dict[str, float] = {}
+        began = time.monotonic()
+        self._leaving.set()
+        deadline = began + loop_exit_s
+        for t in self.threads:
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
+        laps["loops left"] = time.monotonic() - began
+        self.conn.commit_offsets()
+        laps["commit_offsets"] = time.monotonic() - began - sum(laps.values())
+        self.shutdown()
+        laps["shutdown"] = time.monotonic() - began - sum(laps.values())
+        return laps
 
 
 class PlainConsumer:
@@ -218,7 +246,7 @@ class PlainConsumer:
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
                 "session.timeout.ms": 6000,
-                "heartbeat.interval.ms": 500,
+                "heartbeat.interval.ms": PLAIN_HEARTBEAT_MS,
                 "logger": logging.getLogger(QUIET_LOGGER),
             }
         )

@@ -1,4 +1,7 @@
-from migrator.observe.pause import pause_after, pauses
+from hypothesis import given
+from hypothesis import strategies as st
+
+from migrator.observe.pause import longest_gap, pause_after, pauses
 from migrator.observe.records import Processed
 
 
@@ -26,3 +29,40 @@ def test_window_without_every_partition_gives_none() -> None:
     assert pauses([10_000_000, 100_000_000], processed, partitions=2) == [None, None]
     both = pauses([10_000_000], processed, partitions=2)
     assert both[0] is not None and both[0].seconds == 0.110
+
+
+def span(p: int, thread: str, start_ms: int, end_ms: int) -> Processed:
+    return Processed("m", thread, "t", p, start_ms, start_ms * 1_000_000, end_ms * 1_000_000)
+
+
+def test_longest_gap_counts_only_time_nobody_processed_the_partition() -> None:
+    processed = [
+        span(0, "a", 0, 1),
+        span(0, "a", 10, 11),  # the old owner keeps processing after the trigger (at 5 ms): no gap yet
+        span(0, "b", 300, 301),  # the new owner resumes: 289 ms unprocessed
+        span(1, "c", 0, 1),
+        span(1, "c", 400, 401),  # resumes after the window: not this window's
+    ]
+    gap = longest_gap(processed, 5_000_000, 350_000_000)
+    assert gap is not None and (gap.partition, gap.from_ns, gap.to_ns) == (0, 11_000_000, 300_000_000)
+    assert gap.seconds == 0.289
+    later = longest_gap(processed, 350_000_000)
+    assert later is not None and (later.partition, later.seconds) == (1, 0.399)
+
+
+def test_overlapping_records_make_no_gap() -> None:
+    processed = [span(0, "a", 0, 100), span(0, "b", 50, 60), span(0, "a", 100, 101)]
+    assert longest_gap(processed, 0) is None
+
+
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1000), st.integers(0, 50)), min_size=2, max_size=40))
+def test_a_gap_never_covers_an_instant_when_the_partition_was_processed(
+    specs: list[tuple[int, int, int]],
+) -> None:
+    processed = [span(p, "a", start, start + length) for p, start, length in specs]
+    gap = longest_gap(processed, 0)
+    if gap is None:
+        return
+    assert gap.to_ns > gap.from_ns
+    same = [r for r in processed if r.partition == gap.partition]
+    assert not any(r.start_ns < gap.to_ns and r.end_ns > gap.from_ns for r in same)
