@@ -102,15 +102,18 @@ class Holdings:
                 failure = ListenerError(f"before_releasing_partitions raised {type(exc).__name__}: {exc}")
                 failure.__cause__ = exc
         t3 = time.monotonic()
+        laps = {"in-flight": t1 - t0, "commit": t2 - t1, "listener": t3 - t2}
         if before_delete is not None:
             before_delete()
-            self.laps["leave"] = time.monotonic() - t3
+            laps["leave"] = time.monotonic() - t3
             t3 = time.monotonic()
         owners.release(self._zk, self._paths, release, verify=self._zk.client_id != self._owner_session)
-        self.laps.update({"in-flight": t1 - t0, "commit": t2 - t1, "delete owners": time.monotonic() - t3})
+        laps["delete owners"] = time.monotonic() - t3
+        self.laps.update(laps)
         self._forget(release)
         self.owned = keep
-        log.info("released %d partitions (%s)", len(release), why)
+        log.info("released %d partitions (%s): %s", len(release), why,
+                 ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in laps.items()))  # fmt: skip
         if failure is not None:
             raise failure
 
