@@ -369,8 +369,9 @@ def console_consumer_cmd(
     Exactly the printed records count as processed: on --max-messages, SIGTERM or SIGINT the group's
     offsets are committed up to the last printed record and the member leaves cleanly (exit 0), so a
     second run of the same group continues with the next record. Records go to stdout, one line each;
-    everything else goes to stderr. A consumer.timeout.ms property ends the run after that long
-    without a record.
+    everything else goes to stderr. It runs until stopped, like kafka-console-consumer (an empty topic
+    or another member leaving does not end it), unless --max-messages or a consumer.timeout.ms property
+    (that long without a record) ends it first.
 
     \b
     Example:

@@ -226,12 +226,13 @@ _previous_excepthook: Callable[[threading.ExceptHookArgs], object] | None = None
 
 
 def _watch_thread_failures(handoff: Handoff) -> None:
-    """Chain `threading.excepthook` (once per process) so that a stream thread ended by an exception does
-    not count its record in hand as processed. Python calls the hook on the dying thread, before it counts
-    as ended, so no release can take the record for processed in between."""
+    """Chain `threading.excepthook` (again if the application replaced it since) so that a stream thread
+    ended by an exception does not count its record in hand as processed. Python calls the hook on the dying
+    thread, before it counts as ended, and the record stays in hand while the exception unwinds, so no
+    release can take it for processed in between."""
     global _previous_excepthook
     _handoffs.add(handoff)
-    if _previous_excepthook is None:
+    if threading.excepthook is not _on_thread_exception:  # first connector, or the application set its own
         _previous_excepthook = threading.excepthook
         threading.excepthook = _on_thread_exception
 

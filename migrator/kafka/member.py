@@ -163,12 +163,15 @@ class EmbeddedMember:
             while not self._closing.is_set():
                 if self._topics is not None and self._topics != self._subscribed:
                     self._subscribed = tuple(self._topics)
-                    self._consumer.subscribe(
-                        list(self._subscribed),
-                        on_assign=self._on_assign,
-                        on_revoke=self._on_revoke,
-                        on_lost=self._on_lost,
-                    )
+                    if not self._subscribed:  # librdkafka refuses an empty subscription: leave the group
+                        self._consumer.unsubscribe()
+                    else:
+                        self._consumer.subscribe(
+                            list(self._subscribed),
+                            on_assign=self._on_assign,
+                            on_revoke=self._on_revoke,
+                            on_lost=self._on_lost,
+                        )
                 self._serve(max(0.0, min(next_poll - time.monotonic(), SERVE_S)))
                 if time.monotonic() < next_poll:
                     continue

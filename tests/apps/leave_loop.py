@@ -2,6 +2,7 @@
 main thread calls `commit_offsets()` and `shutdown()`. Each record is logged (JSONL) for the observer.
 
     python tests/apps/leave_loop.py ZOOKEEPER GROUP TOPIC CONSUMER_ID LOG [--streams N] [--process-ms X]
+        [--property K=V ...]
 
 Prints `ready` once its streams exist and `stopped <seconds>` with how long commit + shutdown took.
 """
@@ -24,20 +25,21 @@ def main() -> None:
         p.add_argument(name)
     p.add_argument("--streams", type=int, default=2)
     p.add_argument("--process-ms", type=float, default=5.0)
+    p.add_argument("--property", action="append", default=[], help="another consumer property, K=V")
     args = p.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     log = ProcessingLog(args.log)
-    connector = ConsumerConnector(
-        {
-            "zookeeper.connect": args.zookeeper,
-            "group.id": args.group,
-            "consumer.id": args.consumer_id,
-            "auto.offset.reset": "smallest",
-            "consumer.timeout.ms": "200",  # so that an idle thread notices the stop too
-            "zookeeper.session.timeout.ms": "6000",
-        }
-    )
+    props = {
+        "zookeeper.connect": args.zookeeper,
+        "group.id": args.group,
+        "consumer.id": args.consumer_id,
+        "auto.offset.reset": "smallest",
+        "consumer.timeout.ms": "200",  # so that an idle thread notices the stop too
+        "zookeeper.session.timeout.ms": "6000",
+    }
+    props.update(item.split("=", 1) for item in args.property)
+    connector = ConsumerConnector(props)
     member = f"{connector.consumer_id}@{os.getpid()}"
 
     def work(stream: KafkaStream) -> None:

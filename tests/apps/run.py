@@ -6,7 +6,12 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+
+from tests.helpers.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,3 +61,23 @@ class App:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+
+
+@pytest.fixture(name="apps")
+def apps_fixture() -> Iterator[list[App]]:
+    """`apps`: the apps still running when the test ends (even by failure) are killed. A test module
+    imports `apps_fixture` to use it."""
+    started: list[App] = []
+    yield started
+    for app in started:
+        app.kill()
+
+
+def start(apps: list[App], script: str, *args: object, ready: bool = True) -> App:
+    """Start an app (see `App`) and, with `ready`, wait until it printed `ready`."""
+    app = App(script, *args)
+    apps.append(app)
+    if ready:
+        wait_until(lambda: app.line("ready") or app.proc.poll() is not None, 60, what=f"{script} ready")
+        assert app.line("ready"), f"{script} did not start: {app.stderr}"
+    return app

@@ -6,15 +6,16 @@ from __future__ import annotations
 import json
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from migrator.demo.workload import bridge_props
 from migrator.observe import judge, load_many
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths
-from tests.apps.run import App
+from tests.apps.run import App, apps_fixture, start  # noqa: F401 - the `apps` fixture
+from tests.helpers.bridge import set_mode
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.wait import wait_until
 
@@ -22,20 +23,8 @@ pytestmark = pytest.mark.integration
 NO_AUTO_COMMIT = ("--property", "auto.commit.enable=false", "--property", "auto.commit.interval.ms=300")
 
 
-@pytest.fixture
-def apps() -> Iterator[list[App]]:
-    started: list[App] = []
-    yield started
-    for app in started:
-        app.kill()
-
-
 def member(apps: list[App], cluster, group: str, topic: str, cid: str, log: Path, *args: str) -> App:
-    app = App("listener_app.py", cluster.zookeeper, group, topic, cid, log, *args)
-    apps.append(app)
-    wait_until(lambda: app.line("ready") or app.proc.poll() is not None, 60, what=f"member {cid} ready")
-    assert app.line("ready"), app.stderr
-    return app
+    return start(apps, "listener_app.py", cluster.zookeeper, group, topic, cid, log, *args)
 
 
 def fill(cluster, topic: str, partitions: int, per_partition: int) -> set[tuple[str, int, int]]:
@@ -124,23 +113,30 @@ def test_no_record_is_handed_out_before_before_starting_fetchers_returns(
         assert not early, f"{len(early)} records handed out while before_starting_fetchers ran"
 
 
-@pytest.mark.parametrize("where", ["release", "start"])
+@pytest.mark.parametrize("where", ["release", "start", "release-bridges-kafka"])
 def test_a_listener_that_raises_fails_its_member_and_stalls_nobody(
     cluster, zk_client, unique_group, unique_topic, tmp_path: Path, apps: list[App], where: str
 ) -> None:
     """Point 7: `release`: the running member a's `before_releasing_partitions` raises when b joins; `start`:
     the joining member b's `before_starting_fetchers` raises. Either way the failing member's streams raise
-    ListenerError, it leaves the group, the other member processes every record, and shutdown is quick."""
+    ListenerError, it leaves the group, the other member processes every record, and shutdown is quick.
+    `release-bridges-kafka`: as `release`, with bridges in mode kafka (a leaves the Kafka group too)."""
     topic = make_topic(cluster, unique_topic, partitions=4)
     produced = fill(cluster, topic, 4, 300)
     logs = {cid: tmp_path / f"{cid}.jsonl" for cid in ("a", "b")}
-    a_args = ("--raise-in", "release") if where == "release" else ()
-    a = member(apps, cluster, unique_group, topic, "a", logs["a"], "--process-ms", "5", *a_args)
+    bridge: tuple[str, ...] = ()
+    if where.endswith("bridges-kafka"):
+        set_mode(zk_client, unique_group, "kafka")
+        bridge = tuple(
+            x for k, v in bridge_props(cluster.bootstrap_servers).items() for x in ("--property", f"{k}={v}")
+        )
+    a_args = ("--raise-in", "release") if where.startswith("release") else ()
+    a = member(apps, cluster, unique_group, topic, "a", logs["a"], "--process-ms", "5", *a_args, *bridge)
     wait_until(lambda: load_many([logs["a"]]), 30, what="a processing")
     b_args = ("--raise-in", "start") if where == "start" else ()
-    b = member(apps, cluster, unique_group, topic, "b", logs["b"], "--process-ms", "5", *b_args)
-    failing, other = (a, b) if where == "release" else (b, a)
-    other_cid = f"{unique_group}_{'b' if where == 'release' else 'a'}"
+    b = member(apps, cluster, unique_group, topic, "b", logs["b"], "--process-ms", "5", *b_args, *bridge)
+    failing, other = (a, b) if where.startswith("release") else (b, a)
+    other_cid = f"{unique_group}_{'b' if where.startswith('release') else 'a'}"
     wait_until(lambda: failing.line("error"), 20, what="the failing member's stream raises")
     assert failing.line("error") == "error ListenerError"
 
@@ -153,6 +149,7 @@ def test_a_listener_that_raises_fails_its_member_and_stalls_nobody(
     took = stop(failing), stop(other)
     assert "ListenerError" in failing.stderr and "the listener's own bug" in failing.stderr
     assert "failed to handle" not in failing.stderr and "rebalance failed" not in failing.stderr
+    assert "poll loop failed" not in failing.stderr  # a bridge leaves the Kafka group by unsubscribing
     verdict = judge(produced, load_many(logs.values()))
     assert verdict.ok, verdict.summary()
     assert max(took) < 10.0, took

@@ -5,41 +5,30 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths
-from tests.apps.run import App
+from tests.apps.run import App, apps_fixture, start  # noqa: F401 - the `apps` fixture
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.wait import wait_until
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def consoles() -> Iterator[list[App]]:
-    started: list[App] = []
-    yield started
-    for app in started:
-        app.kill()
-
-
-def console(consoles: list[App], cluster, group: str, *args: str) -> App:
-    app = App("-m", "migrator", "console-consumer", "-z", cluster.zookeeper, "-g", group,
-              "--consumer-property", "zookeeper.session.timeout.ms=4000", *args)  # fmt: skip
-    consoles.append(app)
-    return app
+def console(apps: list[App], cluster, group: str, *args: str) -> App:
+    return start(apps, "-m", "migrator", "console-consumer", "-z", cluster.zookeeper, "-g", group,
+                 "--consumer-property", "zookeeper.session.timeout.ms=4000", *args, ready=False)  # fmt: skip
 
 
 def owned_by(zk_client, group: str, topic: str) -> set[str]:
     return set(read_owners(zk_client, GroupPaths(group), {topic}).values())
 
 
-def test_an_empty_topic_keeps_it_running_until_a_signal(cluster, zk_client, unique_group, unique_topic, consoles):
+def test_an_empty_topic_keeps_it_running_until_a_signal(cluster, zk_client, unique_group, unique_topic, apps):
     topic = make_topic(cluster, unique_topic, partitions=2)
-    app = console(consoles, cluster, unique_group, "-t", topic, "--from-beginning")
+    app = console(apps, cluster, unique_group, "-t", topic, "--from-beginning")
     wait_until(lambda: len(owned_by(zk_client, unique_group, topic)) == 1, 30, what="the console owns its partitions")
     time.sleep(3.0)
     assert app.proc.poll() is None, f"exited on its own: {app.stderr}"
@@ -50,11 +39,11 @@ def test_an_empty_topic_keeps_it_running_until_a_signal(cluster, zk_client, uniq
 
 
 def test_a_peer_interrupted_leaves_the_other_running_with_every_partition(
-    cluster, zk_client, unique_group, unique_topic, consoles
+    cluster, zk_client, unique_group, unique_topic, apps
 ):
     topic = make_topic(cluster, unique_topic, partitions=4)
-    first = console(consoles, cluster, unique_group, "-t", topic, "--consumer-property", "rebalance.backoff.ms=300")
-    second = console(consoles, cluster, unique_group, "-t", topic, "--consumer-property", "rebalance.backoff.ms=300")
+    first = console(apps, cluster, unique_group, "-t", topic, "--consumer-property", "rebalance.backoff.ms=300")
+    second = console(apps, cluster, unique_group, "-t", topic, "--consumer-property", "rebalance.backoff.ms=300")
     wait_until(lambda: len(owned_by(zk_client, unique_group, topic)) == 2, 30, what="both own partitions")
     second.signal(signal.SIGINT)
     assert second.wait(30) == 0, second.stderr
@@ -68,14 +57,14 @@ def test_a_peer_interrupted_leaves_the_other_running_with_every_partition(
     assert first.wait(30) == 0, first.stderr
 
 
-def test_consumer_timeout_ms_still_ends_an_idle_run(cluster, unique_group, unique_topic, consoles):
+def test_consumer_timeout_ms_still_ends_an_idle_run(cluster, unique_group, unique_topic, apps):
     topic = make_topic(cluster, unique_topic, partitions=1)
-    app = console(consoles, cluster, unique_group, "-t", topic, "--consumer-property", "consumer.timeout.ms=1500")
+    app = console(apps, cluster, unique_group, "-t", topic, "--consumer-property", "consumer.timeout.ms=1500")
     assert app.wait(60) == 0, app.stderr
 
 
 def test_a_legacy_properties_file_runs_as_a_bridge_unchanged(
-    cluster, zk_client, unique_group, unique_topic, consoles, tmp_path
+    cluster, zk_client, unique_group, unique_topic, apps, tmp_path
 ):
     """Point 12: KIP-125's first step sets offsets.storage=zookeeper and dual.commit.enabled=false; with
     migration enabled the same file is accepted, and the bridge says what it does instead."""
@@ -87,7 +76,7 @@ def test_a_legacy_properties_file_runs_as_a_bridge_unchanged(
         "offsets.storage=zookeeper\ndual.commit.enabled=false\ncoordination.migration.enabled=true\n"
         f"coordination.migration.bootstrap.servers={cluster.bootstrap_servers}\n"
     )
-    app = console(consoles, cluster, unique_group, "-t", topic, "--consumer.config", str(path), "--max-messages", "3")
+    app = console(apps, cluster, unique_group, "-t", topic, "--consumer.config", str(path), "--max-messages", "3")
     assert app.wait(90) == 0, app.stderr
     assert app.lines == ["v0", "v1", "v2"]
     assert "offsets.storage=zookeeper and dual.commit.enabled=false ignored: a bridge" in app.stderr
