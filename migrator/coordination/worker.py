@@ -559,8 +559,8 @@ class RebalanceWorker:
         t1 = time.monotonic()
         self._kafka.member.leave()
         if self._kafka.member.wait_left(LEAVE_WAIT_S):
-            log.info("left the Kafka group before deleting the owner nodes: deregister %.0f ms, LeaveGroup %.0f ms",
-                     (t1 - t0) * 1e3, (time.monotonic() - t1) * 1e3)  # fmt: skip
+            log.info("embedded member closed (LeaveGroup unless static) before deleting the owner nodes: "
+                     "deregister %.0f ms, close %.0f ms", (t1 - t0) * 1e3, (time.monotonic() - t1) * 1e3)  # fmt: skip
         else:
             log.warning("the embedded member did not leave the Kafka group within %.0fs", LEAVE_WAIT_S)
 
