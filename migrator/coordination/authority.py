@@ -13,6 +13,7 @@ or no plain member remains.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Set
 from dataclasses import dataclass, replace
 
@@ -123,3 +124,46 @@ def guard_fallback(
         "assignment knows nothing of plain Kafka consumers"
     )
     return replace(decision, reason=reason, held=True, transient=transient)
+
+
+# -- how loud a hold is -------------------------------------------------------------------------------------
+
+HOLD_WARN_S = 5.0  # a hold for a Kafka rebalance in progress is routine (INFO) unless it lasts this long
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A bridge's current hold, as far as logging it goes: `kind` "" (none), "rebalance" (transient) or "plain"
+    (the guard proper); `since` when it began (monotonic seconds); `warned` once logged at WARNING or above."""
+
+    kind: str = ""
+    since: float = 0.0
+    warned: bool = False
+
+
+def routine(hold: Hold, decision: AuthorityDecision) -> bool:
+    """Whether `decision` enters, or ends back under Kafka authority, a hold that only waits for a Kafka
+    rebalance in progress and has not lasted: every Kafka join or leave of the group goes through one, so
+    it is logged at INFO (the authority switch included), not WARNING."""
+    if decision.held:
+        return decision.transient and hold.kind != "plain" and not hold.warned
+    return hold.kind == "rebalance" and not hold.warned and decision.authority is Authority.KAFKA
+
+
+def next_hold(hold: Hold, decision: AuthorityDecision, now: float) -> tuple[Hold, int | None, str]:
+    """The hold after `decision`, and what to log about it (a level, or None for nothing, and a message):
+    entering the guard proper once at ERROR; a rebalance hold at INFO, once at WARNING if it lasts
+    `HOLD_WARN_S`; its end at INFO when routine, else WARNING."""
+    kind = "" if not decision.held else ("rebalance" if decision.transient else "plain")
+    since = now if kind and not hold.kind else hold.since
+    lasted = now - hold.since
+    if kind == "plain" and hold.kind != "plain":
+        return Hold(kind, since, True), logging.ERROR, decision.reason
+    if kind == "rebalance" and not hold.kind:
+        return Hold(kind, since), logging.INFO, decision.reason
+    if kind == "rebalance" and not hold.warned and lasted >= HOLD_WARN_S:
+        return Hold(kind, since, True), logging.WARNING, f"still {decision.reason} after {lasted:.0f}s"
+    if not kind and hold.kind:
+        level = logging.INFO if routine(hold, decision) else logging.WARNING
+        return Hold(), level, f"no longer holding nothing after {lasted:.1f}s: {decision.reason}"
+    return Hold(kind, since, hold.warned) if kind else Hold(), None, ""

@@ -20,7 +20,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
@@ -29,7 +29,7 @@ from migrator.assign.model import ThreadId, TopicPartition
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
 from migrator.consumer.stream import KafkaStream
-from migrator.coordination.authority import AuthorityDecision, KafkaHealth, decide_authority
+from migrator.coordination.authority import AuthorityDecision, Hold, KafkaHealth, decide_authority, next_hold, routine
 from migrator.coordination.events import (
     Changed,
     CommitRequest,
@@ -61,7 +61,6 @@ COALESCE_S = 0.01  # events closer together than this become one rebalance
 LAG_EVERY_S = 5.0  # at most one ListOffsets round trip per this interval for the lag gauge
 SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0  # a release at shutdown waits less for a record in the application's hands
 GUARD_RECHECK_S = 2.0  # while holding nothing, re-evaluate this often even if no event arrives
-HOLD_WARN_S = 5.0  # a hold for a Kafka rebalance in progress is routine (INFO) unless it lasts this long
 LEAVE_WAIT_S = 5.0  # at shutdown, how long the owner nodes wait for the embedded member's LeaveGroup
 
 
@@ -86,11 +85,8 @@ class State:
     registered: bool = False
     retry_at: float | None = None
     closed: bool = False
-    held: str = ""
-    """Why the bridge holds nothing: "" (it does not), "rebalance" (transient) or "plain" (the guard)."""
-    held_since: float = 0.0
-    hold_warned: bool = False
-    """The current hold was logged at WARNING or above (it lasted, or was not a rebalance in progress)."""
+    hold: Hold = field(default_factory=Hold)
+    """Whether, why and since when the bridge holds nothing (`Hold.kind` "" when it does not)."""
     failed: ListenerError | None = None
     """The application's listener raised: the connector left the group and only waits for `shutdown()`."""
 
@@ -486,7 +482,7 @@ class RebalanceWorker:
         authority, reason = decision.authority, decision.reason
         publish = publish or reason != self._published_reason
         if authority is not self.state.authority:
-            level = logging.INFO if self._routine_hold(decision) else logging.WARNING
+            level = logging.INFO if routine(self.state.hold, decision) else logging.WARNING
             log.log(level, "authority %s -> %s: %s", self.state.authority.value, authority.value, reason)
             self._metrics.switched(authority.value)
         self.state.authority = authority
@@ -511,35 +507,13 @@ class RebalanceWorker:
             )
         )
 
-    def _routine_hold(self, decision: AuthorityDecision) -> bool:
-        """Whether this decision enters, or ends back under Kafka authority, a hold that only waits for a Kafka
-        rebalance in progress and has not lasted: every Kafka join or leave of the group goes through one."""
-        if decision.held:
-            return decision.transient and self.state.held != "plain" and not self.state.hold_warned
-        return self.state.held == "rebalance" and not self.state.hold_warned and decision.authority is Authority.KAFKA
-
     def _note_hold(self, decision: AuthorityDecision) -> None:
-        """Log entering the guard once at ERROR, expose it, and keep re-evaluating while it lasts: plain members
-        may leave with no ZooKeeper or Kafka event reaching us. A hold for a Kafka rebalance in progress is
-        routine (INFO) unless it lasts `HOLD_WARN_S`."""
-        held = "" if not decision.held else ("rebalance" if decision.transient else "plain")
-        now = time.monotonic()
-        routine = self._routine_hold(decision)
-        if held and not self.state.held:
-            self.state.held_since = now
-        if held == "plain" and self.state.held != "plain":
-            log.error("%s", decision.reason)
-        elif held == "rebalance" and not self.state.held:
-            log.info("%s", decision.reason)
-        elif held == "rebalance" and not self.state.hold_warned and now - self.state.held_since >= HOLD_WARN_S:
-            self.state.hold_warned = True
-            log.warning("still %s after %.0fs", decision.reason, now - self.state.held_since)
-        elif not held and self.state.held:
-            log.log(logging.INFO if routine else logging.WARNING, "no longer holding nothing after %.1fs: %s",
-                    now - self.state.held_since, decision.reason)  # fmt: skip
-        if not held:
-            self.state.hold_warned = False
-        self.state.held = held
+        """Log the hold as `authority.next_hold` says, expose it, and keep re-evaluating while it lasts: plain
+        members may leave with no ZooKeeper or Kafka event reaching us."""
+        self.state.hold, level, message = next_hold(self.state.hold, decision, time.monotonic())
+        if level is not None:
+            log.log(level, "%s", message)
+        held = self.state.hold.kind
         self._metrics.fallback_held(bool(held))
         if held:
             due = time.monotonic() + GUARD_RECHECK_S
