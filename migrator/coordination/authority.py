@@ -13,6 +13,7 @@ or no plain member remains.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Set
 from dataclasses import dataclass, replace
 
@@ -35,12 +36,15 @@ UNKNOWN_KAFKA = KafkaHealth(joined=False, reason="embedded member has not joined
 
 @dataclass(frozen=True, slots=True)
 class AuthorityDecision:
-    """`held`: the rule said `zookeeper` but the guard forbids obeying it; the bridge owns nothing."""
+    """`held`: the rule said `zookeeper` but the guard forbids obeying it; the bridge owns nothing.
+    `transient`: held only because a Kafka rebalance is in progress (every Kafka join or leave goes through
+    one), so it normally ends within the rebalance; the worker logs such a hold quietly unless it lasts."""
 
     authority: Authority
     reason: str
     unknown_mode_value: str | None = None
     held: bool = False
+    transient: bool = False
 
 
 def decide_authority(mode: ModeNode, members: Set[str], bridges: Set[str], kafka: KafkaHealth) -> AuthorityDecision:
@@ -104,7 +108,8 @@ def guard_fallback(
     """
     if decision.authority is Authority.KAFKA or mode.mode is not Mode.KAFKA:
         return decision
-    if group.rebalancing:
+    transient = group.rebalancing
+    if transient:
         why = "a Kafka rebalance is in progress (a plain Kafka consumer may be joining)"
     elif group.client_ids is None:
         why = "the Kafka group's members are unknown (it could not be described yet)"
@@ -118,4 +123,47 @@ def guard_fallback(
         f"holding nothing instead of falling back to zookeeper ({decision.reason}): {why}; ZooKeeper's "
         "assignment knows nothing of plain Kafka consumers"
     )
-    return replace(decision, reason=reason, held=True)
+    return replace(decision, reason=reason, held=True, transient=transient)
+
+
+# -- how loud a hold is -------------------------------------------------------------------------------------
+
+HOLD_WARN_S = 5.0  # a hold for a Kafka rebalance in progress is routine (INFO) unless it lasts this long
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A bridge's current hold, as far as logging it goes: `kind` "" (none), "rebalance" (transient) or "plain"
+    (the guard proper); `since` when it began (monotonic seconds); `warned` once logged at WARNING or above."""
+
+    kind: str = ""
+    since: float = 0.0
+    warned: bool = False
+
+
+def routine(hold: Hold, decision: AuthorityDecision) -> bool:
+    """Whether `decision` enters, or ends back under Kafka authority, a hold that only waits for a Kafka
+    rebalance in progress and has not lasted: every Kafka join or leave of the group goes through one, so
+    it is logged at INFO (the authority switch included), not WARNING."""
+    if decision.held:
+        return decision.transient and hold.kind != "plain" and not hold.warned
+    return hold.kind == "rebalance" and not hold.warned and decision.authority is Authority.KAFKA
+
+
+def next_hold(hold: Hold, decision: AuthorityDecision, now: float) -> tuple[Hold, int | None, str]:
+    """The hold after `decision`, and what to log about it (a level, or None for nothing, and a message):
+    entering the guard proper once at ERROR; a rebalance hold at INFO, once at WARNING if it lasts
+    `HOLD_WARN_S`; its end at INFO when routine, else WARNING."""
+    kind = "" if not decision.held else ("rebalance" if decision.transient else "plain")
+    since = now if kind and not hold.kind else hold.since
+    lasted = now - hold.since
+    if kind == "plain" and hold.kind != "plain":
+        return Hold(kind, since, True), logging.ERROR, decision.reason
+    if kind == "rebalance" and not hold.kind:
+        return Hold(kind, since), logging.INFO, decision.reason
+    if kind == "rebalance" and not hold.warned and lasted >= HOLD_WARN_S:
+        return Hold(kind, since, True), logging.WARNING, f"still {decision.reason} after {lasted:.0f}s"
+    if not kind and hold.kind:
+        level = logging.INFO if routine(hold, decision) else logging.WARNING
+        return Hold(), level, f"no longer holding nothing after {lasted:.1f}s: {decision.reason}"
+    return Hold(kind, since, hold.warned) if kind else Hold(), None, ""

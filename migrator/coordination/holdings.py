@@ -77,8 +77,11 @@ class Holdings:
         why: str,
         in_flight_wait_s: float = IN_FLIGHT_WAIT_S,
         tell_listener: bool = True,
+        before_delete: Callable[[], None] | None = None,
     ) -> None:
-        """Stop, let in-flight records finish, commit, tell the listener, delete our owner nodes.
+        """Stop, let in-flight records finish, commit, tell the listener, (`before_delete`), delete our owner
+        nodes. `before_delete` runs once nothing of these partitions is processed or committed any more and
+        they are still locked: a shutting-down bridge leaves the Kafka group there.
 
         A listener that raises does not keep the partitions: they are released all the same, then
         `ListenerError` is raised for the worker to fail the connector."""
@@ -98,11 +101,19 @@ class Holdings:
             except Exception as exc:
                 failure = ListenerError(f"before_releasing_partitions raised {type(exc).__name__}: {exc}")
                 failure.__cause__ = exc
+        t3 = time.monotonic()
+        laps = {"in-flight": t1 - t0, "commit": t2 - t1, "listener": t3 - t2}
+        if before_delete is not None:
+            before_delete()
+            laps["leave"] = time.monotonic() - t3
+            t3 = time.monotonic()
         owners.release(self._zk, self._paths, release, verify=self._zk.client_id != self._owner_session)
-        self.laps.update({"in-flight": t1 - t0, "commit": t2 - t1, "delete owners": time.monotonic() - t2})
+        laps["delete owners"] = time.monotonic() - t3
+        self.laps.update(laps)
         self._forget(release)
         self.owned = keep
-        log.info("released %d partitions (%s)", len(release), why)
+        log.info("released %d partitions (%s): %s", len(release), why,
+                 ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in laps.items()))  # fmt: skip
         if failure is not None:
             raise failure
 

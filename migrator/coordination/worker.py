@@ -20,7 +20,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
@@ -29,7 +29,7 @@ from migrator.assign.model import ThreadId, TopicPartition
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
 from migrator.consumer.stream import KafkaStream
-from migrator.coordination.authority import AuthorityDecision, KafkaHealth, decide_authority
+from migrator.coordination.authority import AuthorityDecision, Hold, KafkaHealth, decide_authority, next_hold, routine
 from migrator.coordination.events import (
     Changed,
     CommitRequest,
@@ -61,6 +61,7 @@ COALESCE_S = 0.01  # events closer together than this become one rebalance
 LAG_EVERY_S = 5.0  # at most one ListOffsets round trip per this interval for the lag gauge
 SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0  # a release at shutdown waits less for a record in the application's hands
 GUARD_RECHECK_S = 2.0  # while holding nothing, re-evaluate this often even if no event arrives
+LEAVE_WAIT_S = 5.0  # at shutdown, how long the owner nodes wait for the embedded member's LeaveGroup
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +85,8 @@ class State:
     registered: bool = False
     retry_at: float | None = None
     closed: bool = False
-    held: str = ""
-    """Why the bridge holds nothing: "" (it does not), "rebalance" (transient) or "plain" (the guard)."""
+    hold: Hold = field(default_factory=Hold)
+    """Whether, why and since when the bridge holds nothing (`Hold.kind` "" when it does not)."""
     failed: ListenerError | None = None
     """The application's listener raised: the connector left the group and only waits for `shutdown()`."""
 
@@ -141,6 +142,7 @@ class RebalanceWorker:
         self._laps: dict[str, float] = {}  # where the last attempt spent its time, for the rebalance log
         self._snapshot: Snapshot | None = None  # the last full read, reused while only the mode changes
         self._missing_topics: tuple[str, ...] = ()  # as last logged
+        self._left = False  # shutdown deregistered and left the Kafka group before deleting the owner nodes
         if kafka is not None:
             offsets.kafka_available = lambda: not kafka.problem
         self._next_commit = self._commit_deadline()
@@ -489,7 +491,8 @@ class RebalanceWorker:
         authority, reason = decision.authority, decision.reason
         publish = publish or reason != self._published_reason
         if authority is not self.state.authority:
-            log.warning("authority %s -> %s: %s", self.state.authority.value, authority.value, reason)
+            level = logging.INFO if routine(self.state.hold, decision) else logging.WARNING
+            log.log(level, "authority %s -> %s: %s", self.state.authority.value, authority.value, reason)
             self._metrics.switched(authority.value)
         self.state.authority = authority
         kafka = authority is Authority.KAFKA
@@ -514,20 +517,35 @@ class RebalanceWorker:
         )
 
     def _note_hold(self, decision: AuthorityDecision) -> None:
-        """Log entering the guard once at ERROR (a rebalance in progress is routine: INFO), expose it, and keep
-        re-evaluating while it lasts: plain members may leave with no ZooKeeper or Kafka event reaching us."""
-        held = "" if not decision.held else ("rebalance" if "rebalance is in progress" in decision.reason else "plain")
-        if held == "plain" and self.state.held != "plain":
-            log.error("%s", decision.reason)
-        elif held == "rebalance" and not self.state.held:
-            log.info("%s", decision.reason)
-        elif not held and self.state.held:
-            log.warning("no longer holding nothing: %s", decision.reason)
-        self.state.held = held
+        """Log the hold as `authority.next_hold` says, expose it, and keep re-evaluating while it lasts: plain
+        members may leave with no ZooKeeper or Kafka event reaching us."""
+        self.state.hold, level, message = next_hold(self.state.hold, decision, time.monotonic())
+        if level is not None:
+            log.log(level, "%s", message)
+        held = self.state.hold.kind
         self._metrics.fallback_held(bool(held))
         if held:
             due = time.monotonic() + GUARD_RECHECK_S
             self.state.retry_at = due if self.state.retry_at is None else min(self.state.retry_at, due)
+
+    def _leave_kafka_group(self) -> None:
+        """Deregister from ZooKeeper, then leave the Kafka group, still holding the owner nodes.
+
+        Deregistering first matters to the other bridges: one that decides while we are registered but no
+        longer in the Kafka group would find a bridge missing from it and fall back to ZooKeeper's assignment.
+        Under Kafka authority every registered member is a bridge, and bridges claim by waiting for the owner
+        nodes, so nothing reacts to the deregistration before they are deleted."""
+        assert self._kafka is not None
+        t0 = time.monotonic()
+        self._registry.deregister()
+        self._left = True
+        t1 = time.monotonic()
+        self._kafka.member.leave()
+        if self._kafka.member.wait_left(LEAVE_WAIT_S):
+            log.info("embedded member closed (LeaveGroup unless static) before deleting the owner nodes: "
+                     "deregister %.0f ms, close %.0f ms", (t1 - t0) * 1e3, (time.monotonic() - t1) * 1e3)  # fmt: skip
+        else:
+            log.warning("the embedded member did not leave the Kafka group within %.0fs", LEAVE_WAIT_S)
 
     # -- commits and shutdown --------------------------------------------------------------------------
     def _commit_processed(self, measure_lag: bool = False) -> None:
@@ -547,13 +565,25 @@ class RebalanceWorker:
             self._metrics.lag(sum(max(0, end - positions[tp]) for tp, end in ends.items() if positions[tp] >= 0))
 
     def _shutdown(self) -> None:
+        """Release everything and leave. Under Kafka authority a bridge leaves the Kafka group as soon as
+        nothing more is processed or committed, before deleting its owner nodes: the group's rebalance (which
+        waits for the other members' next heartbeat) then overlaps the release, and the members that get the
+        partitions wait for those owner nodes as always. After this the loop ends: no later event (the
+        embedded member gone from the group) can make this connector decide, fall back or claim again."""
+        leave_early = self._kafka is not None and self.state.authority is Authority.KAFKA
         try:
             if self.owned and self.state.registered:
                 try:
-                    self._holdings.release(dict(self.owned), "shutdown", SHUTDOWN_IN_FLIGHT_WAIT_S)
+                    self._holdings.release(
+                        dict(self.owned),
+                        "shutdown",
+                        SHUTDOWN_IN_FLIGHT_WAIT_S,
+                        before_delete=self._leave_kafka_group if leave_early else None,
+                    )
                 except ListenerError as exc:  # released all the same; shutting down is what the app asked for
                     log.error("%s during shutdown", exc, exc_info=exc.__cause__)
-            self._registry.deregister()
+            if not self._left:
+                self._registry.deregister()
         except KazooException as exc:
             log.warning("clean shutdown incomplete (%s); ZooKeeper will expire our session", type(exc).__name__)
         finally:

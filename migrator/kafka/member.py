@@ -116,6 +116,8 @@ class EmbeddedMember:
     def _call(self, fn: Callable[[], T]) -> T:
         if threading.current_thread() is self._thread or not self._thread.is_alive():
             return fn()
+        if self._closing.is_set():  # the poll thread serves nothing more; the group no longer knows us
+            raise TimeoutError("the embedded member is leaving the group")
         future: Future[T] = Future()
         self._calls.put((fn, future))
         return future.result(timeout=CALL_TIMEOUT_S)
@@ -136,9 +138,23 @@ class EmbeddedMember:
             except queue.Empty:
                 return
 
+    def leave(self) -> None:
+        """Start leaving the group without waiting: the poll thread closes the client, which sends LeaveGroup.
+        Called by a shutting-down worker once nothing more is processed or committed, so the group's
+        rebalance overlaps the release of the owner nodes. Revoke callbacks from here on return at once."""
+        self._closing.set()
+        self._calls.put((lambda: None, Future()))  # wake the poll thread if it waits for queued calls
+
+    def wait_left(self, timeout_s: float) -> bool:
+        """Whether the client has closed (LeaveGroup sent) within `timeout_s`."""
+        if self._thread.ident is None:
+            return True  # never started: never joined
+        self._thread.join(timeout=timeout_s)
+        return not self._thread.is_alive()
+
     def close(self) -> None:
         """Leave the group. The worker has released everything already, so revoke callbacks return at once."""
-        self._closing.set()
+        self.leave()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
 

@@ -33,12 +33,14 @@ class Registry:
             self._create_ephemeral(path, data)
 
     def deregister(self) -> None:
+        """Delete our nodes in one pipelined round trip: ZooKeeper applies one session's requests in order, so
+        `ids` still goes first (shutdown waits for this before leaving the Kafka group)."""
         nodes = [self._paths.member(self._cid)]
         if self._bridge:
             nodes += [self._paths.published_authority(self._cid), self._paths.migration_member(self._cid)]
-        for path in nodes:
+        for result in [self._zk.delete_async(path) for path in nodes]:
             with contextlib.suppress(NoNodeError):
-                self._zk.delete(path)
+                result.get()
 
     def publish(self, authority: PublishedAuthority) -> None:
         if self._bridge:

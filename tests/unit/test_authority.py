@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import logging
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from migrator.coordination.authority import (
+    HOLD_WARN_S,
     NEVER_DESCRIBED,
+    AuthorityDecision,
+    Hold,
     KafkaGroupView,
     KafkaHealth,
     decide_authority,
     guard_fallback,
     needs_group_check,
+    next_hold,
+    routine,
 )
 from migrator.zk.codecs import Authority, ModeNode
 
@@ -119,6 +126,14 @@ def test_a_group_never_described_or_rebalancing_is_held_conservatively() -> None
     assert d.held and "rebalance is in progress" in d.reason
 
 
+def test_only_a_hold_for_a_rebalance_in_progress_is_transient() -> None:
+    """The worker logs a transient hold at INFO (every Kafka join or leave has one), the others at ERROR."""
+    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(("a",), rebalancing=True)).transient
+    for lasting in (NEVER_DESCRIBED, WITH_PLAIN, KafkaGroupView(client_ids=("rdkafka",), current=False)):
+        d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, lasting)
+        assert d.held and not d.transient
+
+
 def test_kafka_authority_and_other_modes_are_never_held() -> None:
     healthy = decide_authority(KAFKA, {"a"}, {"a"}, HEALTHY)
     assert guard_fallback(healthy, KAFKA, {"a"}, WITH_PLAIN) == healthy
@@ -152,7 +167,58 @@ def test_the_guard_never_lets_a_bridge_obey_zookeeper_next_to_plain_consumers_in
     plain_possible = clients is None or rebalancing or bool(set(clients) - registered)
     must_hold = raw == b"kafka" and rule.authority is Authority.ZOOKEEPER and plain_possible
     assert d.held == must_hold
+    assert d.transient == (d.held and rebalancing)
     if d.held:
         assert rule.reason in d.reason
     else:
         assert d == rule
+
+
+# -- how loud a hold is: every Kafka join or leave holds the bridges for a moment, which is no WARNING ------
+
+REBALANCING = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(("a",), rebalancing=True))
+PLAIN_HOLD = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, WITH_PLAIN)
+BACK_TO_KAFKA = decide_authority(KAFKA, {"a"}, {"a"}, HEALTHY)
+
+
+def levels(decisions: list[tuple[float, AuthorityDecision]]) -> list[int | None]:
+    hold, out = Hold(), []
+    for now, decision in decisions:
+        hold, level, _ = next_hold(hold, decision, now)
+        out.append(level)
+    return out
+
+
+def test_a_short_hold_for_a_rebalance_in_progress_is_logged_at_info_both_ways() -> None:
+    assert routine(Hold(), REBALANCING) and routine(Hold("rebalance", 0.0), BACK_TO_KAFKA)
+    assert levels([(0.0, REBALANCING), (0.05, BACK_TO_KAFKA)]) == [logging.INFO, logging.INFO]
+
+
+def test_a_rebalance_hold_that_lasts_warns_once_and_its_end_warns() -> None:
+    lasting = [(0.0, REBALANCING), (2.0, REBALANCING), (HOLD_WARN_S, REBALANCING), (7.0, REBALANCING)]
+    assert levels([*lasting, (8.0, BACK_TO_KAFKA)]) == [logging.INFO, None, logging.WARNING, None, logging.WARNING]
+    assert not routine(Hold("rebalance", 0.0, warned=True), BACK_TO_KAFKA)
+
+
+def test_the_guard_proper_is_an_error_and_its_end_a_warning() -> None:
+    assert not routine(Hold(), PLAIN_HOLD)
+    assert levels([(0.0, PLAIN_HOLD), (2.0, PLAIN_HOLD), (2.1, REBALANCING), (2.2, BACK_TO_KAFKA)]) == [
+        logging.ERROR, None, None, logging.WARNING,
+    ]  # fmt: skip
+
+
+def test_a_rebalance_hold_that_ends_in_a_real_fallback_warns() -> None:
+    """The rebalance is over and the rule says zookeeper with no plain member: the bridge obeys ZooKeeper."""
+    assert not routine(Hold("rebalance", 0.0), LEGACY_FALLBACK)
+    assert levels([(0.0, REBALANCING), (0.1, LEGACY_FALLBACK)]) == [logging.INFO, logging.WARNING]
+
+
+@given(st.lists(st.sampled_from([REBALANCING, PLAIN_HOLD, BACK_TO_KAFKA, LEGACY_FALLBACK]), max_size=12))
+def test_a_hold_that_is_not_a_short_rebalance_is_never_only_at_info(decisions: list[AuthorityDecision]) -> None:
+    """Whatever the sequence, a hold by the guard proper, or one that lasted, reaches WARNING or above."""
+    hold, loud = Hold(), False
+    for i, decision in enumerate(decisions):
+        hold, level, _ = next_hold(hold, decision, float(i) * 2.0)
+        loud = loud or (level is not None and level >= logging.WARNING)
+        if decision is PLAIN_HOLD or (hold.kind and float(i) * 2.0 - hold.since >= HOLD_WARN_S):
+            assert loud and hold.warned
