@@ -138,6 +138,13 @@ def sync_plan(source: Mapping[TopicPartition, int], target: Mapping[TopicPartiti
     return plan
 
 
+def check_topics(existing: Mapping[str, tuple[int, ...] | None]) -> None:
+    """Refuse a --topic the cluster does not have: a read filtered by it would silently show nothing."""
+    for topic, ids in sorted(existing.items()):
+        if ids is None:
+            raise UsageError(f"topic {topic} does not exist in Kafka")
+
+
 def check_partitions(offsets: Iterable[TopicPartition], existing: Mapping[str, tuple[int, ...] | None]) -> None:
     """Refuse offsets for topics or partitions the brokers do not have (UsageError, nothing written)."""
     for tp in sorted(offsets):
