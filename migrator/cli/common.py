@@ -56,7 +56,7 @@ def _connect_string(_ctx: click.Context, _param: click.Parameter, value: str | N
     return normalise_connect(value)
 
 
-def _zk_auth(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+def check_zk_auth(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     """The option's own words: `zookeeper.auth` is a connector property the operator never typed."""
     if value is not None and auth_problem(value) is not None:
         scheme = value.split(":", 1)[0]
@@ -102,7 +102,7 @@ zk_auth_option = click.option(
     "--zk-auth",
     metavar="digest:USER:PASSWORD",
     envvar="MIGRATOR_ZK_AUTH",
-    callback=_zk_auth,
+    callback=check_zk_auth,
     help="ZooKeeper identity (also from $MIGRATOR_ZK_AUTH); needed on groups protected by `acl protect`.",
 )
 
