@@ -26,6 +26,7 @@ from tests.helpers import cli
 from tests.helpers.kafka import make_topic
 from tests.helpers.wait import wait_until
 from tests.integration.test_ops_fakes import FakeGroup, fake_group  # noqa: F401  (fixture)
+from tests.integration.test_ops_modes import _bridges_follow
 
 PARTITIONS = 3
 ZK_OFFSETS = {0: 5, 1: 6, 2: 7}
@@ -335,10 +336,14 @@ def test_set_mode_kafka_on_a_rebalancing_group(
         assert "it is rebalancing; retry in about 10s, or add --wait" in line
         assert cli.zk_state(zk_client) == before
 
+        stop = threading.Event()
+        follower = threading.Thread(target=_bridges_follow, args=(zk_client, fake_group, [b1, b2], stop), daemon=True)
+        follower.start()
         waited = cli.run(*argv, "--wait", "--timeout", "60")  # settles when the stalled member is dropped
-        assert "rebalancing" not in waited.stderr, waited.stderr
-        assert zk_client.get(fake_group.paths.mode)[0] == b"kafka", waited.stderr
-        assert {b1, b2} <= admin.describe_group(fake_group.group).client_ids
+        stop.set()
+        assert waited.code == EXIT_OK, waited.stderr
+        assert "it is rebalancing" not in waited.stderr and "switch complete" in waited.stdout
+        assert zk_client.get(fake_group.paths.mode)[0] == b"kafka"
     finally:
         _close_in_background(stalled)
 

@@ -50,7 +50,7 @@ def world(cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
         p = GroupPaths(GROUP)
         zk.create(p.offset(TOPIC, 0), b"4", makepath=True)
         zk.create(p.member(f"{GROUP}_b1"), Registration({TOPIC: 1}).encode(), makepath=True, ephemeral=True)
-        zk.create(p.migration_member(f"{GROUP}_b1"), Registration({TOPIC: 1}).encode(), ephemeral=True)
+        zk.create(p.migration_member(f"{GROUP}_b1"), Registration({TOPIC: 1}).encode(), makepath=True, ephemeral=True)
         yield cluster, zk, tmp
 
 
@@ -79,7 +79,7 @@ zk_auths = st.one_of(
     st.sampled_from(["digest:ops:s3cret", "ops:s3cret", "digest:ops", "sasl", "sasl:u", "digest::", ""]),
     st.text(max_size=12),
 )
-numbers = st.one_of(st.integers(-3, 5).map(str), st.floats(-1, 3, allow_nan=True).map(str), st.text(max_size=4))
+numbers = st.one_of(st.integers(-3, 5).map(str), st.floats(-1, 3).map(str) | st.just("nan"), st.text(max_size=4))
 
 
 def command_lines(cluster: Any, tmp: Path) -> st.SearchStrategy[list[str]]:
