@@ -381,3 +381,57 @@ def test_ctrl_c_during_wait_after_the_write_says_how_to_roll_back(
     assert f"the mode of {fake_group.group} IS written (kafka" in line
     assert f"migrator set-mode zookeeper -z {cluster.zookeeper} -g {fake_group.group}" in line
     assert zk_client.get(fake_group.paths.mode)[0] == b"kafka"
+
+
+# --- fleet-scan --apply / --rollback follow set-mode's rule -------------------------------------------------
+
+
+def _switched_plan(ensemble: str, group: str, path: Path) -> Path:
+    from migrator.fleet.plan import SWITCHED, Plan, PlanEntry
+
+    plan = Plan(run_id="r1", holder="test", dry_run=False, started_at_ms=1)
+    plan.groups.append(PlanEntry(ensemble, group, 1, previous_mode=None, previous_mode_exists=False, outcome=SWITCHED))
+    plan.save(path)
+    return path
+
+
+@pytest.mark.parametrize("how", ["--apply", "--rollback"])
+def test_fleet_scan_refuses_to_switch_where_kafka_cannot_be_found(
+    cluster: Any, zk_client: KazooClient, chroot: str, tmp_path: Path, how: str
+) -> None:
+    ensemble = cluster.zookeeper + chroot
+    group = "orders"
+    zk_client.create(chroot + GroupPaths(group).mode, b"kafka", makepath=True)
+    argv = ["fleet-scan", "-z", ensemble, "--no-progress", "--plan-file", str(tmp_path / "plan.json")]
+    argv += ["--apply"] if how == "--apply" else ["--rollback", str(_switched_plan(ensemble, group, tmp_path / "p"))]
+    before = cli.zk_state(zk_client)
+    line = cli.run(*argv).single_error(EXIT_REFUSED)
+    assert f"no --bootstrap-servers and no broker registered under /brokers/ids for {ensemble}" in line
+    assert cli.zk_state(zk_client) == before
+
+
+# --- status names the partitions a plain consumer also holds ------------------------------------------------
+
+
+def test_status_names_the_partitions_a_plain_consumer_also_holds(
+    cluster: Any,
+    zk_client: KazooClient,
+    fake_group: FakeGroup,  # noqa: F811
+) -> None:
+    bridge = fake_group.add_bridge(f"{fake_group.group}_b1")
+    fake_group.add_kafka_member("plain-app")
+    fake_group.wait_kafka_members({bridge, "plain-app"})
+    for partition in range(PARTITIONS):  # the bridge, under zookeeper authority, claims every partition
+        zk_client.create(fake_group.paths.owner(fake_group.topic, partition), f"{bridge}-0".encode(), makepath=True)
+    held = KafkaAdmin(cluster.bootstrap_servers).describe_group(fake_group.group).assignment_by_client()["plain-app"]
+    assert held, "range gives the plain consumer at least one of 3 partitions"
+
+    done = cli.run("status", "-z", cluster.zookeeper, "-g", fake_group.group)
+
+    assert done.code == EXIT_OK, done.stderr
+    warning = next(line for line in done.stdout.splitlines() if "dual ownership" in line)
+    assert f"dual ownership on {len(held)} partitions" in warning
+    for tp in held:
+        assert f"{tp} (plain-app)" in warning
+        row = next(line for line in done.stdout.splitlines() if line.strip().startswith(f"{tp} "))
+        assert f"{bridge}-0 + kafka:plain-app" in row
