@@ -54,8 +54,8 @@ def _fill_bootstrap(
     bootstrap: dict[str, str | None], zks: dict[str, KazooClient], needed: list[str], *, required: bool
 ) -> dict[str, str | None]:
     """Ensembles without -b get the brokers registered under their /brokers/ids. A run that switches
-    modes (`required`) refuses, before writing anything, when an ensemble's Kafka cannot be found: its
-    preflight could not see plain Kafka consumers (set-mode refuses the same way)."""
+    modes (`required`: --apply, --rollback) refuses, before writing anything, when an ensemble's Kafka
+    cannot be found: its preflight could not see plain Kafka consumers (set-mode refuses the same way)."""
     from migrator.zk.brokers import registered_brokers
 
     filled = dict(bootstrap)
@@ -260,7 +260,8 @@ def fleet_scan(
 
     with contextlib.ExitStack() as stack:
         zks = stack.enter_context(_clients(ensembles, zk_auth, connect_timeout))
-        bootstrap = _fill_bootstrap(bootstrap, zks, ensembles, required=do_apply)
+        if do_apply:  # a dry-run scan without -b keeps saying `kafka-unchecked`: it switches nothing
+            bootstrap = _fill_bootstrap(bootstrap, zks, ensembles, required=True)
         lock = stack.enter_context(FleetLock(zks[ensembles[0]], run_id)) if do_apply else None
         items = [(e, g) for e in ensembles for g in list_groups(zks[e], keep)]
         click.echo(f"{len(items)} groups in {len(ensembles)} ensemble(s)", err=True)
