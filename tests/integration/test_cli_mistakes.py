@@ -291,24 +291,30 @@ REBALANCING = frozenset({"PREPARING_REBALANCING", "COMPLETING_REBALANCING"})
 """confluent-kafka's names (ConsumerGroupState) of a group between generations."""
 
 
-def _stalled_member(bootstrap: str, group: str, topic: str) -> Consumer:
-    """A plain member that joined and then stopped polling: the next rebalance waits for it (up to its
-    max.poll.interval.ms), so the Kafka group stays PREPARING_REBALANCE long enough to be seen."""
+def _stalled_member(bootstrap: str, group: str, topic: str, with_: set[str]) -> Consumer:
+    """A plain member that polls until the group is stable with it and `with_`, then stops polling: the next
+    rebalance waits for it (up to its max.poll.interval.ms), so the Kafka group stays PREPARING_REBALANCING
+    long enough to be seen, then drops it and settles."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
             "group.id": group,
             "client.id": "stalled-app",
             "session.timeout.ms": 6000,
-            "max.poll.interval.ms": 25000,
+            "max.poll.interval.ms": 40000,
             "partition.assignment.strategy": "range",
             "enable.auto.commit": False,
         }
     )
     consumer.subscribe([topic])
-    deadline = time.monotonic() + 45
-    while not consumer.assignment() and time.monotonic() < deadline:
+    admin = KafkaAdmin(bootstrap)
+
+    def stable() -> bool:
         consumer.poll(0.2)
+        kafka = admin.describe_group(group)
+        return kafka.state == "STABLE" and kafka.client_ids == {*with_, "stalled-app"}
+
+    wait_until(stable, timeout=90, interval=0.2, what="the stalled member in a stable group")
     return consumer
 
 
@@ -323,9 +329,8 @@ def test_set_mode_kafka_on_a_rebalancing_group(
     fake_group: FakeGroup,  # noqa: F811
 ) -> None:
     b1 = fake_group.add_bridge(f"{fake_group.group}_b1")
-    stalled = _stalled_member(cluster.bootstrap_servers, fake_group.group, fake_group.topic)
+    stalled = _stalled_member(cluster.bootstrap_servers, fake_group.group, fake_group.topic, {b1})
     try:
-        fake_group.wait_kafka_members({b1, "stalled-app"})
         b2 = fake_group.add_bridge(f"{fake_group.group}_b2")  # its join starts a rebalance the stalled one holds up
         admin = KafkaAdmin(cluster.bootstrap_servers)
         wait_until(lambda: admin.describe_group(fake_group.group).state in REBALANCING, timeout=20)
