@@ -318,11 +318,15 @@ def render_text(report: StatusReport) -> str:
     return "\n".join(lines)
 
 
-def read_status(zk: KazooClient, group: str, admin: KafkaAdmin | None) -> StatusReport:
-    """Read ZooKeeper, then Kafka (a Kafka failure becomes a warning: the ZooKeeper half still shows)."""
+def read_status(
+    zk: KazooClient, group: str, admin: KafkaAdmin | None, missing: str = "no --bootstrap-servers given"
+) -> StatusReport:
+    """Read ZooKeeper, then Kafka (a Kafka failure becomes a warning: the ZooKeeper half still shows).
+
+    `missing` says why there is no admin, for that warning."""
     view = read_group(zk, group)
     if admin is None:
-        return build_report(view, None, kafka_error="no --bootstrap-servers given")
+        return build_report(view, None, kafka_error=missing)
     try:
         kafka = admin.describe_group(group)
         partitions = {t: ids for t in sorted(view.topics) if (ids := admin.partitions(t)) is not None}
