@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,8 @@ from tests.helpers.zk import zk_client as open_zk
 GROUP = f"prop-{uuid.uuid4().hex[:6]}"
 TOPIC = f"prop-t-{uuid.uuid4().hex[:6]}"
 NAME_CHARS = st.sampled_from("abcXYZ019._-")
+BUSY_PORT = ""
+"""A port the module fixture keeps listening on (as root, ports 1-5 would be free to bind)."""
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,11 @@ def world(cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
     tmp = tmp_path_factory.mktemp("cli-props")
     (tmp / "offsets.csv").write_text(f"topic,partition,offset\n{TOPIC},0,3\n")
     (tmp / "garbage.json").write_text("{not json")
-    with open_zk(cluster) as zk:
+    with open_zk(cluster) as zk, socket.socket() as busy:
+        busy.bind(("", 0))  # every address, as the metrics server binds: console-consumer must refuse it
+        busy.listen()
+        global BUSY_PORT
+        BUSY_PORT = str(busy.getsockname()[1])
         p = GroupPaths(GROUP)
         zk.create(p.offset(TOPIC, 0), b"4", makepath=True)
         zk.create(p.member(f"{GROUP}_b1"), Registration({TOPIC: 1}).encode(), makepath=True, ephemeral=True)
@@ -126,7 +133,7 @@ def command_lines(cluster: Any, tmp: Path) -> st.SearchStrategy[list[str]]:
             "console-consumer", "-z", zs, "-g", gs, "-t", topic, "--connect-timeout", "1", "--consumer-property",
             "consumer.timeout.ms=300", "--metrics-port", port, *extra,
         ],
-        z, g, t, numbers, opt,
+        z, g, t, st.just(BUSY_PORT) | numbers.filter(lambda n: not n.strip().isdigit() or int(n) < 1), opt,
     )  # fmt: skip
     fleet = st.builds(
         lambda zs, plan, stable, extra: ["fleet-scan", "-z", zs, "--rollback", plan, "--stable-for", stable, *extra],
@@ -154,7 +161,7 @@ def test_no_input_gets_a_traceback_or_an_undocumented_exit(
 ) -> None:
     _cluster, zk, _tmp = world
 
-    @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(strategy)
     def holds(argv: list[str]) -> None:
         before = zk_state(zk)
