@@ -25,7 +25,7 @@ from kazoo.exceptions import ConnectionLoss, KazooException, NoAuthError, Sessio
 from migrator.errors import MigratorError, NotAuthorised, NotFound, UsageError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.names import validate_group
-from migrator.zk.brokers import registered_brokers
+from migrator.zk.brokers import published_bootstrap, registered_brokers
 from migrator.zk.client import (
     AUTH_FORMS,
     DEFAULT_CONNECT_TIMEOUT_S,
@@ -223,8 +223,9 @@ class Brokers:
     missing: str = ""
 
 
-def find_brokers(conn: Connection, zk: KazooClient) -> Brokers:
-    """-b if given, else the brokers registered under /brokers/ids (a ZooKeeper-mode cluster).
+def find_brokers(conn: Connection, zk: KazooClient, group: str | None = None) -> Brokers:
+    """-b if given, else the brokers registered under /brokers/ids (a ZooKeeper-mode cluster), else the
+    cluster the group's bridges published with their authority (their embedded members' brokers).
 
     A switch or an offsets write that cannot see Kafka could make dual ownership it cannot detect, so a
     command that needs Kafka refuses (or is forced) when neither is there; it never quietly skips the check.
@@ -234,7 +235,14 @@ def find_brokers(conn: Connection, zk: KazooClient) -> Brokers:
     found = registered_brokers(zk)
     if found:
         return Brokers(make_admin(conn, found), f"/brokers/ids ({found})")
-    return Brokers(None, missing="no --bootstrap-servers given and no broker is registered under /brokers/ids")
+    published = published_bootstrap(zk, group) if group is not None else ""
+    if published:
+        return Brokers(make_admin(conn, published), f"the group's bridges ({published})")
+    return Brokers(
+        None,
+        missing="no --bootstrap-servers given, no broker is registered under /brokers/ids and no bridge of the "
+        "group published its brokers",
+    )
 
 
 def require_group(zk: KazooClient, group: str) -> None:

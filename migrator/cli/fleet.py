@@ -56,17 +56,23 @@ def _fill_bootstrap(
     """Ensembles without -b get the brokers registered under their /brokers/ids. A run that switches
     modes (`required`: --apply, --rollback) refuses, before writing anything, when an ensemble's Kafka
     cannot be found: its preflight could not see plain Kafka consumers (set-mode refuses the same way)."""
-    from migrator.zk.brokers import registered_brokers
+    from migrator.zk.brokers import published_bootstrap, registered_brokers
 
     filled = dict(bootstrap)
     for ensemble in needed:
         if not filled.get(ensemble):
-            filled[ensemble] = registered_brokers(zks[ensemble]) or None
+            zk = zks[ensemble]
+            found = registered_brokers(zk)
+            for group in [] if found else list_groups(zk):
+                if found := published_bootstrap(zk, group):  # a KRaft cluster: what its bridges joined
+                    break
+            filled[ensemble] = found or None
     blind = [e for e in needed if not filled.get(e)]
     if required and blind:
         raise RefusedError(
-            f"no --bootstrap-servers and no broker registered under /brokers/ids for {', '.join(blind)}: "
-            "the Kafka group of its groups cannot be checked; give --bootstrap-servers. Nothing was written"
+            f"no --bootstrap-servers, no broker registered under /brokers/ids and no bridge that published its "
+            f"brokers for {', '.join(blind)}: the Kafka group of its groups cannot be checked; give "
+            "--bootstrap-servers. Nothing was written"
         )
     return filled
 

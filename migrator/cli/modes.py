@@ -79,7 +79,7 @@ def set_mode_cmd(
     target = _parse_mode(mode)
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
-        brokers = find_brokers(conn, zk)
+        brokers = find_brokers(conn, zk, group)
         if brokers.admin is not None and not conn.bootstrap_servers:
             click.echo(f"brokers: {brokers.source}", err=True)
         admin = brokers.admin

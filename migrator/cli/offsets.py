@@ -86,7 +86,7 @@ def export_cmd(conn: Connection, group: str, store: str, fmt: str, output: str |
     _check_output(output)
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
-        brokers = find_brokers(conn, zk)
+        brokers = find_brokers(conn, zk, group)
         admin = _admin(brokers, "--store kafka") if store == "kafka" else brokers.admin
         ops.check_topics(_partitions(zk, admin, set(topics)))
         _view, offsets = ops.read_store(store, zk, group, admin, topics)
@@ -125,7 +125,7 @@ def import_cmd(conn: Connection, group: str, store: str, input_path: str, execut
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--input {input_path}: cannot be read: {exc}") from exc
     with open_zookeeper(conn) as zk:
-        brokers = find_brokers(conn, zk)
+        brokers = find_brokers(conn, zk, group)
         admin = _admin(brokers, "--store kafka") if store == "kafka" else brokers.admin
         ops.check_partitions(offsets, _partitions(zk, admin, {tp.topic for tp in offsets}))
         if store == "kafka":
@@ -158,7 +158,7 @@ def diff_cmd(conn: Connection, group: str, topics: tuple[str, ...], as_json: boo
     """
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
-        admin = _admin(find_brokers(conn, zk), "offsets diff")
+        admin = _admin(find_brokers(conn, zk, group), "offsets diff")
         ops.check_topics(_partitions(zk, admin, set(topics)))
         _view, zk_offsets = ops.read_store("zookeeper", zk, group, admin, topics)
         _view, kafka_offsets = ops.read_store("kafka", zk, group, admin, topics)
@@ -211,7 +211,7 @@ def sync_cmd(
         raise UsageError("--execute and --dry-run contradict each other")
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
-        admin = _admin(find_brokers(conn, zk), "offsets sync")
+        admin = _admin(find_brokers(conn, zk, group), "offsets sync")
         ops.check_topics(_partitions(zk, admin, set(topics)))
         _view, src = ops.read_store(source, zk, group, admin, topics)
         _view, dst = ops.read_store(target, zk, group, admin, topics)

@@ -37,7 +37,7 @@ def status_cmd(conn: Connection, group: str, as_json: bool) -> int:
     """
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
-        brokers = find_brokers(conn, zk)
+        brokers = find_brokers(conn, zk, group)
         report = read_status(zk, group, brokers.admin, brokers.missing)
     if as_json:
         echo_json(report.to_dict())

@@ -238,6 +238,7 @@ class ConsumerConnector:
                 auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
                 exclude_internal=cfg.exclude_internal_topics,
                 resolve_start=self._resolve_start,
+                bootstrap_servers=self.bootstrap_servers,
             ),
             self._zk,
             self.paths,

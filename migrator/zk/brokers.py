@@ -1,7 +1,8 @@
 """What a ZooKeeper-mode Kafka cluster registers about itself: its brokers and its topics' partitions.
 
 Operator commands use it when `--bootstrap-servers` is left out: a switch that cannot see the Kafka group
-must not be made blind, so the brokers are found where the Scala connector found them (`/brokers/ids`).
+must not be made blind, so the brokers are found where the Scala connector found them (`/brokers/ids`),
+else where the group's bridges say their embedded members joined (their published authority).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from migrator.errors import CorruptNodeError
-from migrator.zk.codecs import decode_broker, decode_broker_topic
-from migrator.zk.paths import BROKER_IDS, broker_topic
+from migrator.zk.codecs import PublishedAuthority, decode_broker, decode_broker_topic
+from migrator.zk.paths import BROKER_IDS, GroupPaths, broker_topic
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,23 @@ def registered_brokers(zk: KazooClient) -> str:
             continue
         hosts.append(f"{host}:{port}")
     return ",".join(hosts)
+
+
+def published_bootstrap(zk: KazooClient, group: str) -> str:
+    """The Kafka cluster the group's bridges published (first by consumer id), "" when none did."""
+    paths = GroupPaths(group)
+    try:
+        bridges = sorted(zk.get_children(paths.authority))
+    except NoNodeError:
+        return ""
+    for cid in bridges:
+        try:
+            published = PublishedAuthority.decode(zk.get(paths.published_authority(cid))[0])
+        except (NoNodeError, CorruptNodeError):
+            continue
+        if published.bootstrap:
+            return published.bootstrap
+    return ""
 
 
 def topic_partitions(zk: KazooClient, topic: str) -> tuple[int, ...] | None:

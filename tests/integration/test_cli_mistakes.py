@@ -137,11 +137,58 @@ def test_a_switch_whose_kafka_cannot_be_found_is_refused_unless_forced(
     before = cli.zk_state(zk_client)
 
     line = cli.run(*argv).single_error(EXIT_REFUSED)
-    assert "no --bootstrap-servers given and no broker is registered under /brokers/ids" in line
+    assert "no --bootstrap-servers given, no broker is registered under /brokers/ids and no bridge" in line
     assert cli.zk_state(zk_client) == before
 
     assert cli.run(*argv, "--force", "--reason", "drill").code == EXIT_OK
     assert zk_client.get(chroot + p.mode)[0] == mode.encode()
+
+
+def test_without_brokers_ids_the_brokers_the_bridges_published_are_used(
+    cluster: Any,
+    zk_client: KazooClient,
+    chroot: str,
+    fake_group: FakeGroup,  # noqa: F811
+) -> None:
+    """A KRaft cluster has no /brokers/ids (a chroot without Kafka stands in): a bridge's publication names them."""
+    from migrator.zk.codecs import Authority, PublishedAuthority
+
+    group, p = fake_group.group, fake_group.paths
+    cid = f"{group}_b1"
+    for path in (p.member(cid), p.migration_member(cid)):
+        zk_client.create(chroot + path, Registration({fake_group.topic: 1}).encode(), makepath=True)
+    pa = PublishedAuthority(Authority.KAFKA, 3, int(time.time() * 1000), bootstrap=cluster.bootstrap_servers)
+    zk_client.create(chroot + p.published_authority(cid), pa.encode(), makepath=True)
+    zk_client.create(chroot + p.mode, b"kafka")
+    fake_group.add_kafka_member(cid)
+    fake_group.add_kafka_member("plain-app")
+    fake_group.wait_kafka_members({cid, "plain-app"})
+    before = cli.zk_state(zk_client)
+
+    done = cli.run("set-mode", "zookeeper", "-z", cluster.zookeeper + chroot, "-g", group)
+
+    assert "plain Kafka consumer(s) are in the group: plain-app" in done.single_error(EXIT_REFUSED)
+    assert f"brokers: the group's bridges ({cluster.bootstrap_servers})" in done.stderr
+    assert cli.zk_state(zk_client) == before
+
+
+def test_a_real_bridge_publishes_its_brokers(cluster: Any, zk_client: KazooClient, unique_group: str) -> None:
+    from migrator.zk.codecs import PublishedAuthority
+
+    topic = f"{unique_group}-t"
+    make_topic(cluster, topic, partitions=1)
+    proc = cli.start("console-consumer", "-z", cluster.zookeeper, "-g", unique_group, "-t", topic, "--migration",
+                     "-b", cluster.bootstrap_servers)  # fmt: skip
+    try:
+        authority = GroupPaths(unique_group).authority
+
+        def published() -> str:
+            names = zk_client.get_children(authority) if zk_client.exists(authority) else []
+            return "".join(PublishedAuthority.decode(zk_client.get(f"{authority}/{n}")[0]).bootstrap for n in names)
+
+        assert wait_until(published, timeout=60, what="a published authority") == cluster.bootstrap_servers
+    finally:
+        assert cli.interrupt(proc).code == EXIT_OK
 
 
 # --- bad input: one line, its exit code, nothing written -------------------------------------------------
@@ -411,7 +458,7 @@ def test_fleet_scan_refuses_to_switch_where_kafka_cannot_be_found(
     argv += ["--apply"] if how == "--apply" else ["--rollback", str(_switched_plan(ensemble, group, tmp_path / "p"))]
     before = cli.zk_state(zk_client)
     line = cli.run(*argv).single_error(EXIT_REFUSED)
-    assert f"no --bootstrap-servers and no broker registered under /brokers/ids for {ensemble}" in line
+    assert f"no bridge that published its brokers for {ensemble}" in line
     assert cli.zk_state(zk_client) == before
 
 
