@@ -7,8 +7,8 @@ unless it reaches a broker; most generated inputs fail while parsing, which is t
 command and option is drawn from: connect strings (good, chrooted, malformed, out-of-range ports), group and
 topic names (existing, missing, illegal), --kafka-property pairs, --zk-auth values, paths, numbers.
 `console-consumer` always gets `consumer.timeout.ms` and a --metrics-port it cannot use, so it ends;
-`fleet-scan` always gets `--rollback` of a plan file that does not load and `demo` one option too few, so
-neither starts Spark or a whole demo (their successful runs have their own tests). `dev-cluster` starts
+`fleet-scan` always gets `--rollback` of a plan file that does not load and `demo` -z without -b (even an
+empty one), so neither starts Spark or a whole demo (their successful runs have their own tests). `dev-cluster` starts
 JVMs and is left to tests/unit/test_devcluster_*.
 """
 
@@ -139,7 +139,7 @@ def command_lines(cluster: Any, tmp: Path) -> st.SearchStrategy[list[str]]:
         lambda zs, plan, stable, extra: ["fleet-scan", "-z", zs, "--rollback", plan, "--stable-for", stable, *extra],
         z, paths, numbers, opt,
     )  # fmt: skip
-    demo = st.builds(lambda zs: ["demo", "--quick", "-z", zs], z)
+    demo = st.builds(lambda zs: ["demo", "--quick", "-z", zs, "-o", str(tmp / "demo")], z)
     return st.one_of(operator, operator, offsets_io, console, fleet, demo)
 
 
