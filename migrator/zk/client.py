@@ -17,7 +17,11 @@ class ZooKeeperUnavailable(MigratorError):
     """ZooKeeper did not answer within the connect timeout."""
 
 
-_HOST_PORT = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:/\[\],]+)(?::(?P<port>[0-9]+))?$")
+_HOST_PORT = re.compile(
+    r"^(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*)(?::(?P<port>[0-9]+))?$"
+)
+"""A host is an ASCII name (dot-separated labels of 1..63 characters) or address: kazoo's resolver fails in
+its own thread, with a traceback, on anything else; an internationalised name goes in its xn-- form."""
 CONNECT_FORM = "expected host:port[,host:port...][/chroot]"
 AUTH_FORMS = "digest:<user>:<password>, sasl, sasl:<user>:<password>"
 

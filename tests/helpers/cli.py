@@ -116,6 +116,21 @@ def zk_state(zk: KazooClient) -> dict[str, tuple[bytes, int]]:
     return state
 
 
+def group_state(zk: KazooClient, group: str, chroot: str = "") -> dict[str, object]:
+    """What a command about `group` could write, cheaply: its subtree, and the children of the root, of the
+    chroot and of its /consumers (a mistyped chroot or group created by mistake shows there)."""
+    state: dict[str, object] = {}
+    for parent in ("/", chroot or "/", f"{chroot}/consumers"):
+        try:
+            state[f"children {parent}"] = sorted(zk.get_children(parent))
+        except NoNodeError:
+            state[f"children {parent}"] = None
+    subtree: dict[str, tuple[bytes, int]] = {}
+    _subtree(zk, f"{chroot}/consumers/{group}", subtree)
+    state.update(subtree)
+    return state
+
+
 def kafka_offsets(admin: KafkaAdmin, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
     return admin.committed_offsets(group, list(partitions))
 
