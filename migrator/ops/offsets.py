@@ -63,7 +63,7 @@ def _entry(topic: object, partition: object, offset: object, where: str) -> tupl
     numbers = []
     for name, value in (("partition", partition), ("offset", offset)):
         text = str(value).strip() if not isinstance(value, bool) else ""
-        if not text.isdigit():
+        if not (text.isascii() and text.isdigit()):  # int() refuses digits like "¹"
             raise UsageError(f"{where}: {name} {value!r} is not a non-negative integer")
         numbers.append(int(text))
     return TopicPartition(topic, numbers[0]), numbers[1]

@@ -113,7 +113,7 @@ def encode_offset(next_offset: int) -> bytes:
 def decode_offset(data: bytes | None) -> int:
     """The next offset to read; raises CorruptNodeError on anything but a non-negative decimal."""
     text = (data or b"").decode("utf-8", errors="replace").strip()
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # int() refuses digits like "¹"
         raise CorruptNodeError(f"offset node holds {text!r}, not a decimal")
     return int(text)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import socket
 import uuid
 from collections.abc import Iterator
@@ -134,7 +135,7 @@ def command_lines(cluster: Any, tmp: Path) -> st.SearchStrategy[list[str]]:
             "console-consumer", "-z", zs, "-g", gs, "-t", topic, "--connect-timeout", "1", "--consumer-property",
             "consumer.timeout.ms=300", "--metrics-port", port, *extra,
         ],
-        z, g, t, st.just(BUSY_PORT) | numbers.filter(lambda n: not n.strip().isdigit() or int(n) < 1), opt,
+        z, g, t, st.just(BUSY_PORT) | numbers.filter(lambda n: not re.fullmatch(r"\s*[0-9]+\s*", n) or int(n) < 1), opt,
     )  # fmt: skip
     fleet = st.builds(
         lambda zs, plan, stable, extra: ["fleet-scan", "-z", zs, "--rollback", plan, "--stable-for", stable, *extra],
