@@ -36,8 +36,12 @@ def connect_problem(connect: str) -> str | None:
         port = match and match.group("port")
         if match is None or (port is not None and not 1 <= int(port) <= 65535):
             return f"{hp!r} in {connect!r} is not host:port; {CONNECT_FORM}"
-    if chroot and (chroot == "/" or chroot.endswith("/") or "//" in chroot or chroot != chroot.strip()):
-        return f"chroot {chroot!r} is not a ZooKeeper path (no empty segments, no trailing '/'); {CONNECT_FORM}"
+    segments = chroot.split("/")[1:]
+    if chroot and (chroot != chroot.strip() or any(s in ("", ".", "..") for s in segments) or not chroot.isprintable()):
+        return (
+            f"chroot {chroot!r} is not a ZooKeeper path (no empty, '.' or '..' segments, no trailing '/'); "
+            + CONNECT_FORM
+        )
     return None
 
 
