@@ -173,7 +173,7 @@ def test_no_input_gets_a_traceback_or_an_undocumented_exit(
 ) -> None:
     _cluster, zk, _tmp = world
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(strategy)
     def holds(argv: list[str]) -> None:
         before = _written(zk, argv)
