@@ -66,9 +66,10 @@ def set_mode_cmd(
     ownership: to kafka it needs only bridges, each with its embedded member in the Kafka group, a group
     within group.max.size and a range/roundrobin assignor; to zookeeper it needs no plain Kafka consumers
     in the group. Both directions need to see the Kafka group: without --bootstrap-servers the brokers
-    registered under /brokers/ids are used, and when there are none the switch is refused. A group that
-    does not exist exits 3. The write is conditional on the mode it checked and is recorded with --reason
-    in the audit trail.
+    registered under /brokers/ids are used, else those the group's bridges published, and when there are
+    none the switch is refused. A rebalancing Kafka group is refused (retry in ~10 s) unless --wait, which
+    waits for it to settle first. A group that does not exist exits 3. The write is conditional on the
+    mode it checked and is recorded with --reason in the audit trail.
 
     \b
     Example:
