@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from migrator.errors import ConfigError, UsageError
 from migrator.names import validate_group
+from migrator.zk.client import auth_problem, connect_problem, normalise_connect
 
 INT_MAX = 2**31 - 1
 """Legacy values are Java ints; a larger value would be rejected by the legacy connector sharing the file."""
@@ -445,39 +446,19 @@ def _redact(key: str, value: str) -> str:
 
 # ---------------------------------------------------------------------- cross-property checks
 
-_HOST_PORT = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^\s:/\[\],]+)(?::(?P<port>[0-9]+))?$")
-
 
 def _check_zookeeper(values: dict[str, Any], problems: list[str]) -> None:
     """Validate `zookeeper.connect` (normalising spaces around hosts) and `zookeeper.auth`."""
     connect: str = values["zookeeper_connect"]
-    hosts, slash, rest = connect.partition("/")
-    chroot = slash + rest
-    expected = "expected host:port[,host:port...][/chroot]"
-    entries = [hp.strip() for hp in hosts.split(",")]
-    for hp in entries:
-        match = _HOST_PORT.match(hp)
-        port = match and match.group("port")
-        if match is None or (port is not None and not 1 <= int(port) <= 65535):
-            problems.append(f"zookeeper.connect: {hp!r} in {connect!r} is not host:port; {expected}")
-    if chroot and (chroot == "/" or chroot.endswith("/") or "//" in chroot or chroot != chroot.strip()):
-        problems.append(
-            f"zookeeper.connect: chroot {chroot!r} is not a ZooKeeper path "
-            "(no empty segments, no trailing '/'); " + expected
-        )
-    values["zookeeper_connect"] = ",".join(entries) + chroot
+    problem = connect_problem(connect)
+    if problem is not None:
+        problems.append(f"zookeeper.connect: {problem}")
+    else:
+        values["zookeeper_connect"] = normalise_connect(connect)
 
     auth: str | None = values.get("zookeeper_auth")
-    if auth is not None:
-        scheme, _, rest = auth.partition(":")
-        user, sep, password = rest.partition(":")
-        digest_ok = scheme == "digest" and user and sep and password
-        sasl_ok = scheme == "sasl" and (not rest or (user and sep and password))
-        if not (digest_ok or sasl_ok):
-            problems.append(
-                f"zookeeper.auth: scheme {scheme!r} is not one of "
-                "digest:<user>:<password>, sasl, sasl:<user>:<password>"
-            )
+    if auth is not None and (problem := auth_problem(auth)) is not None:
+        problems.append(f"zookeeper.auth: {problem}")
 
 
 def _check_identity(values: dict[str, Any], problems: list[str]) -> None:

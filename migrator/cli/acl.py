@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from migrator.cli.common import Connection, connection_options, echo_json, group_option, json_option
+from migrator.cli.common import Connection, connection_options, echo_json, group_option, json_option, require_group
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.errors import EXIT_OK
 from migrator.ops import acl as ops_acl
@@ -26,7 +26,8 @@ def protect_cmd(conn: Connection, group: str, admin: str) -> int:
     World keeps read everywhere and create/delete/write under ids, owners, offsets, migration/ids and
     migration/authority (what legacy and bridge connectors do). The mode node, the audit trail and the
     migration node itself become world-readable, admin-writable. Connects as --zk-auth, else as ADMIN.
-    Afterwards, `set-mode` needs `--zk-auth <ADMIN>`.
+    Afterwards, `set-mode` needs `--zk-auth <ADMIN>`. It creates the group's nodes when the group is new,
+    but never a chroot: a chroot that does not exist exits 3.
 
     \b
     Example:
@@ -53,6 +54,7 @@ def show_cmd(conn: Connection, group: str, as_json: bool) -> int:
       migrator acl show -z 127.0.0.1:2181 -g orders
     """
     with open_zookeeper(conn) as zk:
+        require_group(zk, group)
         nodes = ops_acl.show(zk, group)
     if as_json:
         echo_json(

@@ -1,8 +1,9 @@
 """Options every operator command shares, and one way to open (and always close) its connections.
 
-Names are validated while the command line is parsed, before any connection is opened, so a bad group
-name can never reach ZooKeeper. Library chatter (kazoo reconnect warnings, librdkafka connection errors)
-is silenced unless `--debug`: an operator sees one line saying what failed.
+Names, connect strings and identities are validated while the command line is parsed, before any
+connection is opened, so a bad value can never reach ZooKeeper. Library chatter (kazoo reconnect
+warnings, librdkafka connection errors) is silenced unless `--debug`: an operator sees one line saying
+what failed.
 """
 
 from __future__ import annotations
@@ -10,20 +11,33 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import click
+from confluent_kafka import KafkaException
 from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionLoss, KazooException, NoAuthError, SessionExpiredError
 
-from migrator.errors import MigratorError, RefusedError, UsageError
+from migrator.errors import MigratorError, NotAuthorised, NotFound, UsageError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.logs import LIBRDKAFKA_LOGGER
 from migrator.names import validate_group
-from migrator.zk.client import DEFAULT_CONNECT_TIMEOUT_S, connect
+from migrator.zk.brokers import published_bootstrap, registered_brokers
+from migrator.zk.client import (
+    AUTH_FORMS,
+    DEFAULT_CONNECT_TIMEOUT_S,
+    auth_problem,
+    chroot_of,
+    connect,
+    connect_problem,
+    identity_of,
+    normalise_connect,
+)
+from migrator.zk.paths import CONSUMERS, GroupPaths
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,7 +46,26 @@ def _group(_ctx: click.Context, _param: click.Parameter, value: str | None) -> s
     return None if value is None else validate_group(value)
 
 
-def _properties(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+def _connect_string(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """Checked here: kazoo would fail on a bad port only when it connects, with a traceback."""
+    if value is None:
+        return None
+    problem = connect_problem(value)
+    if problem is not None:
+        raise UsageError(f"--zookeeper: {problem}")
+    return normalise_connect(value)
+
+
+def check_zk_auth(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """The option's own words: `zookeeper.auth` is a connector property the operator never typed."""
+    if value is not None and auth_problem(value) is not None:
+        scheme = value.split(":", 1)[0]
+        raise UsageError(f"--zk-auth: expected one of {AUTH_FORMS}, not {scheme!r}:…")
+    return value
+
+
+def parse_properties(values: tuple[str, ...]) -> dict[str, str]:
+    """`key=value` pairs of a repeatable --kafka-property."""
     props: dict[str, str] = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -40,6 +73,10 @@ def _properties(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
             raise UsageError(f"--kafka-property {item!r}: expected key=value, e.g. security.protocol=SASL_SSL")
         props[key.strip()] = value
     return props
+
+
+def _properties(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    return parse_properties(values)
 
 
 @dataclass(frozen=True)
@@ -53,10 +90,27 @@ class Connection:
     kafka_properties: dict[str, str] = field(default_factory=dict)
 
 
+connect_string_option = click.option(
+    "--zookeeper",
+    "-z",
+    required=True,
+    callback=_connect_string,
+    metavar="HOST:PORT[,..][/chroot]",
+    help="ZooKeeper connect string.",
+)
+zk_auth_option = click.option(
+    "--zk-auth",
+    metavar="digest:USER:PASSWORD",
+    envvar="MIGRATOR_ZK_AUTH",
+    callback=check_zk_auth,
+    help="ZooKeeper identity (also from $MIGRATOR_ZK_AUTH); needed on groups protected by `acl protect`.",
+)
+
+
 def connection_options(*, kafka: bool = True) -> Callable[[F], F]:
     """--zookeeper, --zk-auth, --connect-timeout and (with kafka) --bootstrap-servers, --kafka-property.
 
-    They reach the command as one `conn: Connection` argument.
+    They reach the command as one `conn: Connection` argument, after the Kafka properties were checked.
     """
 
     def decorate(func: F) -> F:
@@ -69,18 +123,12 @@ def connection_options(*, kafka: bool = True) -> Callable[[F], F]:
                 connect_timeout_s=kwargs.pop("connect_timeout"),
                 kafka_properties=kwargs.pop("kafka_property", {}),
             )
+            check_kafka_properties(kwargs["conn"].kafka_properties)
             return func(*args, **kwargs)
 
         options = [
-            click.option(
-                "--zookeeper", "-z", required=True, metavar="HOST:PORT[,..][/chroot]", help="ZooKeeper connect string."
-            ),
-            click.option(
-                "--zk-auth",
-                metavar="digest:USER:PASSWORD",
-                envvar="MIGRATOR_ZK_AUTH",
-                help="ZooKeeper identity (also from $MIGRATOR_ZK_AUTH); needed on groups protected by `acl protect`.",
-            ),
+            connect_string_option,
+            zk_auth_option,
             click.option(
                 "--connect-timeout",
                 type=click.FloatRange(min=0.1),
@@ -93,7 +141,10 @@ def connection_options(*, kafka: bool = True) -> Callable[[F], F]:
         if kafka:
             options += [
                 click.option(
-                    "--bootstrap-servers", "-b", metavar="HOST:PORT[,..]", help="Kafka brokers (the group's cluster)."
+                    "--bootstrap-servers",
+                    "-b",
+                    metavar="HOST:PORT[,..]",
+                    help="Kafka brokers (the group's cluster); default: the brokers registered under /brokers/ids.",
                 ),
                 click.option(
                     "--kafka-property",
@@ -127,21 +178,100 @@ def _quiet_libraries() -> None:
         logging.getLogger(LIBRDKAFKA_LOGGER).setLevel(logging.CRITICAL)
 
 
-def make_admin(conn: Connection) -> KafkaAdmin | None:
-    if not conn.bootstrap_servers:
+def kafka_admin(
+    servers: str, properties: dict[str, str], timeout_s: float, option: str = "--kafka-property"
+) -> KafkaAdmin:
+    """An admin client; properties librdkafka refuses when the client is made (an unknown one, SASL
+    without a provider for its mechanism) are the operator's input: one line, exit 2, before any I/O."""
+    props: dict[str, Any] = {"logger": logging.getLogger(LIBRDKAFKA_LOGGER), **properties}
+    try:
+        return KafkaAdmin(servers, props, timeout_s=timeout_s)
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else exc
+        reason = error.str() if hasattr(error, "str") else str(error)
+        raise UsageError(f"{option}: the Kafka client refuses it: {reason}{_sasl_hint(properties)}") from exc
+
+
+def _sasl_hint(properties: dict[str, str]) -> str:
+    """SASL without a mechanism means GSSAPI (Kerberos), which the confluent-kafka wheels do not include."""
+    if properties.get("security.protocol", "").upper().startswith("SASL") and "sasl.mechanism" not in properties:
+        return " (set sasl.mechanism too: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER)"
+    return ""
+
+
+def make_admin(conn: Connection, bootstrap_servers: str | None = None) -> KafkaAdmin | None:
+    """An admin client on `bootstrap_servers` (default: -b); None when there are none."""
+    servers = bootstrap_servers or conn.bootstrap_servers
+    if not servers:
         return None
-    return KafkaAdmin(conn.bootstrap_servers, conn.kafka_properties, timeout_s=conn.connect_timeout_s)
+    return kafka_admin(servers, conn.kafka_properties, conn.connect_timeout_s)
+
+
+def check_kafka_properties(properties: dict[str, str]) -> None:
+    """Refuse bad --kafka-property values even when no broker will be contacted (the client connects lazily)."""
+    if properties:
+        _quiet_libraries()
+        kafka_admin("127.0.0.1:9", properties, 1.0)
+
+
+@dataclass(frozen=True)
+class Brokers:
+    """The Kafka admin a command uses and where its brokers came from; `admin` None: `missing` says why."""
+
+    admin: KafkaAdmin | None
+    source: str = ""
+    missing: str = ""
+
+
+def find_brokers(conn: Connection, zk: KazooClient, group: str | None = None) -> Brokers:
+    """-b if given, else the brokers registered under /brokers/ids (a ZooKeeper-mode cluster), else the
+    cluster the group's bridges published with their authority (their embedded members' brokers).
+
+    A switch or an offsets write that cannot see Kafka could make dual ownership it cannot detect, so a
+    command that needs Kafka refuses (or is forced) when neither is there; it never quietly skips the check.
+    """
+    if conn.bootstrap_servers:
+        return Brokers(make_admin(conn), "--bootstrap-servers")
+    found = registered_brokers(zk)
+    if found:
+        return Brokers(make_admin(conn, found), f"/brokers/ids ({found})")
+    published = published_bootstrap(zk, group) if group is not None else ""
+    if published:
+        return Brokers(make_admin(conn, published), f"the group's bridges ({published})")
+    return Brokers(
+        None,
+        missing="no --bootstrap-servers given, no broker is registered under /brokers/ids and no bridge of the "
+        "group published its brokers",
+    )
+
+
+def require_group(zk: KazooClient, group: str) -> None:
+    """A group that does not exist is a typo or the wrong cluster: say so (exit 3) instead of `absent`."""
+    where = f" (chroot {zk.chroot})" if zk.chroot else ""
+    if zk.exists(CONSUMERS) is None:
+        raise NotFound(f"{CONSUMERS} does not exist{where}: no consumer group is registered on this ZooKeeper")
+    if zk.exists(GroupPaths(group).root) is None:
+        raise NotFound(f"group {group} does not exist under {CONSUMERS}{where}")
 
 
 @contextmanager
 def zookeeper(conn: Connection, *, auth: str | None = None) -> Iterator[KazooClient]:
-    """A connected client, closed on exit; kazoo errors become one-line MigratorErrors."""
+    """A connected client, closed on exit; kazoo errors become one-line MigratorErrors.
+
+    A chroot that does not exist is refused (exit 3): kazoo only warns, and every read below it would
+    then say "absent" while the real group lives at the root.
+    """
     _quiet_libraries()
-    zk = connect(conn.zookeeper, auth=auth or conn.zk_auth, timeout_s=conn.connect_timeout_s)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # kazoo's missing-chroot warning: said below, in one line
+        zk = connect(conn.zookeeper, auth=auth or conn.zk_auth, timeout_s=conn.connect_timeout_s)
     try:
+        chroot = chroot_of(conn.zookeeper)
+        if chroot and zk.exists("/") is None:
+            raise NotFound(f"chroot {chroot} does not exist on ZooKeeper {conn.zookeeper}; nothing was written")
         yield zk
     except NoAuthError as exc:
-        raise RefusedError("not authorised by ZooKeeper: run with --zk-auth digest:<user>:<password>") from exc
+        raise NotAuthorised(None, identity_of(zk)) from exc
     except (ConnectionLoss, SessionExpiredError) as exc:
         raise MigratorError(f"lost the ZooKeeper connection to {conn.zookeeper}; nothing more was written") from exc
     except KazooException as exc:

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -35,7 +36,7 @@ from migrator.consumer.connector import ConsumerConnector
 from migrator.consumer.filters import Blacklist, TopicFilter, Whitelist
 from migrator.consumer.message import Message
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
-from migrator.errors import EXIT_FAILED, EXIT_OK, ConfigError, MigratorError, UsageError
+from migrator.errors import EXIT_FAILED, EXIT_OK, ConfigError, EnvironmentProblem, MigratorError, UsageError
 from migrator.names import validate_topic
 
 log = logging.getLogger(__name__)
@@ -315,6 +316,19 @@ def build_config(o: Options) -> tuple[ConsumerConfig, int | None]:
     return ConsumerConfig.from_mapping(props), (None if idle < 0 else idle)
 
 
+def check_port_free(port: int) -> None:
+    """Before the connector joins the group: a busy --metrics-port would otherwise fail inside it, after
+    it registered, with a traceback. (Checked by binding as the metrics server does, on every address.)"""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as http.server does: TIME_WAIT is no owner
+        try:
+            probe.bind(("", port))
+        except OSError as exc:
+            raise EnvironmentProblem(
+                f"--metrics-port {port}: cannot listen there ({exc.strerror or exc}); choose a free port"
+            ) from exc
+
+
 def topic_selection(topic: str | None, whitelist: str | None, blacklist: str | None) -> str | TopicFilter:
     given = [x for x in (topic, whitelist, blacklist) if x is not None]
     if len(given) != 1:
@@ -389,6 +403,8 @@ def console_consumer_cmd(
         migration, metrics_port,
     )  # fmt: skip
     config, idle_ms = build_config(options)
+    if metrics_port is not None:
+        check_port_free(metrics_port)
     printer = Printer(FORMATTERS[fmt])
     _quiet_libraries()
     return _consume(config, selection, streams, printer, max_messages, idle_ms)

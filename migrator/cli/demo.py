@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from migrator.errors import EXIT_FAILED, EXIT_OK, UsageError
+from migrator.zk.client import connect_problem
 
 
 @click.command("demo")
@@ -37,8 +38,11 @@ def demo_cmd(
       migrator demo --quick
       migrator demo -z 127.0.0.1:2181 -b 127.0.0.1:9092 --output /tmp/demo
     """
-    if bool(zookeeper) != bool(bootstrap_servers):
+    given = [v for v in (zookeeper, bootstrap_servers) if v is not None]
+    if len(given) == 1 or any(not v.strip() for v in given):  # `-z ''` is a mistake, not "start a cluster"
         raise UsageError("give both --zookeeper and --bootstrap-servers, or neither (to start a local cluster)")
+    if zookeeper is not None and (problem := connect_problem(zookeeper)) is not None:
+        raise UsageError(f"--zookeeper: {problem}")
     from migrator.demo import run_demo
 
     debug = bool(ctx.find_root().params.get("debug"))

@@ -8,6 +8,7 @@ ensemble). See docs/fleet.md.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import os
 import re
@@ -20,7 +21,8 @@ from pathlib import Path
 import click
 from kazoo.client import KazooClient
 
-from migrator.errors import EXIT_FAILED, EXIT_OK, MigratorError, UsageError
+from migrator.cli.common import check_kafka_properties, check_zk_auth, parse_properties
+from migrator.errors import EXIT_FAILED, EXIT_OK, EnvironmentProblem, MigratorError, RefusedError, UsageError
 from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, pair_bootstrap, split_ensembles
 
 log = logging.getLogger(__name__)
@@ -36,14 +38,43 @@ def parse_duration_ms(text: str, option: str) -> int:
     return int(float(match.group(1)) * _UNITS_MS[match.group(2) or "s"])
 
 
-def _properties(values: tuple[str, ...]) -> dict[str, str]:
-    props: dict[str, str] = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--kafka-property {item!r}: expected key=value")
-        props[key.strip()] = value
-    return props
+SPARK_EXTRA = ("pyspark", "tqdm")
+
+
+def _require_spark() -> None:
+    """The scan runs on Spark, an optional extra: say which one to install instead of a traceback."""
+    missing = [name for name in SPARK_EXTRA if importlib.util.find_spec(name) is None]
+    if missing:
+        raise EnvironmentProblem(
+            f"fleet-scan needs the 'spark' extra ({', '.join(missing)} missing): pip install 'migrator[spark]'"
+        )
+
+
+def _fill_bootstrap(
+    bootstrap: dict[str, str | None], zks: dict[str, KazooClient], needed: list[str], *, required: bool
+) -> dict[str, str | None]:
+    """Ensembles without -b get the brokers registered under their /brokers/ids. A run that switches
+    modes (`required`: --apply, --rollback) refuses, before writing anything, when an ensemble's Kafka
+    cannot be found: its preflight could not see plain Kafka consumers (set-mode refuses the same way)."""
+    from migrator.zk.brokers import published_bootstrap, registered_brokers
+
+    filled = dict(bootstrap)
+    for ensemble in needed:
+        if not filled.get(ensemble):
+            zk = zks[ensemble]
+            found = registered_brokers(zk)
+            for group in [] if found else list_groups(zk):
+                if found := published_bootstrap(zk, group):  # a KRaft cluster: what its bridges joined
+                    break
+            filled[ensemble] = found or None
+    blind = [e for e in needed if not filled.get(e)]
+    if required and blind:
+        raise RefusedError(
+            f"no --bootstrap-servers, no broker registered under /brokers/ids and no bridge that published its "
+            f"brokers for {', '.join(blind)}: the Kafka group of its groups cannot be checked; give "
+            "--bootstrap-servers. Nothing was written"
+        )
+    return filled
 
 
 @contextlib.contextmanager
@@ -108,12 +139,19 @@ def _master(option: str | None) -> str | None:
     metavar="Z[;Z2...]",
     help="ZooKeeper ensembles: `;` between ensembles, `,` between hosts of one; repeatable.",
 )
-@click.option("--zk-auth", envvar="MIGRATOR_ZK_AUTH", metavar="digest:USER:PASSWORD", help="ZooKeeper identity.")
+@click.option(
+    "--zk-auth",
+    envvar="MIGRATOR_ZK_AUTH",
+    callback=check_zk_auth,
+    metavar="digest:USER:PASSWORD",
+    help="ZooKeeper identity.",
+)
 @click.option(
     "--bootstrap-servers",
     "-b",
     metavar="B[;B2...]",
-    help="Kafka brokers: one cluster for all ensembles, or one per ensemble separated by `;`.",
+    help="Kafka brokers: one cluster for all ensembles, or one per ensemble separated by `;`; default: each "
+    "ensemble's brokers under /brokers/ids (--apply and --rollback refuse when there are none).",
 )
 @click.option("--kafka-property", multiple=True, metavar="KEY=VALUE", help="Kafka client property; repeatable.")
 @click.option("--include", metavar="REGEX", help="Only groups whose name matches (search).")
@@ -202,26 +240,34 @@ def fleet_scan(
 
     ensembles = split_ensembles(zookeepers)
     bootstrap = pair_bootstrap(ensembles, bootstrap_servers)
-    props = _properties(kafka_property)
+    props = parse_properties(kafka_property)
+    check_kafka_properties(props)
     keep = group_filter(include, exclude)
     stable_for_ms = parse_duration_ms(stable_for, "--stable-for")
     interval_s = parse_duration_ms(wave_interval, "--wave-interval") / 1000
     run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
     if rollback_file is not None and do_apply:
         raise UsageError("--rollback and --apply exclude each other")
+    if rollback_file is None:
+        _require_spark()
 
     if rollback_file is not None:
         plan = Plan.load(rollback_file)
         needed = sorted({e.ensemble for e in plan.groups} | {ensembles[0]}, key=lambda e: e != ensembles[0])
-        with _clients(needed, zk_auth, connect_timeout) as zks, FleetLock(zks[ensembles[0]], run_id) as lock:
-            plan_boot = {e: bootstrap.get(e) or next(iter(bootstrap.values())) for e in needed}
-            io = FleetIO(zks, plan_boot, {}, f"{who_am_i(zk_auth)} fleet-scan {run_id} ({lock.identity})", props)
-            restored, failed = rollback_plan(io, plan, rollback_file, run_id)
+        with _clients(needed, zk_auth, connect_timeout) as zks:
+            given = {e: bootstrap.get(e) or next(iter(bootstrap.values())) for e in needed}
+            plan_boot = _fill_bootstrap(given, zks, needed, required=True)
+            with FleetLock(zks[ensembles[0]], run_id) as lock:
+                who = f"{who_am_i(zk_auth)} fleet-scan {run_id} ({lock.identity})"
+                io = FleetIO(zks, plan_boot, {}, who, props)
+                restored, failed = rollback_plan(io, plan, rollback_file, run_id)
         click.echo(f"rollback of run {plan.run_id}: {restored} groups restored, {failed} failed ({rollback_file})")
         return EXIT_FAILED if failed else EXIT_OK
 
     with contextlib.ExitStack() as stack:
         zks = stack.enter_context(_clients(ensembles, zk_auth, connect_timeout))
+        if do_apply:  # a dry-run scan without -b keeps saying `kafka-unchecked`: it switches nothing
+            bootstrap = _fill_bootstrap(bootstrap, zks, ensembles, required=True)
         lock = stack.enter_context(FleetLock(zks[ensembles[0]], run_id)) if do_apply else None
         items = [(e, g) for e in ensembles for g in list_groups(zks[e], keep)]
         click.echo(f"{len(items)} groups in {len(ensembles)} ensemble(s)", err=True)

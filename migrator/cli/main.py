@@ -1,8 +1,9 @@
 """Entry point of the `migrator` command.
 
 Every command raises `MigratorError` subclasses for expected failures; `main()` turns them into one line
-on stderr and the documented exit code (0 done, 1 failed, 2 refused or bad usage). `--debug` shows the
-traceback instead.
+on stderr and the documented exit code (`migrator.errors`: 0 done, 1 failed, 2 refused or bad usage,
+3 not found, 130 interrupted). `--debug` shows the traceback instead. Anything else is a bug: it still gets
+one `error: internal error ...` line (exit 1), which the command-line property test treats as a failure.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 
 import click
 
-from migrator.errors import EXIT_FAILED, EXIT_REFUSED, MigratorError
+from migrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_REFUSED, MigratorError
 
 # Command modules, imported lazily so that `migrator --help` stays fast and a missing optional
 # dependency (pyspark) only affects its own command. Each module exposes `commands: list[click.Command]`.
@@ -83,7 +84,14 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"error: {exc}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
-        return 130
+        click.echo("error: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line for the operator, the traceback with --debug
+        if debug:
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        click.echo(f"error: internal error {type(exc).__name__}: {first} (run with --debug for details)", err=True)
+        return EXIT_FAILED
     return rv if isinstance(rv, int) else 0
 
 

@@ -6,9 +6,17 @@ import datetime as dt
 
 import click
 
-from migrator.cli.common import Connection, connection_options, echo_json, group_option, json_option, make_admin
+from migrator.cli.common import (
+    Connection,
+    connection_options,
+    echo_json,
+    find_brokers,
+    group_option,
+    json_option,
+    require_group,
+)
 from migrator.cli.common import zookeeper as open_zookeeper
-from migrator.errors import EXIT_OK, EXIT_REFUSED, UsageError
+from migrator.errors import EXIT_OK, EXIT_REFUSED, Interrupted, UsageError
 from migrator.ops import modes
 from migrator.ops.wait import wait_for_switch
 from migrator.zk.codecs import Mode, ModeNode
@@ -39,8 +47,15 @@ def _iso(ms: int | None) -> str:
 @group_option
 @click.option("--force", is_flag=True, help="Write even though the preflight refuses (recorded in the audit trail).")
 @click.option("--dry-run", is_flag=True, help="Show the switch and the preflight verdict; write nothing.")
-@click.option("--wait", is_flag=True, help="Wait until every bridge obeys the new mode and every partition is owned.")
-@click.option("--timeout", type=click.FloatRange(min=0), default=60.0, show_default=True, help="Seconds for --wait.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="Wait (up to --timeout) for a rebalancing Kafka group to settle before the preflight, then until every "
+    "bridge obeys the new mode and every partition is owned.",
+)
+@click.option(
+    "--timeout", type=click.FloatRange(min=0), default=60.0, show_default=True, help="Seconds for each --wait phase."
+)
 @click.option("--reason", default="", metavar="TEXT", help="Why; recorded in the audit trail (see `history`).")
 def set_mode_cmd(
     mode: str, conn: Connection, group: str, force: bool, dry_run: bool, wait: bool, timeout: float, reason: str
@@ -48,10 +63,13 @@ def set_mode_cmd(
     """Switch the authority a group's bridge connectors obey (writes /consumers/GROUP/migration/mode).
 
     A preflight refuses (exit 2) when the switch would not take effect everywhere or would cause dual
-    ownership: to kafka it needs --bootstrap-servers, only bridges, each with its embedded member in
-    the Kafka group, a group within group.max.size and a range/roundrobin assignor; to zookeeper it needs
-    no plain Kafka consumers in the group. The write is conditional on the mode it checked and is recorded
-    with --reason in the audit trail.
+    ownership: to kafka it needs only bridges, each with its embedded member in the Kafka group, a group
+    within group.max.size and a range/roundrobin assignor; to zookeeper it needs no plain Kafka consumers
+    in the group. Both directions need to see the Kafka group: without --bootstrap-servers the brokers
+    registered under /brokers/ids are used, else those the group's bridges published, and when there are
+    none the switch is refused. A rebalancing Kafka group is refused (retry in ~10 s) unless --wait, which
+    waits for it to settle first. A group that does not exist exits 3. The write is conditional on the
+    mode it checked and is recorded with --reason in the audit trail.
 
     \b
     Example:
@@ -60,11 +78,15 @@ def set_mode_cmd(
       migrator set-mode zookeeper -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092 --dry-run
     """
     target = _parse_mode(mode)
-    admin = make_admin(conn)
     with open_zookeeper(conn) as zk:
+        require_group(zk, group)
+        brokers = find_brokers(conn, zk, group)
+        if brokers.admin is not None and not conn.bootstrap_servers:
+            click.echo(f"brokers: {brokers.source}", err=True)
+        admin = brokers.admin
         change = modes.set_mode(
             zk, group, target, admin=admin, force=force, dry_run=dry_run, reason=reason,
-            who=modes.who_am_i(conn.zk_auth),
+            who=modes.who_am_i(conn.zk_auth), kafka_missing=brokers.missing or None, settle_s=timeout if wait else 0.0,
         )  # fmt: skip
         before = _mode_text(change.before)
         for warning in change.verdict.warnings:
@@ -85,12 +107,26 @@ def set_mode_cmd(
         click.echo(f"{group}: {before} -> {target.value}{forced}; audit {change.audit_path}")
         if wait:
             assert change.write_mzxid is not None and change.write_monotonic is not None
-            pause = wait_for_switch(
-                zk, group, target, write_mzxid=change.write_mzxid, write_monotonic=change.write_monotonic,
-                timeout_s=timeout, admin=admin,
-            )  # fmt: skip
+            try:
+                pause = wait_for_switch(
+                    zk, group, target, write_mzxid=change.write_mzxid, write_monotonic=change.write_monotonic,
+                    timeout_s=timeout, admin=admin,
+                )  # fmt: skip
+            except KeyboardInterrupt:
+                raise Interrupted(_interrupted(conn, group, change)) from None
             click.echo(f"switch complete: every bridge obeys {target.value}; pause {pause:.2f}s")
     return EXIT_OK
+
+
+def _interrupted(conn: Connection, group: str, change: modes.ModeChange) -> str:
+    """Ctrl-C after the write: the switch is in place and goes on without us; say so, and the way back."""
+    back = _mode_text(change.before) if change.before.mode is not None else Mode.ZOOKEEPER.value
+    return (
+        f"interrupted while waiting; the mode of {group} IS written ({change.target.value}, audit "
+        f"{change.audit_path}) and the bridges follow it without this command. Watch it with `migrator status "
+        f"-z {conn.zookeeper} -g {group}`; to roll back: `migrator set-mode {back} -z {conn.zookeeper} -g {group} "
+        '--reason "rollback after interrupted switch"`'
+    )
 
 
 @click.command("get-mode")
@@ -98,13 +134,15 @@ def set_mode_cmd(
 @group_option
 @json_option
 def get_mode_cmd(conn: Connection, group: str, as_json: bool) -> int:
-    """Show the mode node of a group (absent, kafka, zookeeper, or an unknown value).
+    """Show the mode node of a group (absent, kafka, zookeeper, or an unknown value); exit 3 when the
+    group (or the chroot, or /consumers) does not exist.
 
     \b
     Example:
       migrator get-mode -z 127.0.0.1:2181 -g orders
     """
     with open_zookeeper(conn) as zk:
+        require_group(zk, group)
         node, stat = modes.read_mode(zk, group)
     if as_json:
         echo_json(
@@ -138,6 +176,7 @@ def history_cmd(conn: Connection, group: str, as_json: bool) -> int:
       migrator history -z 127.0.0.1:2181 -g orders --json
     """
     with open_zookeeper(conn) as zk:
+        require_group(zk, group)
         entries = modes.history(zk, group)
     if as_json:
         echo_json(

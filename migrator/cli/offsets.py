@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-import click
+from pathlib import Path
 
-from migrator.cli.common import Connection, connection_options, echo_json, group_option, json_option, make_admin
+import click
+from kazoo.client import KazooClient
+
+from migrator.cli.common import (
+    Brokers,
+    Connection,
+    connection_options,
+    echo_json,
+    find_brokers,
+    group_option,
+    json_option,
+    require_group,
+)
 from migrator.cli.common import zookeeper as open_zookeeper
-from migrator.errors import EXIT_OK, UsageError
+from migrator.errors import EXIT_OK, MigratorError, UsageError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.names import validate_topic
 from migrator.ops import offsets as ops
+from migrator.zk.brokers import topic_partitions
 
 store_choice = click.Choice(ops.STORES)
 
@@ -24,11 +37,24 @@ topic_option = click.option(
 )  # fmt: skip
 
 
-def _admin(conn: Connection, why: str) -> KafkaAdmin:
-    admin = make_admin(conn)
-    if admin is None:
-        raise UsageError(f"{why} needs --bootstrap-servers")
-    return admin
+def _admin(brokers: Brokers, why: str) -> KafkaAdmin:
+    if brokers.admin is None:
+        raise UsageError(f"{why} needs Kafka: {brokers.missing}; give --bootstrap-servers")
+    return brokers.admin
+
+
+def _partitions(zk: KazooClient, admin: KafkaAdmin | None, topics: set[str]) -> dict[str, tuple[int, ...] | None]:
+    """Each topic's partitions from the brokers, else from /brokers/topics (a ZooKeeper-mode cluster)."""
+    return {t: admin.partitions(t) if admin is not None else topic_partitions(zk, t) for t in sorted(topics)}
+
+
+def _check_output(output: str | None) -> None:
+    """Before connecting: an export whose file cannot be written would read everything for nothing."""
+    if output is None:
+        return
+    parent = Path(output).parent
+    if not parent.is_dir():
+        raise UsageError(f"--output {output}: directory {parent} does not exist; nothing was written")
 
 
 def _show_plan(plan: dict, target: str, execute: bool) -> None:
@@ -47,7 +73,7 @@ def offsets_group() -> None:
 @group_option
 @click.option("--store", type=store_choice, required=True, help="Which store to read.")
 @click.option("--format", "fmt", type=click.Choice(ops.FORMATS), default="json", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="File (default: stdout).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="File (default: stdout).")
 @topic_option
 def export_cmd(conn: Connection, group: str, store: str, fmt: str, output: str | None, topics: tuple[str, ...]) -> int:
     """Write a group's committed next offsets (topic, partition, offset) as JSON or CSV.
@@ -57,13 +83,20 @@ def export_cmd(conn: Connection, group: str, store: str, fmt: str, output: str |
       migrator offsets export -z 127.0.0.1:2181 -g orders --store zookeeper --format csv -o orders.csv
       migrator offsets export -z 127.0.0.1:2181 -g orders --store kafka -b 127.0.0.1:9092
     """
-    admin = make_admin(conn)
+    _check_output(output)
     with open_zookeeper(conn) as zk:
+        require_group(zk, group)
+        brokers = find_brokers(conn, zk, group)
+        admin = _admin(brokers, "--store kafka") if store == "kafka" else brokers.admin
+        ops.check_topics(_partitions(zk, admin, set(topics)))
         _view, offsets = ops.read_store(store, zk, group, admin, topics)
     text = ops.encode(offsets, fmt, group=group, store=store)
     if output:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise MigratorError(f"--output {output}: {exc.strerror or exc}") from exc
         click.echo(f"{group}: {len(offsets)} {store} offsets written to {output}", err=True)
     else:
         click.echo(text, nl=False)
@@ -77,22 +110,24 @@ def export_cmd(conn: Connection, group: str, store: str, fmt: str, output: str |
 @click.option("--input", "-i", "input_path", type=click.Path(exists=True, dir_okay=False), required=True)
 @click.option("--execute", is_flag=True, help="Write. Without it, only show what would be written.")
 def import_cmd(conn: Connection, group: str, store: str, input_path: str, execute: bool) -> int:
-    """Write offsets from an export file. The whole file is validated first (a bad line: exit 2,
-    nothing written); Kafka needs an empty Kafka group (the broker refuses commits otherwise).
+    """Write offsets from an export file. The whole file is validated first, including that every topic
+    and partition exists (from the brokers, else from /brokers/topics): a bad line exits 2 and nothing is
+    written. Kafka needs an empty Kafka group (the broker refuses commits otherwise). The group may be new.
 
     \b
     Example:
       migrator offsets import -z 127.0.0.1:2181 -g orders --store kafka -b 127.0.0.1:9092 \\
           -i orders.csv --execute
     """
-    with open(input_path, encoding="utf-8") as f:
-        offsets = ops.parse(f.read())
-    admin = make_admin(conn)
-    if store == "kafka":
-        admin = _admin(conn, "--store kafka")
-    if admin is not None:
-        ops.check_partitions(offsets, {t: admin.partitions(t) for t in {tp.topic for tp in offsets}})
+    try:
+        with open(input_path, encoding="utf-8") as f:
+            offsets = ops.parse(f.read())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--input {input_path}: cannot be read: {exc}") from exc
     with open_zookeeper(conn) as zk:
+        brokers = find_brokers(conn, zk, group)
+        admin = _admin(brokers, "--store kafka") if store == "kafka" else brokers.admin
+        ops.check_partitions(offsets, _partitions(zk, admin, {tp.topic for tp in offsets}))
         if store == "kafka":
             assert admin is not None
             ops.require_empty_kafka_group(admin, group)
@@ -121,8 +156,10 @@ def diff_cmd(conn: Connection, group: str, topics: tuple[str, ...], as_json: boo
     Example:
       migrator offsets diff -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092
     """
-    admin = _admin(conn, "offsets diff")
     with open_zookeeper(conn) as zk:
+        require_group(zk, group)
+        admin = _admin(find_brokers(conn, zk, group), "offsets diff")
+        ops.check_topics(_partitions(zk, admin, set(topics)))
         _view, zk_offsets = ops.read_store("zookeeper", zk, group, admin, topics)
         _view, kafka_offsets = ops.read_store("kafka", zk, group, admin, topics)
     rows = ops.diff(zk_offsets, kafka_offsets)
@@ -172,8 +209,10 @@ def sync_cmd(
         raise UsageError("--from and --to must differ")
     if execute and dry_run:
         raise UsageError("--execute and --dry-run contradict each other")
-    admin = _admin(conn, "offsets sync")
     with open_zookeeper(conn) as zk:
+        require_group(zk, group)
+        admin = _admin(find_brokers(conn, zk, group), "offsets sync")
+        ops.check_topics(_partitions(zk, admin, set(topics)))
         _view, src = ops.read_store(source, zk, group, admin, topics)
         _view, dst = ops.read_store(target, zk, group, admin, topics)
         plan = ops.sync_plan(src, dst)

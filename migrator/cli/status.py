@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from migrator.cli.common import Connection, connection_options, echo_json, group_option, json_option, make_admin
+from migrator.cli.common import (
+    Connection,
+    connection_options,
+    echo_json,
+    find_brokers,
+    group_option,
+    json_option,
+    require_group,
+)
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.errors import EXIT_OK
 from migrator.ops.status import read_status, render_text
@@ -19,16 +27,18 @@ def status_cmd(conn: Connection, group: str, as_json: bool) -> int:
     plain Kafka consumers, the mode, whether owners agree with the authority's assignment, and per
     partition its owner thread, ZooKeeper and Kafka offsets, log end and lag, then warnings in words.
 
-    Without --bootstrap-servers only the ZooKeeper half is shown. Read-only.
+    Without --bootstrap-servers the brokers registered under /brokers/ids are used; when there are none,
+    only the ZooKeeper half is shown. Read-only; exit 3 when the group does not exist.
 
     \b
     Example:
       migrator status -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092
       migrator status -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092 --json | jq .warnings
     """
-    admin = make_admin(conn)
     with open_zookeeper(conn) as zk:
-        report = read_status(zk, group, admin)
+        require_group(zk, group)
+        brokers = find_brokers(conn, zk, group)
+        report = read_status(zk, group, brokers.admin, brokers.missing)
     if as_json:
         echo_json(report.to_dict())
     else:

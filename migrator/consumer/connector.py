@@ -16,6 +16,7 @@ from pathlib import Path
 
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END
 from kazoo.client import KazooState
+from kazoo.exceptions import KazooException
 
 from migrator.assign.model import TopicPartition, thread_ids
 from migrator.config import ConsumerConfig
@@ -33,8 +34,9 @@ from migrator.kafka.commit import commit_sync
 from migrator.kafka.fetcher import Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
+from migrator.zk.brokers import registered_brokers
 from migrator.zk.client import connect
-from migrator.zk.codecs import PATTERN_STATIC, Registration, decode_broker
+from migrator.zk.codecs import PATTERN_STATIC, Registration
 from migrator.zk.paths import BROKER_IDS, GroupPaths
 from migrator.zk.registry import Registry, Watches
 
@@ -284,6 +286,7 @@ class ConsumerConnector:
                 auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
                 exclude_internal=cfg.exclude_internal_topics,
                 resolve_start=self._resolve_start,
+                bootstrap_servers=self.bootstrap_servers,
             ),
             self._zk,
             self.paths,
@@ -327,17 +330,9 @@ class ConsumerConnector:
     def _brokers_from_zookeeper(self) -> str:
         """Like the Scala connector: find the brokers under /brokers/ids when none are configured."""
         try:
-            ids = self._zk.get_children(BROKER_IDS)
-        except Exception:
+            return registered_brokers(self._zk)
+        except KazooException:
             return ""
-        hosts = []
-        for broker in ids:
-            try:
-                host, port = decode_broker(self._zk.get(f"{BROKER_IDS}/{broker}")[0])
-                hosts.append(f"{host}:{port}")
-            except Exception:
-                log.warning("ignoring unreadable broker registration %s", broker)
-        return ",".join(hosts)
 
     def _on_session_state(self, state: KazooState) -> None:
         """Runs on kazoo's thread: gate hand-outs at once, leave the rest to the worker."""

@@ -5,7 +5,8 @@ connector, a bridge whose embedded member is not in the Kafka group, or a group 
 `group.max.size` would leave some bridges on ZooKeeper while others move. The switch would then look done
 to the operator while the group quietly stays (or flaps) on ZooKeeper. A switch to `zookeeper` is unsafe
 while plain Kafka consumers are in the group: they keep their Kafka partitions while the bridges claim
-ZooKeeper's, which is dual ownership (CONTRACT §6.1).
+ZooKeeper's, which is dual ownership (CONTRACT §6.1). A switch either way that cannot see the Kafka group
+is refused too: the check it would skip is the one that prevents dual ownership.
 
 No I/O here: `migrator.ops.modes` reads the inputs and writes the mode.
 """
@@ -21,6 +22,10 @@ from migrator.zk.group_view import GroupView
 
 SHAREABLE_ASSIGNORS = frozenset({"range", "roundrobin"})
 """Kafka assignors every bridge's embedded member offers (and so can share with plain Kafka consumers)."""
+SETTLE_HINT_S = 10
+"""How long an operator is told to wait for a rebalancing group: members rejoin within a few heartbeats
+(the bridges' embedded members poll every second), so a group settles in seconds unless a member is gone,
+when the broker waits for its session timeout (10 s by default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +35,8 @@ class Verdict:
     target: Mode
     refusals: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    settling: bool = False
+    """The Kafka group is rebalancing (no assignor chosen yet): a refusal that goes away by itself."""
 
     @property
     def ok(self) -> bool:
@@ -71,7 +78,10 @@ def _to_kafka(
         reasons.append(f"the group needs {size} Kafka members but the brokers' group.max.size is {group_max_size}")
     if not kafka.is_empty:
         if not kafka.assignor:
-            reasons.append(f"the Kafka group has no chosen assignor yet (state {kafka.state}): retry when stable")
+            reasons.append(
+                f"the Kafka group has no chosen assignor yet (state {kafka.state}): it is rebalancing; retry in about "
+                f"{SETTLE_HINT_S}s, or add --wait to wait for it to settle"
+            )
         elif kafka.assignor not in SHAREABLE_ASSIGNORS:
             reasons.append(
                 f"the Kafka group uses assignor {kafka.assignor!r}; bridges can only share "
@@ -83,7 +93,7 @@ def _to_kafka(
 def _to_zookeeper(view: GroupView, kafka: KafkaGroup | None, kafka_error: str | None) -> tuple[list[str], list[str]]:
     if kafka is None:
         why = kafka_error or "no --bootstrap-servers given"
-        return [], [f"plain Kafka consumers could not be checked ({why})"]
+        return [f"the Kafka group cannot be checked for plain Kafka consumers (dual ownership): {why}"], []
     plain = plain_kafka_members(view, kafka)
     if not plain:
         return [], []
@@ -118,4 +128,5 @@ def preflight(
         more_refusals, more_warnings = _to_zookeeper(view, kafka, kafka_error)
         refusals.extend(more_refusals)
         warnings.extend(more_warnings)
-    return Verdict(target=target, refusals=tuple(refusals), warnings=tuple(warnings))
+    settling = target is Mode.KAFKA and kafka is not None and not kafka.is_empty and not kafka.assignor
+    return Verdict(target=target, refusals=tuple(refusals), warnings=tuple(warnings), settling=settling)

@@ -73,6 +73,8 @@ class WorkerSettings:
     auto_commit_interval_ms: int | None
     exclude_internal: bool
     resolve_start: Callable[[Mapping[TopicPartition, int]], dict[TopicPartition, int]]
+    bootstrap_servers: str = ""
+    """Published with the authority (bridges only), so operator commands can find the group's brokers."""
 
 
 @dataclass(slots=True)
@@ -513,6 +515,7 @@ class RebalanceWorker:
                 kafka_member_id=self._kafka.member.member_id() if self._kafka else "",
                 partitions=len(self.owned),
                 held=decision.held,
+                bootstrap=self.s.bootstrap_servers if self._kafka else "",
             )
         )
 

@@ -90,7 +90,7 @@ def document(
     steps: Sequence[Step],
     step_pause: Sequence[float | None],
     settings: Mapping[str, Any],
-    files: Mapping[str, str],
+    files: Mapping[str, str | None],
 ) -> dict[str, Any]:
     v = outcome.verdict
     measured = [p for p in step_pause if p is not None]

@@ -17,7 +17,7 @@ from pathlib import Path
 from migrator.demo.group import create_topic, wait_for
 from migrator.demo.report import Outcome, document, judge_run, step_pauses, table, write_json
 from migrator.demo.steps import FULL, QUICK, GroupDriver, Sizing
-from migrator.demo.timeline import draw, segments
+from migrator.demo.timeline import PLOT_HINT, available, draw, segments
 from migrator.demo.workload import QUIET_LOGGER, LiveLog, SequencedProducer
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe import OwnersWatcher
@@ -116,19 +116,23 @@ def _run(zookeeper: str, bootstrap: str, sizing: Sizing, output: Path, echo: Ech
         records = log.records()
         outcome = judge_run(produced, records, watcher.intervals(), driver.known, driver.errors)
         step_pause = step_pauses(driver.steps, records, sizing.partitions)
-        timeline = output / "timeline.png"
-        plain = {p.name: p.assigned for p in driver.plain_done}
-        segs = segments(watcher.intervals(), plain, driver.known)
-        draw(
-            timeline,
-            segs,
-            driver.steps,
-            driver.known,
-            sizing.partitions,
-            driver.started_ns,
-            ended_ns,
-            f"KIP-125 migration and rollback of group {group}",
-        )
+        timeline: Path | None = None
+        if available():
+            timeline = output / "timeline.png"
+            plain = {p.name: p.assigned for p in driver.plain_done}
+            segs = segments(watcher.intervals(), plain, driver.known)
+            draw(
+                timeline,
+                segs,
+                driver.steps,
+                driver.known,
+                sizing.partitions,
+                driver.started_ns,
+                ended_ns,
+                f"KIP-125 migration and rollback of group {group}",
+            )
+        else:
+            echo(f"hint: {PLOT_HINT}")
         report = output / "report.json"
         settings = {
             "group": group,
@@ -137,10 +141,10 @@ def _run(zookeeper: str, bootstrap: str, sizing: Sizing, output: Path, echo: Ech
             **asdict(sizing),
             "seconds": round(time.monotonic() - started, 1),
         }
-        doc = document(outcome, driver.steps, step_pause, settings, {"timeline": str(timeline)})
+        doc = document(outcome, driver.steps, step_pause, settings, {"timeline": str(timeline) if timeline else None})
         write_json(report, doc)
         echo(table(outcome, driver.steps, step_pause))
-        echo(f"report {report}, timeline {timeline} ({time.monotonic() - started:.0f}s)")
+        echo(f"report {report}, timeline {timeline or '-'} ({time.monotonic() - started:.0f}s)")
         return DemoResult(outcome.ok, report, timeline, outcome)
     finally:
         zk.stop()

@@ -19,6 +19,7 @@ from migrator.errors import UsageError
 from migrator.fleet.classify import classify, to_row
 from migrator.fleet.kafka_reader import FleetKafkaReader
 from migrator.fleet.model import FleetRow, KafkaGroupFacts
+from migrator.zk.client import connect_problem
 from migrator.zk.group_reader import read_groups
 from migrator.zk.group_view import GroupView
 from migrator.zk.paths import CONSUMERS
@@ -40,6 +41,10 @@ def split_ensembles(values: Iterable[str]) -> list[str]:
                 ensembles.append(part)
     if not ensembles:
         raise UsageError("--zookeeper: give at least one ensemble (host:port[,host:port...][/chroot])")
+    for ensemble in ensembles:
+        problem = connect_problem(ensemble)
+        if problem is not None:
+            raise UsageError(f"--zookeeper: {problem}")
     return ensembles
 
 

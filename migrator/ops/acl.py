@@ -16,8 +16,8 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError, NoNodeError
 from kazoo.security import ACL, Id, Permissions
 
-from migrator.errors import RefusedError
-from migrator.zk.client import digest_acl_id
+from migrator.errors import NotAuthorised
+from migrator.zk.client import digest_acl_id, identity_of
 from migrator.zk.paths import GroupPaths
 
 WORLD = Id("world", "anyone")
@@ -75,10 +75,7 @@ def protect(zk: KazooClient, group: str, admin: str) -> list[tuple[str, list[ACL
         for name in zk.get_children(p.audit):
             zk.set_acls(f"{p.audit}/{name}", audit_acl)
     except NoAuthError as exc:
-        raise RefusedError(
-            f"not authorised to change the ACLs of {p.root}: it is already protected by another identity "
-            "(run with --zk-auth of that identity)"
-        ) from exc
+        raise NotAuthorised(p.root, identity_of(zk)) from exc
     return done
 
 

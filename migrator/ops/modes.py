@@ -19,13 +19,15 @@ from kazoo.protocol.states import ZnodeStat
 from kazoo.security import ACL, OPEN_ACL_UNSAFE
 
 from migrator.coordination.preflight import Verdict, preflight
-from migrator.errors import CorruptNodeError, MigratorError, RefusedError
+from migrator.errors import CorruptNodeError, MigratorError, NotAuthorised, RefusedError
 from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaUnavailable
+from migrator.zk.client import identity_of
 from migrator.zk.codecs import AuditEntry, Mode, ModeNode
 from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 
 AUDIT_PREFIX = "entry-"
+SETTLE_POLL_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +67,13 @@ def read_mode(zk: KazooClient, group: str) -> tuple[ModeNode, ZnodeStat | None]:
 
 
 def describe_kafka(
-    admin: KafkaAdmin | None, group: str, *, need_max_size: bool
+    admin: KafkaAdmin | None, group: str, *, need_max_size: bool, missing: str | None = None
 ) -> tuple[KafkaGroup | None, int | None, str | None]:
-    """(group, group.max.size, error): errors become a reason for the preflight, not an exception."""
+    """(group, group.max.size, error): errors become a reason for the preflight, not an exception.
+
+    `missing` says why there is no admin (e.g. no brokers found), so the refusal names it."""
     if admin is None:
-        return None, None, None
+        return None, None, missing
     try:
         kafka = admin.describe_group(group)
         max_size = admin.group_max_size() if need_max_size else None
@@ -85,10 +89,6 @@ def _acl_of(zk: KazooClient, path: str) -> list[ACL]:
     except NoNodeError:
         return list(OPEN_ACL_UNSAFE)
     return list(acls)
-
-
-def _not_authorised(path: str) -> RefusedError:
-    return RefusedError(f"not authorised to write {path}: run with --zk-auth digest:<admin user>:<password>")
 
 
 def _write(
@@ -109,12 +109,12 @@ def _write(
         tx.create(f"{paths.audit}/{AUDIT_PREFIX}", entry.encode(), acl=audit_acl, sequence=True)
         results = tx.commit()
     except NoAuthError as exc:
-        raise _not_authorised(paths.mode) from exc
+        raise NotAuthorised(paths.mode, identity_of(zk)) from exc
     errors = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
     if errors:
         err = errors[0]
         if isinstance(err, NoAuthError):
-            raise _not_authorised(paths.mode)
+            raise NotAuthorised(paths.mode, identity_of(zk))
         if isinstance(err, BadVersionError | NodeExistsError | NoNodeError):
             raise RefusedError(
                 f"{paths.mode} changed while the preflight ran; nothing written, check `migrator get-mode` and retry"
@@ -135,13 +135,26 @@ def set_mode(
     dry_run: bool = False,
     reason: str = "",
     who: str = "",
+    kafka_missing: str | None = None,
+    settle_s: float = 0.0,
 ) -> ModeChange:
-    """Preflight, then write `target` unless refused (raises RefusedError) or a dry run."""
+    """Preflight, then write `target` unless refused (raises RefusedError) or a dry run.
+
+    A Kafka group that is rebalancing refuses only until it settles: with `settle_s` the preflight is
+    repeated (reading everything again) until it no longer says so or the time is up, then judged as usual.
+    """
     paths = GroupPaths(group)
-    before, stat = read_mode(zk, group)
-    view = read_group(zk, group)
-    kafka, max_size, kafka_error = describe_kafka(admin, group, need_max_size=target is Mode.KAFKA)
-    verdict = preflight(target, view, kafka, max_size, kafka_error=kafka_error)
+    deadline = time.monotonic() + settle_s
+    while True:
+        before, stat = read_mode(zk, group)
+        view = read_group(zk, group)
+        kafka, max_size, kafka_error = describe_kafka(
+            admin, group, need_max_size=target is Mode.KAFKA, missing=kafka_missing
+        )
+        verdict = preflight(target, view, kafka, max_size, kafka_error=kafka_error)
+        if not verdict.settling or dry_run or time.monotonic() >= deadline:
+            break
+        time.sleep(SETTLE_POLL_S)
     change = ModeChange(group, before, target, verdict, forced=force and not verdict.ok, dry_run=dry_run)
     if before.mode is target:
         return replace(change, noop=True)

@@ -63,7 +63,7 @@ def _entry(topic: object, partition: object, offset: object, where: str) -> tupl
     numbers = []
     for name, value in (("partition", partition), ("offset", offset)):
         text = str(value).strip() if not isinstance(value, bool) else ""
-        if not text.isdigit():
+        if not (text.isascii() and text.isdigit()):  # int() refuses digits like "¹"
             raise UsageError(f"{where}: {name} {value!r} is not a non-negative integer")
         numbers.append(int(text))
     return TopicPartition(topic, numbers[0]), numbers[1]
@@ -136,6 +136,13 @@ def sync_plan(source: Mapping[TopicPartition, int], target: Mapping[TopicPartiti
         if best != target.get(tp):
             plan[tp] = best
     return plan
+
+
+def check_topics(existing: Mapping[str, tuple[int, ...] | None]) -> None:
+    """Refuse a --topic the cluster does not have: a read filtered by it would silently show nothing."""
+    for topic, ids in sorted(existing.items()):
+        if ids is None:
+            raise UsageError(f"topic {topic} does not exist in Kafka")
 
 
 def check_partitions(offsets: Iterable[TopicPartition], existing: Mapping[str, tuple[int, ...] | None]) -> None:

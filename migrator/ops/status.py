@@ -215,7 +215,8 @@ def build_report(
         zk_off, k_off, end = view.offsets.get(tp), kafka_offsets.get(tp), log_ends.get(tp)
         committed = max(zk_off if zk_off is not None else -1, k_off if k_off is not None else -1)
         lag = None if end is None or committed < 0 else max(end - committed, 0)
-        owner = view.owners.get(tp) or held_by_kafka.get(tp)  # plain Kafka consumers write no owners node
+        # plain Kafka consumers write no owners node; a partition held both ways shows both (dual ownership)
+        owner = " + ".join(o for o in (view.owners.get(tp), held_by_kafka.get(tp)) if o) or None
         exp = expected.get(tp) if expected is not None else None
         rows.append(PartitionRow(tp.topic, tp.partition, owner, exp, zk_off, k_off, end, lag))
 
@@ -229,11 +230,19 @@ def build_report(
 
     agree: bool | None = None
     if expected is not None:
-        wrong = [tp for tp, thread in expected.items() if tp in view.owners and view.owners[tp] != thread]
-        wrong += [tp for tp in view.owners if tp in held_by_kafka]
-        agree = not wrong
+        wrong = sorted(tp for tp, thread in expected.items() if tp in view.owners and view.owners[tp] != thread)
+        doubled = sorted(tp for tp in view.owners if tp in held_by_kafka)
+        agree = not wrong and not doubled
         if wrong:
-            warnings.append(f"owners disagree with the {basis} assignment on {len(wrong)} partitions")
+            warnings.append(
+                f"owners disagree with the {basis} assignment on {len(wrong)} partitions: {_partition_names(wrong)}"
+            )
+        if doubled:
+            held = ", ".join(f"{tp} ({held_by_kafka[tp].removeprefix('kafka:')})" for tp in doubled[:10])
+            warnings.append(
+                f"dual ownership on {len(doubled)} partitions: owned in ZooKeeper and also assigned by Kafka to a "
+                f"plain consumer: {held}{_more(doubled, 10)}"
+            )
 
     return StatusReport(
         group=view.group,
@@ -252,6 +261,15 @@ def build_report(
         partitions=tuple(rows),
         warnings=tuple(warnings),
     )
+
+
+def _more(items: list[TopicPartition], shown: int) -> str:
+    return f" and {len(items) - shown} more" if len(items) > shown else ""
+
+
+def _partition_names(tps: list[TopicPartition], shown: int = 10) -> str:
+    """The partitions a warning is about, so it can be checked against the table."""
+    return ", ".join(str(tp) for tp in tps[:shown]) + _more(tps, shown)
 
 
 def _cell(value: object) -> str:
@@ -300,11 +318,15 @@ def render_text(report: StatusReport) -> str:
     return "\n".join(lines)
 
 
-def read_status(zk: KazooClient, group: str, admin: KafkaAdmin | None) -> StatusReport:
-    """Read ZooKeeper, then Kafka (a Kafka failure becomes a warning: the ZooKeeper half still shows)."""
+def read_status(
+    zk: KazooClient, group: str, admin: KafkaAdmin | None, missing: str = "no --bootstrap-servers given"
+) -> StatusReport:
+    """Read ZooKeeper, then Kafka (a Kafka failure becomes a warning: the ZooKeeper half still shows).
+
+    `missing` says why there is no admin, for that warning."""
     view = read_group(zk, group)
     if admin is None:
-        return build_report(view, None, kafka_error="no --bootstrap-servers given")
+        return build_report(view, None, kafka_error=missing)
     try:
         kafka = admin.describe_group(group)
         partitions = {t: ids for t in sorted(view.topics) if (ids := admin.partitions(t)) is not None}

@@ -34,6 +34,10 @@ class Progress:
     pending_bridges: tuple[str, ...]
     unowned: tuple[TopicPartition, ...]
     partitions_known: bool
+    refusing: tuple[tuple[str, str, str], ...] = ()
+    """(bridge, authority, reason) of pending bridges that did publish after the write, but another
+    authority: the authority rule kept them there (a legacy connector, Kafka unavailable), which waiting
+    longer will not change. The operator needs that reason, not just the bridge's name."""
 
     @property
     def done(self) -> bool:
@@ -41,8 +45,12 @@ class Progress:
 
     def describe(self) -> str:
         parts = []
-        if self.pending_bridges:
-            parts.append(f"bridges not yet publishing the new authority: {', '.join(self.pending_bridges)}")
+        refusing = {cid for cid, _a, _r in self.refusing}
+        for cid, authority, reason in self.refusing:
+            parts.append(f"bridge {cid} published {authority} after the write: {reason or 'no reason given'}")
+        silent = [cid for cid in self.pending_bridges if cid not in refusing]
+        if silent:
+            parts.append(f"bridges not yet publishing the new authority: {', '.join(silent)}")
         if self.unowned:
             shown = ", ".join(str(tp) for tp in self.unowned[:10])
             more = f" and {len(self.unowned) - 10} more" if len(self.unowned) > 10 else ""
@@ -72,8 +80,13 @@ def progress(
             or published[cid][1] <= write_mzxid
         )
     )
+    refusing = tuple(
+        (cid, published[cid][0].authority.value, published[cid][0].reason)
+        for cid in pending
+        if cid in published and published[cid][1] > write_mzxid and published[cid][0].authority.value != target.value
+    )
     unowned = () if partitions is None else tuple(sorted(tp for tp in partitions if tp not in owned))
-    return Progress(pending, unowned, partitions is not None)
+    return Progress(pending, unowned, partitions is not None, refusing)
 
 
 def _published(zk: KazooClient, group: str, bridges: Iterable[str]) -> dict[str, tuple[PublishedAuthority, int]]:

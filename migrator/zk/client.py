@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -18,6 +19,66 @@ class ZooKeeperUnavailable(MigratorError):
     """ZooKeeper did not answer within the connect timeout."""
 
 
+_HOST_PORT = re.compile(
+    r"^(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*)(?::(?P<port>[0-9]+))?$"
+)
+"""A host is an ASCII name (dot-separated labels of 1..63 characters) or address: kazoo's resolver fails in
+its own thread, with a traceback, on anything else; an internationalised name goes in its xn-- form."""
+CONNECT_FORM = "expected host:port[,host:port...][/chroot]"
+AUTH_FORMS = "digest:<user>:<password>, sasl, sasl:<user>:<password>"
+
+
+def connect_problem(connect: str) -> str | None:
+    """Why `connect` is not a ZooKeeper connect string (None: it is one). Pure, so every caller can say it
+    in its own words (`-z`, `zookeeper.connect`) before kazoo sees it: kazoo fails late, with a traceback."""
+    hosts, slash, rest = connect.partition("/")
+    chroot = slash + rest
+    for hp in (h.strip() for h in hosts.split(",")):
+        match = _HOST_PORT.match(hp)
+        port = match and match.group("port")
+        if match is None or (port is not None and not 1 <= int(port) <= 65535):
+            return f"{hp!r} in {connect!r} is not host:port; {CONNECT_FORM}"
+    segments = chroot.split("/")[1:]
+    if chroot and (chroot != chroot.strip() or any(s in ("", ".", "..") for s in segments) or not chroot.isprintable()):
+        return (
+            f"chroot {chroot!r} is not a ZooKeeper path (no empty, '.' or '..' segments, no trailing '/'); "
+            + CONNECT_FORM
+        )
+    return None
+
+
+def normalise_connect(connect: str) -> str:
+    """Spaces around hosts removed (call after `connect_problem` found none)."""
+    hosts, slash, rest = connect.partition("/")
+    return ",".join(h.strip() for h in hosts.split(",")) + slash + rest
+
+
+def chroot_of(connect: str) -> str | None:
+    _hosts, slash, rest = connect.partition("/")
+    return slash + rest if slash else None
+
+
+def auth_problem(auth: str) -> str | None:
+    """Why `auth` is not a ZooKeeper identity (None: it is one); never repeats the password."""
+    scheme, _, rest = auth.partition(":")
+    user, sep, password = rest.partition(":")
+    digest_ok = scheme == "digest" and user and sep and password
+    sasl_ok = scheme == "sasl" and (not rest or (user and sep and password))
+    if digest_ok or sasl_ok:
+        return None
+    return f"scheme {scheme!r} is not one of {AUTH_FORMS}"
+
+
+def identity_of(zk: KazooClient) -> str | None:
+    """Who a client authenticated as (`digest user 'ops'`), None when anonymous: errors name it."""
+    for scheme, credential in getattr(zk, "auth_data", ()) or ():
+        if scheme == "digest":
+            return f"digest user {str(credential).split(':', 1)[0]!r}"
+    if getattr(zk, "sasl_options", None):
+        return "a SASL identity"
+    return None
+
+
 def parse_auth(auth: str | None) -> tuple[list[tuple[str, str]], dict[str, object] | None]:
     """`digest:user:password` → kazoo auth_data; `sasl` or `sasl:user:password` → sasl_options."""
     if not auth:
@@ -30,8 +91,7 @@ def parse_auth(auth: str | None) -> tuple[list[tuple[str, str]], dict[str, objec
             return [], {"mechanism": "GSSAPI"}
         user, _, password = rest.partition(":")
         return [], {"mechanism": "DIGEST-MD5", "username": user, "password": password}
-    allowed = "digest:user:password, sasl, sasl:user:password"
-    raise ConfigError(f"zookeeper.auth: {auth.split(':', 1)[0]!r} is not one of {allowed}")
+    raise ConfigError(f"zookeeper.auth: {auth_problem(auth) or 'malformed'}")
 
 
 def digest_acl_id(auth: str) -> str:

@@ -113,7 +113,7 @@ def encode_offset(next_offset: int) -> bytes:
 def decode_offset(data: bytes | None) -> int:
     """The next offset to read; raises CorruptNodeError on anything but a non-negative decimal."""
     text = (data or b"").decode("utf-8", errors="replace").strip()
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # int() refuses digits like "¹"
         raise CorruptNodeError(f"offset node holds {text!r}, not a decimal")
     return int(text)
 
@@ -169,6 +169,8 @@ class PublishedAuthority:
     `partitions` is how many partitions it owns after that rebalance; `held` is true while the bridge holds
     nothing because falling back to ZooKeeper would overlap plain Kafka consumers (then `authority` is
     `zookeeper`, the rule's word, and `reason` says why). Readers that predate `held` ignore it.
+    `bootstrap` is the Kafka cluster its embedded member joins, so that operator commands without
+    `--bootstrap-servers` can find the group's brokers where `/brokers/ids` has none (a KRaft cluster).
     """
 
     authority: Authority
@@ -178,6 +180,7 @@ class PublishedAuthority:
     kafka_member_id: str = ""
     partitions: int = 0
     held: bool = False
+    bootstrap: str = ""
 
     def encode(self) -> bytes:
         return _compact(
@@ -190,6 +193,7 @@ class PublishedAuthority:
                 "kafka_member_id": self.kafka_member_id,
                 "partitions": self.partitions,
                 "held": self.held,
+                **({"bootstrap": self.bootstrap} if self.bootstrap else {}),
             }
         )
 
@@ -205,6 +209,7 @@ class PublishedAuthority:
                 kafka_member_id=str(obj.get("kafka_member_id", "")),
                 partitions=int(obj.get("partitions", 0)),
                 held=obj.get("held", False) is True,
+                bootstrap=str(obj.get("bootstrap", "")),
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise CorruptNodeError(f"authority node is malformed: {exc}") from exc

@@ -74,3 +74,11 @@ def test_unreachable_zookeeper_fails_within_the_connect_timeout(
     assert time.monotonic() - started < 5
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["error: ZooKeeper at 127.0.0.1:1 did not answer within 1s"]
+
+
+def test_import_of_unicode_digits_is_refused_in_one_line(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'¹'.isdigit() is true but int('¹') fails: that was a traceback."""
+    bad = tmp_path / "offsets.csv"
+    bad.write_text("topic,partition,offset\nt,0,\u00b9\n")
+    assert main(["offsets", "import", "-z", UNREACHABLE, "-g", "g", "--store", "zookeeper", "-i", str(bad)]) == 2
+    assert capsys.readouterr().err.strip() == "error: line 2: offset '\u00b9' is not a non-negative integer"

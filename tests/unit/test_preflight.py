@@ -64,6 +64,8 @@ def test_unshareable_assignor_refuses_kafka() -> None:
 def test_rebalancing_group_without_assignor_refuses_kafka() -> None:
     verdict = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="", state="PREPARING_REBALANCE"), None)
     assert any("no chosen assignor" in r for r in verdict.refusals)
+    assert verdict.settling  # a refusal that goes away by itself: set-mode --wait waits it out
+    assert not preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="range"), None).settling
 
 
 def test_no_bridges_refuses_kafka() -> None:
@@ -101,10 +103,11 @@ def test_bridges_only_may_switch_to_zookeeper_even_with_legacy_members() -> None
     assert verdict.ok
 
 
-def test_zookeeper_without_kafka_is_a_warning_not_a_refusal() -> None:
-    verdict = preflight(Mode.ZOOKEEPER, view(member("g_a")), None, None)
-    assert verdict.ok
-    assert any("could not be checked" in w for w in verdict.warnings)
+def test_zookeeper_without_kafka_is_refused() -> None:
+    """Unchecked, a plain Kafka consumer would keep its partitions while the bridges take them (issue 14)."""
+    verdict = preflight(Mode.ZOOKEEPER, view(member("g_a")), None, None, kafka_error="no brokers found")
+    assert not verdict.ok
+    assert any("cannot be checked for plain Kafka consumers" in r and "no brokers found" in r for r in verdict.refusals)
 
 
 def test_unknown_mode_value_is_mentioned() -> None:

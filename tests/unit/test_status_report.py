@@ -142,3 +142,14 @@ def test_a_legacy_connector_next_to_plain_consumers_still_warns_of_dual_ownershi
     v = view(member("g_a"), member("g_l", bridge=False), mode="kafka", authorities={"g_a": held})
     report = build_report(v, kgroup({"g_a": (TP0, TP1), "plain": (TP2, TP3)}), partitions=PARTS, now_ms=NOW)
     assert any("plain Kafka consumer(s) present while the authority is zookeeper" in w for w in report.warnings)
+
+
+def test_partitions_a_plain_consumer_also_holds_are_named_and_shown_in_the_table() -> None:
+    """Issue 14: the warning counted 2 partitions while every row showed owner = expected."""
+    owners = {TP0: "g_a-0", TP1: "g_a-0", TP2: "g_a-0", TP3: "g_a-0"}
+    v = view(member("g_a"), mode="kafka", owners=owners, authorities={"g_a": published(Authority.ZOOKEEPER)})
+    report = build_report(v, kgroup({"g_a": (), "plain": (TP2, TP3)}), partitions=PARTS, now_ms=NOW)
+    doubled = [w for w in report.warnings if w.startswith("dual ownership on 2 partitions")]
+    assert doubled and f"{TP2} (plain)" in doubled[0] and f"{TP3} (plain)" in doubled[0]
+    assert report.partitions[2].owner == "g_a-0 + kafka:plain"
+    assert report.owners_agree is False

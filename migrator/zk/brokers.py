@@ -1,0 +1,62 @@
+"""What a ZooKeeper-mode Kafka cluster registers about itself: its brokers and its topics' partitions.
+
+Operator commands use it when `--bootstrap-servers` is left out: a switch that cannot see the Kafka group
+must not be made blind, so the brokers are found where the Scala connector found them (`/brokers/ids`),
+else where the group's bridges say their embedded members joined (their published authority).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from migrator.errors import CorruptNodeError
+from migrator.zk.codecs import PublishedAuthority, decode_broker, decode_broker_topic
+from migrator.zk.paths import BROKER_IDS, GroupPaths, broker_topic
+
+log = logging.getLogger(__name__)
+
+
+def registered_brokers(zk: KazooClient) -> str:
+    """`host:port,...` of the live brokers under /brokers/ids ("" when none is registered)."""
+    try:
+        ids = zk.get_children(BROKER_IDS)
+    except NoNodeError:
+        return ""
+    hosts = []
+    for broker in sorted(ids):
+        try:
+            host, port = decode_broker(zk.get(f"{BROKER_IDS}/{broker}")[0])
+        except (NoNodeError, CorruptNodeError):
+            log.warning("ignoring unreadable broker registration %s", broker)
+            continue
+        hosts.append(f"{host}:{port}")
+    return ",".join(hosts)
+
+
+def published_bootstrap(zk: KazooClient, group: str) -> str:
+    """The Kafka cluster the group's bridges published (first by consumer id), "" when none did."""
+    paths = GroupPaths(group)
+    try:
+        bridges = sorted(zk.get_children(paths.authority))
+    except NoNodeError:
+        return ""
+    for cid in bridges:
+        try:
+            published = PublishedAuthority.decode(zk.get(paths.published_authority(cid))[0])
+        except (NoNodeError, CorruptNodeError):
+            continue
+        if published.bootstrap:
+            return published.bootstrap
+    return ""
+
+
+def topic_partitions(zk: KazooClient, topic: str) -> tuple[int, ...] | None:
+    """Partition ids of `topic` from /brokers/topics; None when it is not registered there."""
+    try:
+        data, _ = zk.get(broker_topic(topic))
+        return tuple(sorted(decode_broker_topic(data)))
+    except (NoNodeError, CorruptNodeError):
+        return None

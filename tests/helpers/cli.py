@@ -1,0 +1,141 @@
+"""The `migrator` command as a user runs it (a subprocess), and what a refusal must leave untouched.
+
+`run` can hide optional packages (`hide=("matplotlib",)`) the way a plain `pip install migrator` lacks
+them: a `sitecustomize` on PYTHONPATH marks them absent in `sys.modules`, so both `import` and
+`importlib.util.find_spec` see them missing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from migrator.assign.model import TopicPartition
+from migrator.kafka.admin import KafkaAdmin
+
+ROOT = Path(__file__).resolve().parents[2]
+KAFKA_OWN = frozenset(
+    [
+        "/zookeeper",
+        "/brokers",
+        "/admin",
+        "/config",
+        "/controller",
+        "/controller_epoch",
+        "/cluster",
+        "/feature",
+        "/isr_change_notification",
+        "/latest_producer_id_block",
+        "/log_dir_event_notification",
+    ]
+)
+"""What the broker itself writes at the root: it changes on its own, and no command may write there."""
+
+
+@dataclass(frozen=True)
+class CliRun:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def error_lines(self) -> list[str]:
+        return [line for line in self.stderr.splitlines() if line.startswith("error:")]
+
+    def single_error(self, code: int) -> str:
+        """Assert the contract of a mistake: this exit code, one `error:` line, no traceback; return the line."""
+        assert self.code == code, f"exit {self.code}, expected {code}\nstdout: {self.stdout}\nstderr: {self.stderr}"
+        assert "Traceback" not in self.stderr + self.stdout, self.stderr
+        assert len(self.error_lines) == 1, self.stderr
+        return self.error_lines[0]
+
+
+def _hiding_env(hide: Sequence[str], tmp: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    if hide:
+        site = tmp / "hide-optional"
+        site.mkdir(parents=True, exist_ok=True)
+        lines = ["import sys"] + [f"sys.modules[{name!r}] = None" for name in hide]
+        (site / "sitecustomize.py").write_text("\n".join(lines) + "\n")
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def run(*args: str, hide: Sequence[str] = (), tmp: Path | None = None, timeout: float = 120) -> CliRun:
+    """`migrator ARGS...` in its own interpreter, as an operator types it."""
+    env = _hiding_env(hide, tmp or Path("/tmp")) if hide else None
+    done = subprocess.run(
+        [sys.executable, "-m", "migrator", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
+    )
+    return CliRun(done.returncode, done.stdout, done.stderr)
+
+
+def start(*args: str) -> subprocess.Popen[str]:
+    """`migrator ARGS...` running in the background (for Ctrl-C tests)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "migrator", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+    )
+
+
+def interrupt(proc: subprocess.Popen[str], timeout: float = 60) -> CliRun:
+    """Ctrl-C, as a terminal sends it (SIGINT)."""
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=timeout)
+    return CliRun(proc.returncode, out, err)
+
+
+def _subtree(zk: KazooClient, path: str, into: dict[str, tuple[bytes, int]]) -> None:
+    try:
+        data, stat = zk.get(path)
+        children = zk.get_children(path)
+    except NoNodeError:
+        return
+    into[path] = (data, stat.mzxid)
+    for child in children:
+        _subtree(zk, f"{path.rstrip('/')}/{child}", into)
+
+
+def zk_state(zk: KazooClient) -> dict[str, tuple[bytes, int]]:
+    """Every node outside the broker's own (data, last-modified zxid): equal before and after = nothing written.
+
+    The root's children are part of it, so a node created at a mistyped chroot shows too.
+    """
+    state: dict[str, tuple[bytes, int]] = {}
+    for child in zk.get_children("/"):
+        if f"/{child}" not in KAFKA_OWN:
+            _subtree(zk, f"/{child}", state)
+    return state
+
+
+def group_state(zk: KazooClient, group: str, chroot: str = "") -> dict[str, object]:
+    """What a command about `group` could write, cheaply: its subtree, and the children of the root, of the
+    chroot and of its /consumers (a mistyped chroot or group created by mistake shows there)."""
+    state: dict[str, object] = {}
+    for parent in ("/", chroot or "/", f"{chroot}/consumers"):
+        try:
+            state[f"children {parent}"] = sorted(zk.get_children(parent))
+        except NoNodeError:
+            state[f"children {parent}"] = None
+    subtree: dict[str, tuple[bytes, int]] = {}
+    _subtree(zk, f"{chroot}/consumers/{group}", subtree)
+    state.update(subtree)
+    return state
+
+
+def kafka_offsets(admin: KafkaAdmin, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    return admin.committed_offsets(group, list(partitions))
+
+
+def state_of(zk: KazooClient, admin: KafkaAdmin, group: str, topic: str, partitions: int) -> tuple[Any, Any]:
+    """ZooKeeper as a whole plus the group's Kafka offsets: what a refused command must not change."""
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    return zk_state(zk), kafka_offsets(admin, group, tps)
