@@ -7,7 +7,7 @@ verdict over both. It reads ZooKeeper but never writes it, so it can watch any g
 """
 
 from migrator.observe.owners import OwnerEvent, OwnerInterval, OwnersWatcher
-from migrator.observe.records import Processed, ProcessingLog, load_jsonl, load_many
+from migrator.observe.records import JsonlTail, Processed, ProcessingLog, load_jsonl, load_many
 from migrator.observe.verdict import (
     Duplicate,
     Overlap,
@@ -22,6 +22,7 @@ from migrator.observe.verdict import (
 
 __all__ = [
     "Duplicate",
+    "JsonlTail",
     "Overlap",
     "OwnerEvent",
     "OwnerInterval",

@@ -10,10 +10,6 @@ what it may excuse (duplicates after a crash, above the dead member's last commi
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -25,14 +21,22 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from migrator.observe import Duplicate, OwnersWatcher, Processed, ProcessingLog, Verdict, judge, load_many
+from migrator.observe import (
+    Duplicate,
+    JsonlTail,
+    OwnersWatcher,
+    Processed,
+    ProcessingLog,
+    Verdict,
+    judge,
+    load_many,
+)
 from migrator.zk.paths import GroupPaths
 from tests.helpers.bridge import bridge_props, owners, published, wait_converged
 from tests.helpers.kafka import make_topic
+from tests.helpers.member_proc import MemberProcess
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member, SequencedProducer
-
-ROOT = Path(__file__).resolve().parents[2]
 
 PARTITIONS = 8
 STREAMS = 2
@@ -59,8 +63,10 @@ class Drill:
         self.paths = GroupPaths(group)
         self.log = ProcessingLog()
         self.members: dict[str, Member] = {}
-        self.procs: dict[str, subprocess.Popen[str]] = {}
+        self.procs: dict[str, MemberProcess] = {}
         self.proc_logs: list[Path] = []
+        self._tails: list[JsonlTail] = []
+        self._tailed: list[Processed] = []
         self._tmp = tmp_path
         self.partitions = PARTITIONS
         self.zk = KazooClient(hosts=cluster.zookeeper, timeout=10.0)
@@ -92,20 +98,48 @@ class Drill:
         self.members[name] = member
         return member
 
-    def spawn_bridge(self, name: str, streams: int = STREAMS) -> subprocess.Popen[str]:
-        """A bridge in its own process (tests.helpers.member_proc), logging to a JSONL file, for `kill -9`."""
-        path = self._tmp / f"{name}.jsonl"
-        cmd = [sys.executable, "-m", "tests.helpers.member_proc", "--zookeeper", self.cluster.zookeeper,
-               "--group", self.group, "--topic", self.topic, "--streams", str(streams), "--consumer-id", name,
-               "--log", str(path)]  # fmt: skip
-        for key, value in bridge_props(self.cluster.bootstrap_servers).items():
-            cmd += ["--property", f"{key}={value}"]
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    def spawn_bridge(self, name: str, streams: int = STREAMS, **props: str) -> MemberProcess:
+        """A bridge in its own process (an app on the public API, tests.helpers.member_proc), logging to a JSONL
+        file: for `kill -9`, and for faults that could kill the process (a test thread cannot survive them)."""
+        path = self._tmp / f"{self.group}.{name}.jsonl"
+        props = {**bridge_props(self.cluster.bootstrap_servers), **props}
+        proc = MemberProcess(self.cluster.zookeeper, self.group, self.topic, name, path, streams, props)
         self.procs[name] = proc
         self.proc_logs.append(path)
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("ready"), f"bridge process {name} did not start: {line!r}"
+        self._tails.append(JsonlTail(path))
         return proc
+
+    def assert_alive(self) -> None:
+        """No member process died (only `kill` ends one on purpose, and it forgets it first)."""
+        dead = [d for d in (p.death() for p in self.procs.values()) if d]
+        assert not dead, f"member processes died: {dead}"
+
+    def outage(
+        self,
+        process: str,
+        down_s: float,
+        alongside: Iterable[Drill] = (),
+        while_down: Callable[[], object] | None = None,
+    ) -> float:
+        """Stop a cluster process, keep it down for `down_s` while checking that every member process (of this
+        drill and of the drills `alongside` it on the same cluster) stays alive, start it again (on its old
+        port and data) and return how long the restart took. Members are checked again after the restart: the
+        abort of issue 15 came when the broker was back. `while_down` runs once, right after the stop (what the
+        group must achieve without that process), within the `down_s`."""
+        drills = [self, *alongside]
+        self.cluster.stop_process(process)
+        down_until = time.monotonic() + down_s
+        if while_down is not None:
+            while_down()
+        while time.monotonic() < down_until:
+            for d in drills:
+                d.assert_alive()
+            time.sleep(min(0.5, max(0.0, down_until - time.monotonic())))
+        began = time.monotonic()
+        self.cluster.start_process(process)
+        for d in drills:
+            d.assert_alive()
+        return time.monotonic() - began
 
     def leave(self, name: str) -> None:
         """A clean leave: in-process members shut down, processes get SIGTERM and must exit 0."""
@@ -113,13 +147,11 @@ class Drill:
             self.members.pop(name).shutdown()
             return
         proc = self.procs.pop(name)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(60) == 0, f"bridge process {name} did not stop cleanly"
+        code = proc.stop(60)
+        assert code == 0, f"bridge process {name} did not stop cleanly: {proc.death() or 'still running after 60s'}"
 
     def kill(self, name: str) -> None:
-        proc = self.procs.pop(name)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+        self.procs.pop(name).kill()
 
     # -- reading ZooKeeper -------------------------------------------------------------------------------
     def owners(self) -> dict[int, str]:
@@ -133,9 +165,13 @@ class Drill:
         the `legacy` connectors (which publish nothing)."""
         cids = {self.cid(n) for n in names}
         everyone = cids | {self.cid(n) for n in legacy}
-        wait_converged(self.zk, self.group, self.topic, self.partitions, authority, cids, timeout=timeout)
-        wait_until(lambda: {th.rsplit("-", 1)[0] for th in self.owners().values()} <= everyone, timeout,
-                   what=f"only {sorted(everyone)} own partitions")  # fmt: skip
+        try:
+            wait_converged(self.zk, self.group, self.topic, self.partitions, authority, cids, timeout=timeout)
+            wait_until(lambda: {th.rsplit("-", 1)[0] for th in self.owners().values()} <= everyone, timeout,
+                       what=f"only {sorted(everyone)} own partitions")  # fmt: skip
+        except AssertionError:
+            self.assert_alive()  # a member that died is the finding, not the timeout it caused
+            raise
 
     def settle(
         self,
@@ -181,7 +217,10 @@ class Drill:
 
     # -- act 3: resumption and the verdict ---------------------------------------------------------------
     def records(self) -> list[Processed]:
-        return self.log.records() + load_many(self.proc_logs)
+        """Everything processed so far, for polling: member processes' logs are read incrementally."""
+        for tail in self._tails:
+            self._tailed.extend(tail.read())
+        return self.log.records() + self._tailed
 
     def high_watermarks(self) -> dict[int, int]:
         if self._probe is None:
@@ -195,6 +234,7 @@ class Drill:
         marks = self.high_watermarks()
 
         def caught_up() -> bool:
+            self.assert_alive()
             newest: dict[int, int] = {}
             for r in self.records():
                 if r.topic == self.topic:
@@ -209,6 +249,7 @@ class Drill:
         assert self.producer is not None and self.watcher is not None, "start() first"
         # After a broker restart, acks=all requests wait for the ISR to shrink or the broker to catch up
         # (replica.lag.time.max.ms is 30 s): give deliveries longer than the default 30 s.
+        self.assert_alive()
         produced = self.producer.stop(flush_timeout_s=120.0)
         self.producer = None
         wait_until(lambda: produced <= {r.key for r in self.records()}, drain_s, interval=0.2,
@@ -216,7 +257,8 @@ class Drill:
         for name in list(self.members) + list(self.procs):
             self.leave(name)
         self.watcher.stop()
-        verdict = judge(produced, self.records(), self.watcher.intervals(), allow_duplicate=allow_duplicate)
+        processed = self.log.records() + load_many(self.proc_logs)  # whole files: a torn last line included
+        verdict = judge(produced, processed, self.watcher.intervals(), allow_duplicate=allow_duplicate)
         print(f"\n{self.group}: {verdict.summary()}; {time.monotonic() - self.started_at:.1f}s")
         assert verdict.ok, verdict.summary()
         return verdict
@@ -224,9 +266,8 @@ class Drill:
     def close(self) -> None:
         """Teardown, whatever the drill did: nothing it started may outlive it."""
         for proc in self.procs.values():
-            if proc.poll() is None:
+            if proc.alive():
                 proc.kill()
-                proc.wait(10)
         for member in self.members.values():
             with contextlib.suppress(Exception):
                 member.shutdown()
@@ -272,12 +313,24 @@ def drill_on(
     cluster_factory: Callable[..., Any], unique_group: str, unique_topic: str, tmp_path: Path
 ) -> Iterator[Callable[..., Drill]]:
     """A drill on a dedicated cluster, for faults the shared cluster must not see: `drill_on(brokers=3)`.
-    It depends on `cluster_factory`, so the drill's members stop before their cluster is downed."""
+    `drill_on(alongside=d)` is a second group and topic on `d`'s cluster, so one fault (and its cost) serves
+    two groups, e.g. one in each mode. It depends on `cluster_factory`, so the drills' members stop before
+    their cluster is downed."""
     made: list[Drill] = []
 
-    def make(brokers: int = 1, group_max_size: int | None = None) -> Drill:
-        d = Drill(cluster_factory(brokers=brokers, group_max_size=group_max_size), unique_group, unique_topic,
-                  tmp_path)  # fmt: skip
+    def make(
+        brokers: int = 1,
+        group_max_size: int | None = None,
+        extra_broker_config: Mapping[str, object] | None = None,
+        alongside: Drill | None = None,
+    ) -> Drill:
+        if alongside is not None:
+            n = len(made)
+            d = Drill(alongside.cluster, f"{unique_group}-{n}", f"{unique_topic}-{n}", tmp_path)
+        else:
+            cluster = cluster_factory(brokers=brokers, group_max_size=group_max_size,
+                                      extra_broker_config=extra_broker_config)  # fmt: skip
+            d = Drill(cluster, unique_group, unique_topic, tmp_path)
         made.append(d)
         return d
 
