@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator import ConsumerConnector
@@ -116,6 +116,14 @@ class SequencedProducer:
                         break
                     except BufferError:  # the local queue is full: let deliveries drain, then retry
                         self._producer.poll(0.05)
+                    except KafkaException as exc:
+                        # A broker that has just restarted can answer metadata before it knows its topics
+                        # ("partition count changed to 0"): the topic is back within seconds, so wait for it.
+                        if exc.args[0].code() != KafkaError._UNKNOWN_TOPIC:
+                            raise
+                        if self._stop.is_set():
+                            return
+                        self._producer.poll(0.1)
                 self.sent += 1
             self._producer.poll(0)
             next_at += self._interval

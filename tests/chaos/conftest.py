@@ -19,7 +19,7 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import KazooException, NoNodeError
 
 from migrator.observe import (
     Duplicate,
@@ -139,7 +139,15 @@ class Drill:
         self.cluster.start_process(process)
         for d in drills:
             d.assert_alive()
+            # the drill's own client may have lost its session to a long ZooKeeper outage: kazoo opens a new one
+            wait_until(d._zk_answers, 60, what="the drill's ZooKeeper client to reconnect")
         return time.monotonic() - began
+
+    def _zk_answers(self) -> bool:
+        try:
+            return self.zk.exists("/") is not None
+        except KazooException:
+            return False
 
     def leave(self, name: str) -> None:
         """A clean leave: in-process members shut down, processes get SIGTERM and must exit 0."""
@@ -241,8 +249,21 @@ class Drill:
                     newest[r.partition] = max(newest.get(r.partition, -1), r.offset)
             return all(newest.get(p, -1) >= mark for p, mark in marks.items())
 
-        wait_until(caught_up, timeout, interval=0.2, what="records produced after the fault to be processed")
+        try:
+            wait_until(caught_up, timeout, interval=0.2, what="records produced after the fault to be processed")
+        except AssertionError as exc:
+            newest = {p: max((r.offset for r in self.records() if r.partition == p), default=-1) for p in marks}
+            acked = {p: max((o for _t, q, o in self._produced_now() if q == p), default=-1) for p in marks}
+            lagging = {p: f"processed {newest[p]}, needed {mark}, acked {acked[p]}" for p, mark in marks.items()
+                       if newest[p] < mark}  # fmt: skip
+            raise AssertionError(f"{exc}; lagging partitions: {lagging}") from None
         return time.monotonic() - began
+
+    def _produced_now(self) -> set[tuple[str, int, int]]:
+        if self.producer is None:
+            return set()
+        with self.producer._lock:
+            return set(self.producer.produced)
 
     def finish(self, allow_duplicate: Callable[[Duplicate], bool] | None = None, drain_s: float = 60.0) -> Verdict:
         """Stop producing, wait for every record, stop everyone cleanly, and judge the whole run."""
@@ -281,21 +302,6 @@ class Drill:
             self._probe.close()
         self.zk.stop()
         self.zk.close()
-
-
-def after_commit(committed: Mapping[int, int], member_prefix: str) -> Callable[[Duplicate], bool]:
-    """Duplicates a crash or expiry may cause: only on the affected member's partitions, only at or above the
-    offset committed when it failed, and only where that member was one of the processors."""
-
-    def allowed(d: Duplicate) -> bool:
-        _topic, partition, offset = d.key
-        return (
-            partition in committed
-            and offset >= committed[partition]
-            and any(r.member.startswith(member_prefix) for r in d.by)
-        )
-
-    return allowed
 
 
 @pytest.fixture

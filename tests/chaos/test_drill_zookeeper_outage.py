@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.chaos.conftest import after_commit
+from migrator.observe import after_commit
 from tests.helpers.bridge import set_mode
 
 if TYPE_CHECKING:
