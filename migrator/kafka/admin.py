@@ -2,10 +2,19 @@
 
 It returns immutable views (no confluent-kafka types leak out) so that decisions elsewhere stay pure,
 and it turns every broker failure into one `KafkaUnavailable` with a line an operator can act on.
+
+Requests routed to a group coordinator (DescribeConsumerGroups, ListConsumerGroupOffsets,
+AlterConsumerGroupOffsets) must never reach librdkafka's own timeout while the client lives: when that
+timeout fires while the request still waits for its coordinator, the coordinator's return later makes
+librdkafka release the request twice and abort the process (`rd_kafka_enq_once_del_source_return:
+Assertion 'eonce->refcnt > 0'`; librdkafka issue #4605, see docs/runbook.md). So librdkafka gets a longer
+timeout than this adapter waits, and a client left with such a request unanswered is destroyed at once
+and replaced (`_coordinator_result`): destruction ends the request without the faulty path.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -19,7 +28,12 @@ from migrator.assign.model import TopicPartition
 from migrator.errors import MigratorError
 
 DEFAULT_TIMEOUT_S = 10.0
+COORDINATOR_MARGIN_S = 60.0
+"""librdkafka's timeout of a coordinator request exceeds the adapter's wait by this much, so that the client is
+destroyed long before librdkafka's own timer could fire (see the module docstring)."""
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 class KafkaUnavailable(MigratorError):
@@ -97,7 +111,14 @@ class KafkaAdmin:
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.timeout_s = timeout_s
-        self._admin = AdminClient(admin_config(bootstrap_servers, properties, timeout_s))
+        self._conf = admin_config(bootstrap_servers, properties, timeout_s)
+        self._admin = AdminClient(self._conf)
+        self.replaced = 0
+        """How many clients were destroyed with a coordinator request unanswered (for tests and logs)."""
+
+    @property
+    def _coordinator_timeout_s(self) -> float:
+        return self.timeout_s + COORDINATOR_MARGIN_S
 
     def _result(self, future: Future[T], what: str) -> T:
         try:
@@ -109,9 +130,24 @@ class KafkaAdmin:
         except KafkaException as exc:
             raise KafkaUnavailable(f"{what}: {exc.args[0].str() if exc.args else exc}") from exc
 
+    def _coordinator_result(self, future: Future[T], what: str) -> T:
+        """`_result` for a coordinator-routed request; if it is still pending when the wait ends (timeout,
+        interrupt), the client that holds it is destroyed now, before librdkafka's own timeout can fire."""
+        try:
+            return self._result(future, what)
+        finally:
+            if not future.done():
+                self._replace_client()
+
+    def _replace_client(self) -> None:
+        stale, self._admin = self._admin, AdminClient(self._conf)
+        self.replaced += 1
+        del stale  # the last reference: confluent-kafka destroys the librdkafka handle here, synchronously
+        log.debug("replaced the Kafka admin client: a coordinator request was left unanswered")
+
     def describe_group(self, group: str) -> KafkaGroup:
-        futures = self._admin.describe_consumer_groups([group], request_timeout=self.timeout_s)
-        return group_from_description(group, self._result(futures[group], f"describe group {group}"))
+        futures = self._admin.describe_consumer_groups([group], request_timeout=self._coordinator_timeout_s)
+        return group_from_description(group, self._coordinator_result(futures[group], f"describe group {group}"))
 
     def list_groups(self) -> list[str]:
         result = self._result(self._admin.list_consumer_groups(request_timeout=self.timeout_s), "list groups")
@@ -123,17 +159,17 @@ class KafkaAdmin:
         if not tps:
             return {}
         request = [ConsumerGroupTopicPartitions(group, tps)]
-        futures = self._admin.list_consumer_group_offsets(request, request_timeout=self.timeout_s)
-        result = self._result(futures[group], f"list offsets of group {group}")
+        futures = self._admin.list_consumer_group_offsets(request, request_timeout=self._coordinator_timeout_s)
+        result = self._coordinator_result(futures[group], f"list offsets of group {group}")
         return {_tp(tp): (tp.offset if tp.offset >= 0 else -1) for tp in result.topic_partitions}
 
     def alter_offsets(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
         """Write offsets for an empty group (the broker refuses a group with live members)."""
         tps = [KafkaTopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
         futures = self._admin.alter_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(group, tps)], request_timeout=self.timeout_s
+            [ConsumerGroupTopicPartitions(group, tps)], request_timeout=self._coordinator_timeout_s
         )
-        result = self._result(futures[group], f"alter offsets of group {group}")
+        result = self._coordinator_result(futures[group], f"alter offsets of group {group}")
         failed = [tp for tp in result.topic_partitions if tp.error is not None]
         if failed:
             raise KafkaUnavailable(f"alter offsets of group {group}: {failed[0].error.str()}")
