@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,24 @@ def expire_session(zookeeper: str, client: KazooClient) -> None:
     twin.start(timeout=10.0)
     twin.stop()
     twin.close()
+
+
+@dataclass(frozen=True)
+class Outage:
+    """When a drill's fault process was down (wall clock, to compare with processed records) and when it was
+    ready again (monotonic, where the drill's resumption bound starts)."""
+
+    stopped_ns: int
+    restart_ns: int  # when the restart began: the process was down from stopped_ns to here
+    restart_s: float  # how long the process took to be ready again
+    ready_at: float
+
+    @property
+    def down_s(self) -> float:
+        return (self.restart_ns - self.stopped_ns) / 1e9
+
+    def since_ready(self) -> float:
+        return time.monotonic() - self.ready_at
 
 
 class Drill:
@@ -120,28 +139,29 @@ class Drill:
         down_s: float,
         alongside: Iterable[Drill] = (),
         while_down: Callable[[], object] | None = None,
-    ) -> float:
+    ) -> Outage:
         """Stop a cluster process, keep it down for `down_s` while checking that every member process (of this
-        drill and of the drills `alongside` it on the same cluster) stays alive, start it again (on its old
-        port and data) and return how long the restart took. Members are checked again after the restart: the
-        abort of issue 15 came when the broker was back. `while_down` runs once, right after the stop (what the
-        group must achieve without that process), within the `down_s`."""
+        drill and of the drills `alongside` it on the same cluster) stays alive, and start it again (on its old
+        port and data). Members are checked again after the restart: the abort of issue 15 came when the broker
+        was back. `while_down` runs once, right after the stop (what the group must achieve without that
+        process); if it takes longer than `down_s`, the outage lasts as long."""
         drills = [self, *alongside]
         self.cluster.stop_process(process)
-        down_until = time.monotonic() + down_s
+        stopped_ns, down_until = time.time_ns(), time.monotonic() + down_s
         if while_down is not None:
             while_down()
         while time.monotonic() < down_until:
             for d in drills:
                 d.assert_alive()
             time.sleep(min(0.5, max(0.0, down_until - time.monotonic())))
-        began = time.monotonic()
+        up_ns, began = time.time_ns(), time.monotonic()
         self.cluster.start_process(process)
+        outage = Outage(stopped_ns, up_ns, time.monotonic() - began, time.monotonic())
         for d in drills:
             d.assert_alive()
             # the drill's own client may have lost its session to a long ZooKeeper outage: kazoo opens a new one
             wait_until(d._zk_answers, 60, what="the drill's ZooKeeper client to reconnect")
-        return time.monotonic() - began
+        return outage
 
     def _zk_answers(self) -> bool:
         try:

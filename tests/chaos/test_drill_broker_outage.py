@@ -25,7 +25,7 @@ import pytest
 from tests.helpers.bridge import set_mode
 
 if TYPE_CHECKING:
-    from tests.chaos.conftest import Drill
+    from tests.chaos.conftest import Drill, Outage
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -34,13 +34,13 @@ RESUME_BOUND_S = 60.0  # broker ready -> every partition of both groups processe
 RATE = 150.0  # per group: two groups share the 2-core host with six bridge processes
 
 
-def recover(drills: dict[str, Drill], names: list[str], since: float) -> float:
-    """Both groups converge under their authority and consume new records; seconds since `since`."""
+def recover(drills: dict[str, Drill], names: list[str], outage: Outage) -> float:
+    """Both groups converge under their authority and consume new records; seconds since the broker was ready."""
     for authority, d in drills.items():
-        d.converge(authority, names, timeout=max(1.0, RESUME_BOUND_S - (time.monotonic() - since)))
+        d.converge(authority, names, timeout=max(1.0, RESUME_BOUND_S - outage.since_ready()))
     for d in drills.values():
-        d.resumes(timeout=max(1.0, RESUME_BOUND_S - (time.monotonic() - since)))
-    return time.monotonic() - since
+        d.resumes(timeout=max(1.0, RESUME_BOUND_S - outage.since_ready()))
+    return outage.since_ready()
 
 
 def test_only_broker_down_5_20_60s(drill_on: Callable[..., Drill]) -> None:
@@ -58,8 +58,9 @@ def test_only_broker_down_5_20_60s(drill_on: Callable[..., Drill]) -> None:
 
     timings = []
     for down_s in ROUNDS_S:
-        restart_s = kafka.outage("broker-1", down_s, alongside=[drills["zookeeper"]])
-        recovered_s = recover(drills, names, time.monotonic())
-        timings.append(f"down {down_s:.0f}s: restart {restart_s:.1f}s, recovered {recovered_s:.1f}s after it")
+        outage = kafka.outage("broker-1", down_s, alongside=[drills["zookeeper"]])
+        recovered_s = recover(drills, names, outage)
+        timings.append(f"down {outage.down_s:.1f}s: restart {outage.restart_s:.1f}s, recovered {recovered_s:.1f}s"
+                       " after it was ready")  # fmt: skip
     verdicts = {authority: d.finish().counts() for authority, d in drills.items()}
     print(f"only broker down {ROUNDS_S}: {'; '.join(timings)}; {verdicts}")

@@ -1,4 +1,4 @@
-"""Drill 6: ZooKeeper down for 20 s, five times the bridges' session timeout, then back, under each authority.
+"""Drill 11: ZooKeeper down for 20 s, five times the bridges' session timeout, then back, under each authority.
 
 A ZooKeeper restart in production (an upgrade, a full ensemble restart) easily outlasts a session timeout.
 One cluster serves two groups, one obeying Kafka and one ZooKeeper, three bridges each in their own
@@ -50,18 +50,15 @@ def test_zookeeper_down_20s(drill_on: Callable[..., Drill]) -> None:
     time.sleep(1.5)  # every bridge processes and commits at least once
 
     committed = {authority: d.committed(range(d.partitions)) for authority, d in drills.items()}
-    stopped_ns: list[int] = []
-    restart_s = kafka.outage("zookeeper", DOWN_S, alongside=[drills["zookeeper"]],
-                             while_down=lambda: stopped_ns.append(time.time_ns()))  # fmt: skip
-    up_ns = time.time_ns() - int(restart_s * 1e9)
-    restarted_at = time.monotonic()
+    outage = kafka.outage("zookeeper", DOWN_S, alongside=[drills["zookeeper"]])
     for authority, d in drills.items():
-        during = [r for r in d.records() if stopped_ns[0] + GRACE_NS <= r.start_ns <= up_ns]
+        during = [r for r in d.records() if outage.stopped_ns + GRACE_NS <= r.start_ns <= outage.restart_ns]
         assert not during, f"{authority}: {len(during)} records handed out while ZooKeeper was down: {during[:3]}"
     for authority, d in drills.items():
         d.converge(authority, names, timeout=RESUME_BOUND_S)
     for d in drills.values():
-        d.resumes(timeout=max(1.0, RESUME_BOUND_S - (time.monotonic() - restarted_at)))
-    resumed_s = time.monotonic() - restarted_at
+        d.resumes(timeout=max(1.0, RESUME_BOUND_S - outage.since_ready()))
+    resumed_s = outage.since_ready()
     verdicts = {a: d.finish(allow_duplicate=after_commit(committed[a], d.cid(""))).counts() for a, d in drills.items()}
-    print(f"ZooKeeper down {DOWN_S:.0f}s: restart {restart_s:.1f}s, resumed {resumed_s:.1f}s after it; {verdicts}")
+    print(f"ZooKeeper down {outage.down_s:.1f}s: restart {outage.restart_s:.1f}s, resumed {resumed_s:.1f}s after it"
+          f" was ready; {verdicts}")  # fmt: skip
