@@ -40,7 +40,7 @@ if str(ROOT) not in sys.path:
 from confluent_kafka import Consumer  # noqa: E402
 from confluent_kafka import TopicPartition as KafkaTopicPartition  # noqa: E402
 from kazoo.client import KazooClient  # noqa: E402
-from kazoo.exceptions import NoNodeError  # noqa: E402
+from kazoo.exceptions import KazooException, NoNodeError  # noqa: E402
 
 from benchmarks.common import quiet, save, unique  # noqa: E402
 from migrator.demo.workload import SequencedProducer, bridge_props  # noqa: E402
@@ -205,7 +205,18 @@ class Soak:
         return time.monotonic() - since
 
     def owned_by(self, name: str) -> dict[int, int]:
-        """Partitions `name` owns now, with their ZooKeeper offset (a lower bound of its last commit)."""
+        """Partitions `name` owns now, with their ZooKeeper offset (a lower bound of its last commit). Retried
+        while our own client reconnects (after a ZooKeeper fault)."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                return self._owned_by(name)
+            except KazooException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
+    def _owned_by(self, name: str) -> dict[int, int]:
         prefix = f"{self.group}_{name}-"
         out = {}
         for tp, thread in read_owners(self.zk, self.paths, {self.topic}).items():

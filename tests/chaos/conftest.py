@@ -258,24 +258,35 @@ class Drill:
 
     def resumes(self, timeout: float = 40.0) -> float:
         """Wait until every partition has processed a record produced after this call; return the seconds."""
-        began = time.monotonic()
         marks = self.high_watermarks()
+        return self.processes({p: mark + 1 for p, mark in marks.items()}, timeout,
+                              "records produced after the fault to be processed")  # fmt: skip
+
+    def processes(self, below: Mapping[int, int], timeout: float, what: str) -> float:
+        """Wait until every partition `p` has processed offset `below[p] - 1` (the last record below that mark,
+        e.g. a high watermark); return the seconds. On a timeout, say which partitions lag and what the producer
+        had acknowledged there: a partition nobody produced to cannot be consumed either."""
+        began = time.monotonic()
+
+        def newest() -> dict[int, int]:
+            out: dict[int, int] = {}
+            for r in self.records():
+                if r.topic == self.topic:
+                    out[r.partition] = max(out.get(r.partition, -1), r.offset)
+            return out
 
         def caught_up() -> bool:
             self.assert_alive()
-            newest: dict[int, int] = {}
-            for r in self.records():
-                if r.topic == self.topic:
-                    newest[r.partition] = max(newest.get(r.partition, -1), r.offset)
-            return all(newest.get(p, -1) >= mark for p, mark in marks.items())
+            now = newest()
+            return all(now.get(p, -1) >= mark - 1 for p, mark in below.items())
 
         try:
-            wait_until(caught_up, timeout, interval=0.2, what="records produced after the fault to be processed")
+            wait_until(caught_up, timeout, interval=0.2, what=what)
         except AssertionError as exc:
-            newest = {p: max((r.offset for r in self.records() if r.partition == p), default=-1) for p in marks}
-            acked = {p: max((o for _t, q, o in self._produced_now() if q == p), default=-1) for p in marks}
-            lagging = {p: f"processed {newest[p]}, needed {mark}, acked {acked[p]}" for p, mark in marks.items()
-                       if newest[p] < mark}  # fmt: skip
+            now = newest()
+            acked = {p: max((o for _t, q, o in self._produced_now() if q == p), default=-1) for p in below}
+            lagging = {p: f"processed {now.get(p, -1)}, needed {mark - 1}, acked {acked[p]}"
+                       for p, mark in below.items() if now.get(p, -1) < mark - 1}  # fmt: skip
             raise AssertionError(f"{exc}; lagging partitions: {lagging}") from None
         return time.monotonic() - began
 
