@@ -38,7 +38,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from confluent_kafka import Consumer  # noqa: E402
-from confluent_kafka import TopicPartition as KafkaTopicPartition  # noqa: E402
 from kazoo.client import KazooClient  # noqa: E402
 from kazoo.exceptions import KazooException, NoNodeError  # noqa: E402
 
@@ -49,6 +48,7 @@ from migrator.errors import EXIT_OK, EXIT_REFUSED  # noqa: E402
 from migrator.observe import Duplicate, JsonlTail, OwnersWatcher, after_commit, judge, load_many  # noqa: E402
 from migrator.zk.owners import read_owners  # noqa: E402
 from migrator.zk.paths import GroupPaths  # noqa: E402
+from tests.helpers.kafka import high_watermarks  # noqa: E402
 from tests.helpers.member_proc import MemberProcess  # noqa: E402
 
 REPLICATED = {"offsets.topic.replication.factor": 3, "offsets.topic.num.partitions": 4}
@@ -189,8 +189,7 @@ class Soak:
 
     def recovered(self, since: float) -> float | None:
         """Seconds from `since` until every partition processed a record produced after now; None past the bound."""
-        marks = {p: self._probe.get_watermark_offsets(KafkaTopicPartition(self.topic, p), timeout=30)[1]
-                 for p in range(self.config.partitions)}  # fmt: skip
+        marks = high_watermarks(self._probe, self.topic, self.config.partitions)
 
         def caught_up() -> bool:
             for tail in self._tails:

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer
-from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
@@ -34,7 +33,7 @@ from migrator.observe import (
 )
 from migrator.zk.paths import GroupPaths
 from tests.helpers.bridge import bridge_props, owners, published, wait_converged
-from tests.helpers.kafka import make_topic
+from tests.helpers.kafka import high_watermarks, make_topic
 from tests.helpers.member_proc import MemberProcess
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member, SequencedProducer
@@ -253,8 +252,7 @@ class Drill:
     def high_watermarks(self) -> dict[int, int]:
         if self._probe is None:
             self._probe = Consumer({"bootstrap.servers": self.cluster.bootstrap_servers, "group.id": "drill-probe"})
-        return {p: self._probe.get_watermark_offsets(KafkaTopicPartition(self.topic, p), timeout=10)[1]
-                for p in range(self.partitions)}  # fmt: skip
+        return high_watermarks(self._probe, self.topic, self.partitions)
 
     def resumes(self, timeout: float = 40.0) -> float:
         """Wait until every partition has processed a record produced after this call; return the seconds."""

@@ -154,3 +154,21 @@ def consume(
     if len(out) < count:
         raise AssertionError(f"consumed {len(out)} of {count} records from {topic} in {timeout:.0f}s")
     return out
+
+
+def high_watermarks(probe: Consumer, topic: str, partitions: int, timeout: float = 30.0) -> dict[int, int]:
+    """Every partition's high watermark, read with `probe` (any consumer). Asked again while a leader moves
+    (NOT_LEADER_FOR_PARTITION and the like, for a few seconds around a broker's stop or return)."""
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    deadline = time.monotonic() + timeout
+    marks: dict[int, int] = {}
+    for p in range(partitions):
+        while p not in marks:
+            try:
+                marks[p] = probe.get_watermark_offsets(KafkaTopicPartition(topic, p), timeout=10)[1]
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+    return marks
