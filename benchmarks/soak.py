@@ -37,7 +37,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from confluent_kafka import Consumer  # noqa: E402
 from kazoo.client import KazooClient  # noqa: E402
 from kazoo.exceptions import KazooException, NoNodeError  # noqa: E402
 
@@ -48,6 +47,7 @@ from migrator.errors import EXIT_OK, EXIT_REFUSED  # noqa: E402
 from migrator.observe import Duplicate, JsonlTail, OwnersWatcher, after_commit, judge, load_many  # noqa: E402
 from migrator.zk.owners import read_owners  # noqa: E402
 from migrator.zk.paths import GroupPaths  # noqa: E402
+from tests.helpers.cluster import restart_process  # noqa: E402
 from tests.helpers.kafka import high_watermarks  # noqa: E402
 from tests.helpers.member_proc import MemberProcess  # noqa: E402
 
@@ -131,6 +131,7 @@ class Soak:
     excuses: list[Callable[[Duplicate], bool]] = field(default_factory=list)
     faults: list[FaultRecord] = field(default_factory=list)
     unclean_stops: list[str] = field(default_factory=list)
+    restart_failures: list[str] = field(default_factory=list)  # cluster processes that failed to start again
     began: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
@@ -139,7 +140,6 @@ class Soak:
         self.paths = GroupPaths(self.group)
         self._tails: list[JsonlTail] = []
         self._newest: dict[int, int] = {}
-        self._probe = Consumer({"bootstrap.servers": self.cluster.bootstrap_servers, "group.id": "soak-probe"})
         self.producer: SequencedProducer | None = None
         self.watcher: OwnersWatcher | None = None
 
@@ -189,7 +189,7 @@ class Soak:
 
     def recovered(self, since: float) -> float | None:
         """Seconds from `since` until every partition processed a record produced after now; None past the bound."""
-        marks = high_watermarks(self._probe, self.topic, self.config.partitions)
+        marks = high_watermarks(self.cluster.bootstrap_servers, self.topic, self.config.partitions)
 
         def caught_up() -> bool:
             for tail in self._tails:
@@ -233,7 +233,7 @@ class Soak:
         if fault.kind in (FaultKind.BROKER, FaultKind.ZOOKEEPER):
             self.cluster.stop_process(fault.target)
             self._pass(fault.seconds)
-            self.cluster.start_process(fault.target)
+            self.restart_failures += restart_process(self.cluster, fault.target)
         elif fault.kind is FaultKind.MODE_FLIP:
             refusal = self.set_mode(fault.target)
             if refusal:
@@ -304,6 +304,7 @@ class Soak:
             "member_crashes": len(self.crashes),
             "crashes": self.crashes,
             "unclean_stops": self.unclean_stops,
+            "cluster_restart_failures": self.restart_failures,
             "produced": counts["produced"],
             "lost": counts["lost"],
             "dual_processing": counts["overlaps"] + counts["owner_violations"],
@@ -329,7 +330,6 @@ class Soak:
         if self.watcher is not None:
             with contextlib.suppress(Exception):
                 self.watcher.stop()
-        self._probe.close()
         self.zk.stop()
         self.zk.close()
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
@@ -33,6 +32,7 @@ from migrator.observe import (
 )
 from migrator.zk.paths import GroupPaths
 from tests.helpers.bridge import bridge_props, owners, published, wait_converged
+from tests.helpers.cluster import restart_process
 from tests.helpers.kafka import high_watermarks, make_topic
 from tests.helpers.member_proc import MemberProcess
 from tests.helpers.wait import wait_until
@@ -91,7 +91,6 @@ class Drill:
         self.zk.start(timeout=10.0)
         self.watcher: OwnersWatcher | None = None
         self.producer: SequencedProducer | None = None
-        self._probe: Consumer | None = None
         self.started_at = time.monotonic()
 
     # -- act 1: a loaded group under observation -------------------------------------------------------
@@ -154,7 +153,8 @@ class Drill:
                 d.assert_alive()
             time.sleep(min(0.5, max(0.0, down_until - time.monotonic())))
         up_ns, began = time.time_ns(), time.monotonic()
-        self.cluster.start_process(process)
+        for failure in restart_process(self.cluster, process):
+            print(f"\n{self.group}: restarted {process} again: {failure}")
         outage = Outage(stopped_ns, up_ns, time.monotonic() - began, time.monotonic())
         for d in drills:
             d.assert_alive()
@@ -250,9 +250,7 @@ class Drill:
         return self.log.records() + self._tailed
 
     def high_watermarks(self) -> dict[int, int]:
-        if self._probe is None:
-            self._probe = Consumer({"bootstrap.servers": self.cluster.bootstrap_servers, "group.id": "drill-probe"})
-        return high_watermarks(self._probe, self.topic, self.partitions)
+        return high_watermarks(self.cluster.bootstrap_servers, self.topic, self.partitions)
 
     def resumes(self, timeout: float = 40.0) -> float:
         """Wait until every partition has processed a record produced after this call; return the seconds."""
@@ -327,8 +325,6 @@ class Drill:
         if self.watcher is not None:
             with contextlib.suppress(Exception):
                 self.watcher.stop()
-        if self._probe is not None:
-            self._probe.close()
         self.zk.stop()
         self.zk.close()
 
