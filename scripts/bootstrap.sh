@@ -1,6 +1,7 @@
 # Sourced by scripts/test and scripts/migrator: creates or reuses .venv and reinstalls only when
-# pyproject.toml changed (hash stamp in .venv), so a clean clone installs from the project's own files
-# while repeated runs start at once. Sets ROOT and VENV and leaves the shell in ROOT.
+# pyproject.toml or constraints.txt changed (hash stamp in .venv), so a clean clone installs the versions
+# CI tested (constraints.txt pins every package) while repeated runs start at once. Sets ROOT and VENV and
+# leaves the shell in ROOT.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="$ROOT/.venv"
@@ -23,11 +24,11 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 
 STAMP="$VENV/.pyproject.sha256"
-WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+WANT="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ] || [ ! -x "$VENV/bin/migrator" ]; then
-    echo "installing migrator[dev] into .venv (pyproject.toml changed)..." >&2
+    echo "installing migrator[dev] into .venv (pyproject.toml or constraints.txt changed)..." >&2
     "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$VENV/bin/python" -m pip install --quiet -e '.[dev]' >&2
+    "$VENV/bin/python" -m pip install --quiet -c constraints.txt -e '.[dev]' >&2
     echo "$WANT" > "$STAMP"
 fi
 exec 9>&-

@@ -21,11 +21,11 @@ from kazoo.exceptions import ConnectionLoss, KazooException, NoAuthError, Sessio
 
 from migrator.errors import MigratorError, RefusedError, UsageError
 from migrator.kafka.admin import KafkaAdmin
+from migrator.logs import LIBRDKAFKA_LOGGER
 from migrator.names import validate_group
 from migrator.zk.client import DEFAULT_CONNECT_TIMEOUT_S, connect
 
 F = TypeVar("F", bound=Callable[..., Any])
-LIBRDKAFKA_LOGGER = "migrator.librdkafka"
 
 
 def _group(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -130,8 +130,7 @@ def _quiet_libraries() -> None:
 def make_admin(conn: Connection) -> KafkaAdmin | None:
     if not conn.bootstrap_servers:
         return None
-    props: dict[str, Any] = {"logger": logging.getLogger(LIBRDKAFKA_LOGGER), **conn.kafka_properties}
-    return KafkaAdmin(conn.bootstrap_servers, props, timeout_s=conn.connect_timeout_s)
+    return KafkaAdmin(conn.bootstrap_servers, conn.kafka_properties, timeout_s=conn.connect_timeout_s)
 
 
 @contextmanager

@@ -212,7 +212,10 @@ class ConsoleRun:
     def _drain(self, stream: KafkaStream) -> None:
         if self._take_and_print(stream):
             # Everything this thread took was printed: its current record counts as processed too.
-            self.connector.commit_offsets()
+            try:
+                self.connector.commit_offsets()
+            except TimeoutError as exc:  # ZooKeeper or Kafka unreachable: the shutdown that follows is bounded
+                log.warning("%s", exc)
 
     def _take_and_print(self, stream: KafkaStream) -> bool:
         """Loop until stopped; False when a taken record could not be printed (it must stay unprocessed)."""
@@ -283,6 +286,7 @@ def build_config(o: Options) -> tuple[ConsumerConfig, int | None]:
     props["zookeeper.connect"] = o.conn.zookeeper
     props["group.id"] = o.group
     props.setdefault("zookeeper.connection.timeout.ms", str(int(o.conn.connect_timeout_s * 1000)))
+    props.setdefault("offsets.channel.socket.timeout.ms", str(int(o.conn.connect_timeout_s * 1000)))
     if o.from_beginning:
         props["auto.offset.reset"] = "smallest"
     if o.conn.zk_auth:
@@ -384,6 +388,10 @@ def console_consumer_cmd(
     return _consume(config, selection, streams, printer, max_messages, idle_ms)
 
 
+class _StartInterrupted(BaseException):
+    """SIGTERM or SIGINT while the connector starts (raised by the signal handler, like KeyboardInterrupt)."""
+
+
 def _consume(
     config: ConsumerConfig,
     selection: str | TopicFilter,
@@ -401,15 +409,26 @@ def _consume(
         signalled.append(signum)
         if run is not None:
             run.signalled = True
+        elif starting:  # a bridge may wait for Kafka while it starts: stop waiting, shut down (bounded)
+            raise _StartInterrupted
 
+    starting = False
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         connector = ConsumerConnector(config)
         try:
-            if isinstance(selection, str):
-                streams = connector.create_message_streams({selection: n_streams})[selection]
-            else:
-                streams = connector.create_message_streams_by_filter(selection, n_streams)
+            starting = True
+            try:
+                if isinstance(selection, str):
+                    streams = connector.create_message_streams({selection: n_streams})[selection]
+                else:
+                    streams = connector.create_message_streams_by_filter(selection, n_streams)
+            except _StartInterrupted:
+                log.warning("console-consumer: signalled while starting; shutting down")
+                connector.shutdown()
+                return EXIT_OK
+            finally:
+                starting = False
             run = ConsoleRun(connector, streams, printer, max_messages, idle_ms)
             run.signalled = bool(signalled)
             result = run.run()

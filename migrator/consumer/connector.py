@@ -41,7 +41,8 @@ from migrator.zk.registry import Registry, Watches
 log = logging.getLogger(__name__)
 
 JOIN_WAIT_S = 15.0  # how long a bridge waits for its first Kafka assignment before registering anyway
-SHUTDOWN_WAIT_S = 60.0
+SHUTDOWN_GRACE_S = 3.0  # shutdown gives up after the longer of the two connect timeouts plus this
+CLOSE_STEP_MIN_S = 1.0  # each closing step gets at least this long, even past the deadline
 
 
 def make_consumer_id(group: str, consumer_id: str | None) -> str:
@@ -95,6 +96,9 @@ class ConsumerConnector:
         self._session_lost = False
         self._shutdown_lock = threading.Lock()
         self._closed = False
+        self._kafka_timeout_s = cfg.offsets_channel_socket_timeout_ms / 1000.0
+        self._give_up_s = max(cfg.zookeeper_connection_timeout_ms / 1000.0, self._kafka_timeout_s) + SHUTDOWN_GRACE_S
+        """How long shutdown (and a commit) waits for an unreachable ZooKeeper or Kafka before giving up."""
         self.bootstrap_servers = cfg.bootstrap_servers or self._brokers_from_zookeeper()
         self._zk.add_listener(self._on_session_state)
         self.metrics.zk_session(1)
@@ -131,33 +135,54 @@ class ConsumerConnector:
             return
         request = CommitRequest()
         self._worker.post(request)
-        request.done.result(timeout=SHUTDOWN_WAIT_S)
+        try:
+            request.done.result(timeout=self._give_up_s)
+        except FutureTimeout:
+            raise FutureTimeout(
+                f"commit_offsets: gave up after {self._give_up_s:g}s: the rebalance worker is busy "
+                "(ZooKeeper or Kafka unreachable?); nothing was committed"
+            ) from None
 
     def shutdown(self) -> None:
-        """Commit, release, unregister, close. Safe to call more than once and from any thread."""
+        """Commit, release, unregister, close. Safe to call more than once and from any thread.
+
+        Bounded: with ZooKeeper or Kafka unreachable it returns after about the longer connect timeout
+        (`zookeeper.connection.timeout.ms`, `offsets.channel.socket.timeout.ms`) plus a few seconds, logging
+        each step it gave up on; what it could not release, the ZooKeeper session's expiry releases.
+        """
         with self._shutdown_lock:
             if self._closed:
                 return
             self._closed = True
+        deadline = time.monotonic() + self._give_up_s
         self._handoff.done_for_current_thread()
         if self._worker is not None and self._worker.alive:
+            self._worker.stop_soon()
             request = Shutdown()
             self._worker.post(request)
             try:
-                request.done.result(timeout=SHUTDOWN_WAIT_S)
+                request.done.result(timeout=max(CLOSE_STEP_MIN_S, deadline - time.monotonic()))
             except FutureTimeout:
-                log.error("shutdown: the rebalance worker did not finish in %.0fs", SHUTDOWN_WAIT_S)
+                log.error(
+                    "shutdown: gave up on the clean release of %d partitions after %.0fs (ZooKeeper or Kafka "
+                    "unreachable); their owners go when the ZooKeeper session expires",
+                    len(self._worker.owned),
+                    self._give_up_s,
+                )
         if self._member is not None:
-            self._member.close()
+            _bounded("leaving the Kafka group", self._member.close, deadline)
         self._handoff.close()
         for stream in self._streams.values():
             stream.shutdown()
         if self._fetcher is not None:
-            self._fetcher.close()
+            _bounded("closing the Kafka fetcher", self._fetcher.close, deadline)
         self._zk.remove_listener(self._on_session_state)
+        _bounded("closing the ZooKeeper session", self._close_zookeeper, deadline)
+        self.metrics.zk_session(0)
+
+    def _close_zookeeper(self) -> None:
         self._zk.stop()
         self._zk.close()
-        self.metrics.zk_session(0)
 
     def __enter__(self) -> ConsumerConnector:
         return self
@@ -198,7 +223,7 @@ class ConsumerConnector:
         self._fetcher = Fetcher(self.bootstrap_servers, self.group, fetch_props)
         for stream in self._streams.values():
             stream.attach(self._fetcher)  # a stream with nothing queued fetches for itself
-        admin = KafkaAdmin(self.bootstrap_servers, cfg.kafka_properties)
+        admin = KafkaAdmin(self.bootstrap_servers, cfg.kafka_properties, timeout_s=self._kafka_timeout_s)
         worker_box: list[RebalanceWorker] = []
 
         def post(event: object) -> None:
@@ -310,6 +335,17 @@ class ConsumerConnector:
                     self._worker.post(SessionRestored())
             else:
                 self._handoff.resume()
+
+
+def _bounded(what: str, close: Callable[[], None], deadline: float) -> None:
+    """Run one closing step on its own (daemon) thread and stop waiting for it at `deadline`: a client library
+    blocked on an unreachable server (kazoo's stop joins callbacks that retry forever, librdkafka's close waits
+    for its coordinator) must not keep the application from exiting."""
+    step = threading.Thread(target=close, name=f"shutdown: {what}", daemon=True)
+    step.start()
+    step.join(max(CLOSE_STEP_MIN_S, deadline - time.monotonic()))
+    if step.is_alive():
+        log.error("shutdown: gave up on %s (its server is unreachable); exiting without it", what)
 
 
 class _KafkaOffsets:

@@ -122,6 +122,7 @@ class RebalanceWorker:
         self._admin = admin
         self.state = State()
         self._events: queue.Queue[Event] = queue.Queue()
+        self._stopping = threading.Event()  # set by `stop_soon`: no further attempts or back-offs
         self._thread = threading.Thread(target=self._run, name=f"rebalance-{settings.consumer_id}", daemon=True)
         self._lag_due = 0.0
         self._published_reason = ""
@@ -147,6 +148,11 @@ class RebalanceWorker:
 
     def post(self, event: Event) -> None:
         self._events.put(event)
+
+    def stop_soon(self) -> None:
+        """Before posting `Shutdown`: end a rebalance in progress after its current attempt instead of retrying
+        (each attempt is bounded by the ZooKeeper and Kafka timeouts), so shutdown waits at most one attempt."""
+        self._stopping.set()
 
     def start(self) -> None:
         self._thread.start()
@@ -244,8 +250,8 @@ class RebalanceWorker:
             self._registry.register(self._registration)
             self.state.registered = True
             self._handoff.resume()
-        except KazooException:
-            log.warning("registration failed; retrying", exc_info=True)
+        except KazooException as exc:  # ZooKeeper unreachable or the session gone: one line, not a traceback
+            log.warning("registration in ZooKeeper failed (%s); retrying", type(exc).__name__)
             self.state.retry_at = time.monotonic() + self.s.backoff_ms / 1000.0
 
     def _on_session_lost(self) -> None:
@@ -275,6 +281,9 @@ class RebalanceWorker:
                 return
         started = time.monotonic()
         for attempt in range(1, self.s.max_retries + 1):
+            if self._stopping.is_set():
+                log.info("shutting down: rebalance (%s) abandoned after %d attempts", ", ".join(reasons), attempt - 1)
+                return
             try:
                 outcome = self._attempt(reasons)
             except (KazooException, AdminUnavailable) as exc:
@@ -288,7 +297,7 @@ class RebalanceWorker:
             if attempt < self.s.max_retries and outcome is not None:
                 continue  # the claim waited for the conflicting owners already
             if attempt < self.s.max_retries:
-                time.sleep(self.s.backoff_ms / 1000.0)
+                self._stopping.wait(self.s.backoff_ms / 1000.0)
         log.error("rebalance failed after %d attempts (%s); retrying later", self.s.max_retries, ", ".join(reasons))
         self._metrics.rebalance_failed()
         self.state.retry_at = time.monotonic() + self.s.backoff_ms / 1000.0
@@ -459,8 +468,8 @@ class RebalanceWorker:
             if self.owned and self.state.registered:
                 self._holdings.release(dict(self.owned), "shutdown", SHUTDOWN_IN_FLIGHT_WAIT_S)
             self._registry.deregister()
-        except KazooException:
-            log.warning("clean shutdown incomplete; ZooKeeper will expire our session", exc_info=True)
+        except KazooException as exc:
+            log.warning("clean shutdown incomplete (%s); ZooKeeper will expire our session", type(exc).__name__)
         finally:
             self._watches.stop()
             self.state.closed = True

@@ -26,6 +26,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetS
 
 from migrator.assign.model import TopicPartition
 from migrator.errors import MigratorError
+from migrator.logs import librdkafka_logger
 
 DEFAULT_TIMEOUT_S = 10.0
 COORDINATOR_MARGIN_S = 60.0
@@ -75,6 +76,7 @@ def admin_config(bootstrap_servers: str, properties: Mapping[str, Any] | None, t
     conf: dict[str, Any] = {
         "bootstrap.servers": bootstrap_servers,
         "socket.connection.setup.timeout.ms": int(timeout_s * 1000),
+        "logger": librdkafka_logger(),
     }
     conf.update(properties or {})
     return conf
@@ -129,6 +131,16 @@ class KafkaAdmin:
             ) from exc
         except KafkaException as exc:
             raise KafkaUnavailable(f"{what}: {exc.args[0].str() if exc.args else exc}") from exc
+        finally:
+            self._admin.poll(0)  # hand librdkafka's queued log lines to the `logger` (nothing else polls it)
+
+    def _metadata(self, what: str, topic: str | None = None) -> Any:
+        try:
+            return self._admin.list_topics(topic=topic, timeout=self.timeout_s)
+        except KafkaException as exc:
+            raise KafkaUnavailable(f"{what}: {exc}") from exc
+        finally:
+            self._admin.poll(0)
 
     def _coordinator_result(self, future: Future[T], what: str) -> T:
         """`_result` for a coordinator-routed request; if it is still pending when the wait ends (timeout,
@@ -188,10 +200,7 @@ class KafkaAdmin:
 
     def partitions(self, topic: str) -> tuple[int, ...] | None:
         """Partition ids of a topic from broker metadata; None when the topic does not exist."""
-        try:
-            md = self._admin.list_topics(topic=topic, timeout=self.timeout_s)
-        except KafkaException as exc:
-            raise KafkaUnavailable(f"metadata of {topic}: {exc}") from exc
+        md = self._metadata(f"metadata of {topic}", topic)
         tmd = md.topics.get(topic)
         if tmd is None or tmd.error is not None or not tmd.partitions:
             return None
@@ -199,18 +208,12 @@ class KafkaAdmin:
 
     def topics(self) -> dict[str, int]:
         """Every topic with its partition count."""
-        try:
-            md = self._admin.list_topics(timeout=self.timeout_s)
-        except KafkaException as exc:
-            raise KafkaUnavailable(f"metadata: {exc}") from exc
+        md = self._metadata("metadata")
         return {name: len(t.partitions) for name, t in md.topics.items() if t.error is None}
 
     def group_max_size(self) -> int | None:
         """The smallest `group.max.size` among the brokers (the coordinator may be any of them)."""
-        try:
-            md = self._admin.list_topics(timeout=self.timeout_s)
-        except KafkaException as exc:
-            raise KafkaUnavailable(f"metadata: {exc}") from exc
+        md = self._metadata("metadata")
         resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in md.brokers]
         sizes: list[int] = []
         for resource, future in self._admin.describe_configs(resources, request_timeout=self.timeout_s).items():

@@ -32,6 +32,7 @@ from migrator.assign.model import TopicPartition
 from migrator.consumer.handoff import Chunk
 from migrator.consumer.message import Message
 from migrator.consumer.stream import KafkaStream
+from migrator.logs import librdkafka_logger
 
 log = logging.getLogger(__name__)
 POLL_S = 0.02  # how long a fetch waits for records before it looks at routing changes again
@@ -65,6 +66,7 @@ class Fetcher:
             "enable.auto.offset.store": False,
             "enable.partition.eof": False,
             "fetch.wait.max.ms": 100,
+            "logger": librdkafka_logger(),
         }
         conf.update(properties or {})
         self._consumer = Consumer(conf)

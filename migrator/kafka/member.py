@@ -27,6 +27,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from migrator.assign.model import TopicPartition
 from migrator.coordination.events import Event, KafkaAssigned, KafkaRevoked, KafkaUnavailable
 from migrator.kafka.commit import commit_sync
+from migrator.logs import librdkafka_logger
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class EmbeddedMember:
             "enable.auto.offset.store": False,
             "session.timeout.ms": 10000,
             "heartbeat.interval.ms": 1000,
+            "logger": librdkafka_logger(),
         }
         conf.update(properties)
         conf["enable.auto.commit"] = False
