@@ -247,7 +247,8 @@ class Soak:
             self.excuses.append(after_commit(held, f"{self.group}_{fault.target}@{victim.pid}"))
             self._pass(fault.seconds)
             self.spawn(fault.target)
-        record.recovered_s = self.recovered(time.monotonic())
+        recovered = self.recovered(time.monotonic())
+        record.recovered_s = None if recovered is None else round(recovered, 2)
         self.faults.append(record)
         return record
 
@@ -334,22 +335,26 @@ class Soak:
         self.zk.close()
 
 
-def run(config: SoakConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The whole soak on a dedicated cluster (always downed); the report as a dict (`ok` says if it passed)."""
+def run(config: SoakConfig, log: Callable[[str], None] = print, keep: Path | None = None) -> dict[str, Any]:
+    """The whole soak on a dedicated cluster (always downed); the report as a dict (`ok` says if it passed).
+    With `keep`, the members' processing logs and stderr stay in that directory for a post-mortem."""
     rng = random.Random(config.seed)
-    with tempfile.TemporaryDirectory(prefix="soak-") as workdir:
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+    with contextlib.nullcontext(str(keep)) if keep else tempfile.TemporaryDirectory(prefix="soak-") as workdir:
         cluster = DevCluster.start(brokers=config.brokers, extra_broker_config=REPLICATED)
         soak: Soak | None = None
         try:
             soak = Soak(config, Path(workdir), cluster)
             soak.start()
             log(f"soak: group {soak.group}, {config.members} bridges x {config.streams} streams, "
-                f"{config.partitions} partitions at {config.rate:.0f}/s, seed {config.seed}")  # fmt: skip
+                f"{config.partitions} partitions at {config.rate:.0f}/s, seed {config.seed}; brokers "
+                f"{cluster.bootstrap_servers}, zookeeper {cluster.zookeeper}, members' logs in {workdir}")  # fmt: skip
             until = soak.began + config.minutes * 60
             while time.monotonic() < until:
                 record = soak.inject(draw_fault(rng, config, soak.mode))
                 log(f"  {record.at_s:7.1f}s {record.kind} {record.target} {record.seconds:.1f}s: {record.outcome},"
-                    f" recovered {record.recovered_s}s")  # fmt: skip
+                    f" recovered {record.recovered_s and round(record.recovered_s, 1)}s")  # fmt: skip
                 soak._pass(min(rng.uniform(*config.gap_s), max(0.0, until - time.monotonic())))
             return soak.finish()
         finally:
@@ -363,12 +368,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=20.0, help="how long faults are injected (default 20)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the fault sequence (default 1)")
     parser.add_argument("--name", default="soak", help="results file benchmarks/results/NAME.json")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the members' logs and stderr in DIR")
     args = parser.parse_args(argv)
     if args.minutes <= 0:
         print(f"error: --minutes must be positive, got {args.minutes}", file=sys.stderr)
         return 2
     quiet()
-    doc = run(SoakConfig(minutes=args.minutes, seed=args.seed))
+    doc = run(SoakConfig(minutes=args.minutes, seed=args.seed), keep=args.keep)
     path = save(args.name, doc)
     print({k: v for k, v in doc.items() if k not in ("faults", "config", "crashes")})
     print(f"written to {path}")
