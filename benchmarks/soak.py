@@ -140,6 +140,7 @@ class Soak:
         self.paths = GroupPaths(self.group)
         self._tails: list[JsonlTail] = []
         self._newest: dict[int, int] = {}
+        self._processed: set[tuple[str, int, int]] = set()
         self.producer: SequencedProducer | None = None
         self.watcher: OwnersWatcher | None = None
 
@@ -192,9 +193,7 @@ class Soak:
         marks = high_watermarks(self.cluster.bootstrap_servers, self.topic, self.config.partitions)
 
         def caught_up() -> bool:
-            for tail in self._tails:
-                for r in tail.read():
-                    self._newest[r.partition] = max(self._newest.get(r.partition, -1), r.offset)
+            self._read_logs()
             return all(self._newest.get(p, -1) >= mark for p, mark in marks.items())
 
         try:
@@ -202,6 +201,13 @@ class Soak:
         except TimeoutError:
             return None
         return time.monotonic() - since
+
+    def _read_logs(self) -> None:
+        """Take in what the members logged since the last read: newest offset per partition, every key."""
+        for tail in self._tails:
+            for r in tail.read():
+                self._newest[r.partition] = max(self._newest.get(r.partition, -1), r.offset)
+                self._processed.add(r.key)
 
     def owned_by(self, name: str) -> dict[int, int]:
         """Partitions `name` owns now, with their ZooKeeper offset (a lower bound of its last commit). Retried
@@ -274,14 +280,16 @@ class Soak:
         assert self.producer is not None and self.watcher is not None
         produced = self.producer.stop(flush_timeout_s=120.0)
         self.producer = None
-        processed_keys: set[tuple[str, int, int]] = set()
 
         def all_processed() -> bool:
-            for tail in self._tails:
-                processed_keys.update(r.key for r in tail.read())
-            return produced <= processed_keys
+            self._read_logs()
+            return produced <= self._processed
 
-        self._wait(all_processed, 120, "every produced record to be processed")
+        try:
+            self._wait(all_processed, 120, "every produced record to be processed")
+            drained = True
+        except TimeoutError:  # the verdict below counts what is missing as lost
+            drained = False
         for name, member in list(self.members.items()):
             code = member.stop(60)
             if code != 0:
@@ -294,7 +302,8 @@ class Soak:
         kinds = Counter(f.kind for f in self.faults if f.outcome == "injected")
         recoveries = [f.recovered_s for f in self.faults if f.recovered_s is not None]
         counts = verdict.counts()
-        ok = verdict.ok and not self.crashes and not self.unclean_stops and len(recoveries) == len(self.faults)
+        ok = (verdict.ok and drained and not self.crashes and not self.unclean_stops
+              and len(recoveries) == len(self.faults))  # fmt: skip
         return {
             "ok": ok,
             "config": {**asdict(self.config), "weights": {k.value: w for k, w in self.config.weights}},
@@ -305,6 +314,7 @@ class Soak:
             "member_crashes": len(self.crashes),
             "crashes": self.crashes,
             "unclean_stops": self.unclean_stops,
+            "drained_within_120s": drained,
             "cluster_restart_failures": self.restart_failures,
             "produced": counts["produced"],
             "lost": counts["lost"],
