@@ -8,6 +8,7 @@ and one ListOffsets covers every partition of the batch. Results come back as th
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -18,7 +19,13 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from migrator.assign.model import TopicPartition
 from migrator.fleet.model import KafkaGroupFacts
-from migrator.kafka.admin import KafkaGroup, KafkaUnavailable, admin_config, group_from_description
+from migrator.kafka.admin import (
+    COORDINATOR_MARGIN_S,
+    KafkaGroup,
+    KafkaUnavailable,
+    admin_config,
+    group_from_description,
+)
 from migrator.zk.group_view import GroupView
 
 DEFAULT_TIMEOUT_S = 15.0
@@ -47,12 +54,13 @@ class FleetKafkaReader:
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.timeout_s = timeout_s
-        self._admin = AdminClient(admin_config(bootstrap_servers, properties, timeout_s))
+        self._conf = admin_config(bootstrap_servers, properties, timeout_s)
+        self._admin = AdminClient(self._conf)
         self._topics: dict[str, tuple[int, ...]] | None = None
         self._down: str | None = None  # once metadata fails, the rest of the slice does not wait again
 
-    def _wait(self, future: Future[Any]) -> Any:
-        return future.result(timeout=self.timeout_s)
+    def _wait(self, future: Future[Any], deadline: float | None = None) -> Any:
+        return future.result(timeout=self.timeout_s if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def topic_partitions(self, refresh: bool = False) -> dict[str, tuple[int, ...]]:
         """Every topic's partition ids, read once per reader (a scan is a snapshot)."""
@@ -82,28 +90,37 @@ class FleetKafkaReader:
         except KafkaUnavailable as exc:
             self._down = str(exc)
             return {n: KafkaGroupFacts(group=None, error=self._down) for n in names}
-        described = self._admin.describe_consumer_groups(names, request_timeout=self.timeout_s)
+        # Coordinator-routed requests must not reach librdkafka's own timeout on a live client (the abort of
+        # migrator.kafka.admin): librdkafka gets a margin, the batch one deadline, and a client left with an
+        # unanswered one is replaced.
+        deadline = time.monotonic() + self.timeout_s
+        coordinator_timeout = self.timeout_s + COORDINATOR_MARGIN_S
+        described = self._admin.describe_consumer_groups(names, request_timeout=coordinator_timeout)
         offset_futures = {
             n: self._admin.list_consumer_group_offsets(
-                [ConsumerGroupTopicPartitions(n)], request_timeout=self.timeout_s
+                [ConsumerGroupTopicPartitions(n)], request_timeout=coordinator_timeout
             )[n]
             for n in names
         }
         groups: dict[str, KafkaGroup | None] = {}
         errors: dict[str, str] = {}
-        for n in names:
-            try:
-                groups[n] = group_from_description(n, self._wait(described[n]))
-            except Exception as exc:
-                groups[n], errors[n] = None, f"describe group: {_error(exc)}"
         committed: dict[str, dict[TopicPartition, int]] = {}
-        for n in names:
-            try:
-                result = self._wait(offset_futures[n])
-                committed[n] = {_tp(tp): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
-            except Exception as exc:
-                committed[n] = {}
-                errors.setdefault(n, f"committed offsets: {_error(exc)}")
+        try:
+            for n in names:
+                try:
+                    groups[n] = group_from_description(n, self._wait(described[n], deadline))
+                except Exception as exc:
+                    groups[n], errors[n] = None, f"describe group: {_error(exc)}"
+            for n in names:
+                try:
+                    result = self._wait(offset_futures[n], deadline)
+                    committed[n] = {_tp(tp): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
+                except Exception as exc:
+                    committed[n] = {}
+                    errors.setdefault(n, f"committed offsets: {_error(exc)}")
+        finally:
+            if not all(f.done() for f in (*described.values(), *offset_futures.values())):
+                self._admin = AdminClient(self._conf)  # the old one is destroyed with its last reference
         interest = {v.group: _partitions_of_interest(v, groups.get(v.group), committed[v.group], topics) for v in views}
         log_end, end_error = self._log_ends(set().union(*interest.values()) if interest else set())
         out: dict[str, KafkaGroupFacts] = {}

@@ -79,6 +79,14 @@ class MemberProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def poll(self) -> int | None:
+        """As `subprocess.Popen.poll` (tests that only need the exit status treat this as a Popen)."""
+        return self.proc.poll()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
     def death(self) -> str | None:
         """None while it runs; else its exit status and the last lines it wrote to stderr."""
         code = self.proc.poll()
