@@ -43,7 +43,7 @@ from kazoo.exceptions import KazooException, NoNodeError  # noqa: E402
 from benchmarks.common import quiet, save, unique  # noqa: E402
 from migrator.demo.workload import SequencedProducer, bridge_props  # noqa: E402
 from migrator.devcluster import DevCluster  # noqa: E402
-from migrator.errors import EXIT_OK, EXIT_REFUSED  # noqa: E402
+from migrator.errors import EXIT_OK, EXIT_REFUSED, EnvironmentProblem  # noqa: E402
 from migrator.observe import Duplicate, JsonlTail, OwnersWatcher, after_commit, judge, load_many  # noqa: E402
 from migrator.zk.owners import read_owners  # noqa: E402
 from migrator.zk.paths import GroupPaths  # noqa: E402
@@ -132,6 +132,7 @@ class Soak:
     faults: list[FaultRecord] = field(default_factory=list)
     unclean_stops: list[str] = field(default_factory=list)
     restart_failures: list[str] = field(default_factory=list)  # cluster processes that failed to start again
+    aborted: str = ""  # why the fault loop ended early (a cluster process that would not start again)
     began: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
@@ -239,7 +240,14 @@ class Soak:
         if fault.kind in (FaultKind.BROKER, FaultKind.ZOOKEEPER):
             self.cluster.stop_process(fault.target)
             self._pass(fault.seconds)
-            self.restart_failures += restart_process(self.cluster, fault.target)
+            try:
+                self.restart_failures += restart_process(self.cluster, fault.target, attempts=5, pause_s=10.0)
+            except EnvironmentProblem as exc:  # the soak ends here, and reports what it saw until now
+                self.restart_failures.append(str(exc))
+                self.aborted = f"{fault.target} could not be started again: {exc}"[:500]
+                record.outcome = "injected; the process did not start again"
+                self.faults.append(record)
+                return record
         elif fault.kind is FaultKind.MODE_FLIP:
             refusal = self.set_mode(fault.target)
             if refusal:
@@ -302,7 +310,7 @@ class Soak:
         kinds = Counter(f.kind for f in self.faults if f.outcome == "injected")
         recoveries = [f.recovered_s for f in self.faults if f.recovered_s is not None]
         counts = verdict.counts()
-        ok = (verdict.ok and drained and not self.crashes and not self.unclean_stops
+        ok = (verdict.ok and drained and not self.crashes and not self.unclean_stops and not self.aborted
               and len(recoveries) == len(self.faults))  # fmt: skip
         return {
             "ok": ok,
@@ -316,6 +324,7 @@ class Soak:
             "unclean_stops": self.unclean_stops,
             "drained_within_120s": drained,
             "cluster_restart_failures": self.restart_failures,
+            "aborted": self.aborted,
             "produced": counts["produced"],
             "lost": counts["lost"],
             "dual_processing": counts["overlaps"] + counts["owner_violations"],
@@ -361,7 +370,7 @@ def run(config: SoakConfig, log: Callable[[str], None] = print, keep: Path | Non
                 f"{config.partitions} partitions at {config.rate:.0f}/s, seed {config.seed}; brokers "
                 f"{cluster.bootstrap_servers}, zookeeper {cluster.zookeeper}, members' logs in {workdir}")  # fmt: skip
             until = soak.began + config.minutes * 60
-            while time.monotonic() < until:
+            while time.monotonic() < until and not soak.aborted:
                 record = soak.inject(draw_fault(rng, config, soak.mode))
                 log(f"  {record.at_s:7.1f}s {record.kind} {record.target} {record.seconds:.1f}s: {record.outcome},"
                     f" recovered {record.recovered_s and round(record.recovered_s, 1)}s")  # fmt: skip

@@ -51,7 +51,7 @@ def external_from_env() -> ExternalCluster | None:
     return ExternalCluster(zookeeper=zookeeper, bootstrap_servers=bootstrap)
 
 
-def restart_process(cluster: Any, process: str, attempts: int = 3) -> list[str]:
+def restart_process(cluster: Any, process: str, attempts: int = 3, pause_s: float = 2.0) -> list[str]:
     """Start a stopped dev-cluster process again; return the failed attempts that came first.
 
     On a loaded 2-core host a restarted broker's JVM sometimes exits during startup with a ZooKeeper error
@@ -64,10 +64,12 @@ def restart_process(cluster: Any, process: str, attempts: int = 3) -> list[str]:
             cluster.start_process(process)
             return failures
         except EnvironmentProblem as exc:
-            out = cluster.cluster_dir / f"{process}.out"
-            tail = out.read_text(errors="replace").splitlines()[-8:] if out.exists() else []
-            failures.append(f"{process} attempt {attempt}: {exc}; output: {' | '.join(tail)}")
+            lines: list[str] = []
+            for log in (cluster.cluster_dir / f"{process}.out", cluster.cluster_dir / f"{process}.log"):
+                if log.exists():
+                    lines += [x for x in log.read_text(errors="replace").splitlines() if "ERROR" in x or "FATAL" in x]
+            failures.append(f"{process} attempt {attempt}: {exc}; its errors: {' | '.join(lines[-3:])[:600]}")
             if attempt == attempts:
                 raise EnvironmentProblem("; ".join(failures)) from exc
-            time.sleep(2.0)
+            time.sleep(pause_s)
     return failures
