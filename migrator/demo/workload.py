@@ -78,6 +78,11 @@ class LiveLog(ProcessingLog):
         return [r for r in self.records() if r.start_ns >= since_ns]
 
 
+_TRANSIENT = (KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION)
+"""What a broker that has just restarted can answer before it knows its topics again ("partition count
+changed from 8 to 0"): a record refused so is sent again, since the topic is back within seconds."""
+
+
 class SequencedProducer:
     """Produces `seq-<n>` records at about `rate` per second in a background thread, spreading them over the
     partitions in explicit round robin (so each partition gets a record every `partitions / rate` s, which
@@ -96,38 +101,49 @@ class SequencedProducer:
         self._lock = threading.Lock()
         self.produced: set[tuple[str, int, int]] = set()
         self.errors: list[str] = []
+        self._resend: list[tuple[int, bytes]] = []  # rejected by a broker that did not know the topic yet
         self.sent = 0
         self._thread = threading.Thread(target=self._run, name="sequenced-producer", daemon=True)
 
     def _on_delivery(self, err: Any, msg: Any) -> None:
         with self._lock:
-            if err is not None:
+            if err is not None and err.code() in _TRANSIENT:
+                self._resend.append((msg.partition(), msg.value()))
+            elif err is not None:
                 self.errors.append(str(err))
             else:
                 self.produced.add((msg.topic(), msg.partition(), msg.offset()))
+
+    def _produce(self, partition: int, value: bytes) -> bool:
+        """Queue one record; False only when the producer stopped while the topic was unknown."""
+        while True:
+            try:
+                self._producer.produce(self._topic, value=value, partition=partition, on_delivery=self._on_delivery)
+                return True
+            except BufferError:  # the local queue is full: let deliveries drain, then retry
+                self._producer.poll(0.05)
+            except KafkaException as exc:
+                if exc.args[0].code() not in _TRANSIENT:
+                    raise
+                if self._stop.is_set():
+                    return False
+                self._producer.poll(0.1)
+
+    def _take_resends(self) -> list[tuple[int, bytes]]:
+        with self._lock:
+            out, self._resend = self._resend, []
+        return out
 
     def _run(self) -> None:
         next_at = time.monotonic()
         partition = itertools.cycle(range(self._partitions))
         while not self._stop.is_set():
+            for target, value in self._take_resends():
+                if not self._produce(target, value):
+                    return
             for _ in range(self._batch):
-                value = f"seq-{self.sent}".encode()
-                target = next(partition)
-                while True:
-                    try:
-                        self._producer.produce(
-                            self._topic, value=value, partition=target, on_delivery=self._on_delivery
-                        )
-                        break
-                    except BufferError:  # the local queue is full: let deliveries drain, then retry
-                        self._producer.poll(0.05)
-                    except KafkaException as exc:
-                        # The only broker just restarted: until its metadata is back the topic looks unknown.
-                        if exc.args[0].code() not in (KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION):
-                            raise
-                        self._producer.poll(0)
-                        if self._stop.wait(0.1):
-                            return
+                if not self._produce(next(partition), f"seq-{self.sent}".encode()):
+                    return
                 self.sent += 1
             self._producer.poll(0)
             next_at += self._interval
@@ -145,7 +161,15 @@ class SequencedProducer:
         """Stop, wait (up to `flush_timeout_s`) for every acknowledgement, and return what was produced."""
         self._stop.set()
         self._thread.join(timeout=10)
+        deadline = time.monotonic() + flush_timeout_s
         remaining = self._producer.flush(flush_timeout_s)
+        while (resend := self._take_resends()) and time.monotonic() < deadline:
+            for target, value in resend:
+                self._producer.produce(self._topic, value=value, partition=target, on_delivery=self._on_delivery)
+            remaining = self._producer.flush(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            if self._resend:
+                self.errors.append(f"{len(self._resend)} records still rejected as unknown at the end")
         if remaining or self.errors:
             raise RuntimeError(f"{remaining} records undelivered; errors {self.errors[:3]}")
         with self._lock:

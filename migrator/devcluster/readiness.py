@@ -32,6 +32,7 @@ def wait_broker_ready(
     zookeeper: str, broker_id: int, port: int, alive: Callable[[], bool], logs: list[Path], timeout: float
 ) -> None:
     from kazoo.client import KazooClient
+    from kazoo.exceptions import KazooException
 
     from migrator.zk.paths import BROKER_IDS
 
@@ -42,7 +43,11 @@ def wait_broker_ready(
     try:
         while time.monotonic() < deadline:
             _check_alive(name, alive, logs)
-            if zk.exists(f"{BROKER_IDS}/{broker_id}") and accepts(port) and _metadata_ok(port, broker_id):
+            try:
+                registered = zk.exists(f"{BROKER_IDS}/{broker_id}") is not None
+            except KazooException:  # a connection lost on a loaded host: kazoo reconnects, ask again
+                registered = False
+            if registered and accepts(port) and _metadata_ok(port, broker_id):
                 return
             time.sleep(POLL_S)
     finally:

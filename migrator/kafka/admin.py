@@ -214,10 +214,11 @@ class KafkaAdmin:
     def group_max_size(self) -> int | None:
         """The smallest `group.max.size` among the brokers (the coordinator may be any of them)."""
         md = self._metadata("metadata")
-        resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in md.brokers]
         sizes: list[int] = []
-        for resource, future in self._admin.describe_configs(resources, request_timeout=self.timeout_s).items():
-            entries = self._result(future, f"describe configs of broker {resource.name}")
+        for broker in md.brokers:  # one request per broker: Kafka refuses two BROKER resources in one call
+            resource = ConfigResource(ResourceType.BROKER, str(broker))
+            future = self._admin.describe_configs([resource], request_timeout=self.timeout_s)[resource]
+            entries = self._result(future, f"describe configs of broker {broker}")
             entry = entries.get("group.max.size")
             if entry is not None and entry.value is not None:
                 sizes.append(int(entry.value))

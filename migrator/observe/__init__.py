@@ -7,12 +7,13 @@ verdict over both. It reads ZooKeeper but never writes it, so it can watch any g
 """
 
 from migrator.observe.owners import OwnerEvent, OwnerInterval, OwnersWatcher
-from migrator.observe.records import Processed, ProcessingLog, load_jsonl, load_many
+from migrator.observe.records import JsonlTail, Processed, ProcessingLog, load_jsonl, load_many
 from migrator.observe.verdict import (
     Duplicate,
     Overlap,
     OwnerViolation,
     Verdict,
+    after_commit,
     duplicates,
     judge,
     lost,
@@ -22,6 +23,7 @@ from migrator.observe.verdict import (
 
 __all__ = [
     "Duplicate",
+    "JsonlTail",
     "Overlap",
     "OwnerEvent",
     "OwnerInterval",
@@ -30,6 +32,7 @@ __all__ = [
     "Processed",
     "ProcessingLog",
     "Verdict",
+    "after_commit",
     "duplicates",
     "judge",
     "load_jsonl",

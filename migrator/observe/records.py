@@ -187,3 +187,28 @@ def load_many(paths: Iterable[str | Path]) -> list[Processed]:
         if Path(path).exists():
             out.extend(load_jsonl(path))
     return out
+
+
+class JsonlTail:
+    """Reads a member's JSONL processing log incrementally while the member is still writing it: each `read`
+    returns only the records completed since the last one. Long runs (drills with minute-long outages, the
+    soak) poll their logs many times; re-reading whole files each time would load the host they measure."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._pos = 0
+
+    def read(self) -> list[Processed]:
+        """New complete lines (an unterminated last line waits for its newline: it may still be written)."""
+        if not self.path.exists():
+            return []
+        with open(self.path, "rb") as f:
+            f.seek(self._pos)
+            chunk = f.read()
+        end = chunk.rfind(b"\n") + 1
+        self._pos += end
+        out: list[Processed] = []
+        for line in chunk[:end].decode("utf-8", errors="replace").split("\n"):
+            if line.strip():
+                out.append(Processed.from_json(line))
+        return out

@@ -7,7 +7,7 @@ restarted with the same consumer.id counts as a different worker.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from migrator.observe.owners import OwnerInterval
@@ -188,3 +188,18 @@ def judge(
         overlaps=overlaps(processed),
         owner_violations=owner_violations(ownership, processed, tolerance_ns) if ownership is not None else [],
     )
+
+
+def after_commit(committed: Mapping[int, int], member_prefix: str) -> Callable[[Duplicate], bool]:
+    """Duplicates a crash or expiry may cause: only on the affected member's partitions, only at or above the
+    offset committed when it failed, and only where that member was one of the processors."""
+
+    def allowed(d: Duplicate) -> bool:
+        _topic, partition, offset = d.key
+        return (
+            partition in committed
+            and offset >= committed[partition]
+            and any(r.member.startswith(member_prefix) for r in d.by)
+        )
+
+    return allowed

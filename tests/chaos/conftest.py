@@ -10,29 +10,33 @@ what it may excuse (duplicates after a crash, above the dead member's last commi
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer
-from confluent_kafka import TopicPartition as KafkaTopicPartition
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import KazooException, NoNodeError
 
-from migrator.observe import Duplicate, OwnersWatcher, Processed, ProcessingLog, Verdict, judge, load_many
+from migrator.observe import (
+    Duplicate,
+    JsonlTail,
+    OwnersWatcher,
+    Processed,
+    ProcessingLog,
+    Verdict,
+    judge,
+    load_many,
+)
 from migrator.zk.paths import GroupPaths
 from tests.helpers.bridge import bridge_props, owners, published, wait_converged
-from tests.helpers.kafka import make_topic
+from tests.helpers.cluster import restart_process
+from tests.helpers.kafka import high_watermarks, make_topic
+from tests.helpers.member_proc import MemberProcess
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member, SequencedProducer
-
-ROOT = Path(__file__).resolve().parents[2]
 
 PARTITIONS = 8
 STREAMS = 2
@@ -49,6 +53,24 @@ def expire_session(zookeeper: str, client: KazooClient) -> None:
     twin.close()
 
 
+@dataclass(frozen=True)
+class Outage:
+    """When a drill's fault process was down (wall clock, to compare with processed records) and when it was
+    ready again (monotonic, where the drill's resumption bound starts)."""
+
+    stopped_ns: int
+    restart_ns: int  # when the restart began: the process was down from stopped_ns to here
+    restart_s: float  # how long the process took to be ready again
+    ready_at: float
+
+    @property
+    def down_s(self) -> float:
+        return (self.restart_ns - self.stopped_ns) / 1e9
+
+    def since_ready(self) -> float:
+        return time.monotonic() - self.ready_at
+
+
 class Drill:
     """The workload, the members and the observer of one drill; everything it starts is stopped by the fixture."""
 
@@ -59,15 +81,16 @@ class Drill:
         self.paths = GroupPaths(group)
         self.log = ProcessingLog()
         self.members: dict[str, Member] = {}
-        self.procs: dict[str, subprocess.Popen[str]] = {}
+        self.procs: dict[str, MemberProcess] = {}
         self.proc_logs: list[Path] = []
+        self._tails: list[JsonlTail] = []
+        self._tailed: list[Processed] = []
         self._tmp = tmp_path
         self.partitions = PARTITIONS
         self.zk = KazooClient(hosts=cluster.zookeeper, timeout=10.0)
         self.zk.start(timeout=10.0)
         self.watcher: OwnersWatcher | None = None
         self.producer: SequencedProducer | None = None
-        self._probe: Consumer | None = None
         self.started_at = time.monotonic()
 
     # -- act 1: a loaded group under observation -------------------------------------------------------
@@ -92,22 +115,58 @@ class Drill:
         self.members[name] = member
         return member
 
-    def spawn_bridge(self, name: str, streams: int = STREAMS, **props: str) -> subprocess.Popen[str]:
-        """A bridge in its own process (tests.helpers.member_proc), logging to a JSONL file, for `kill -9`;
-        its stderr goes to `<name>.stderr` beside it, for reading after a failed drill."""
-        path = self._tmp / f"{name}.jsonl"
-        cmd = [sys.executable, "-m", "tests.helpers.member_proc", "--zookeeper", self.cluster.zookeeper,
-               "--group", self.group, "--topic", self.topic, "--streams", str(streams), "--consumer-id", name,
-               "--log", str(path)]  # fmt: skip
-        for key, value in {**bridge_props(self.cluster.bootstrap_servers), **props}.items():
-            cmd += ["--property", f"{key}={value}"]
-        with path.with_suffix(".stderr").open("w") as stderr:  # the child keeps its own descriptor
-            proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True)
+    def spawn_bridge(self, name: str, streams: int = STREAMS, **props: str) -> MemberProcess:
+        """A bridge in its own process (an app on the public API, tests.helpers.member_proc), logging to a JSONL
+        file: for `kill -9`, and for faults that could kill the process (a test thread cannot survive them)."""
+        path = self._tmp / f"{self.group}.{name}.jsonl"
+        props = {**bridge_props(self.cluster.bootstrap_servers), **props}
+        proc = MemberProcess(self.cluster.zookeeper, self.group, self.topic, name, path, streams, props)
         self.procs[name] = proc
         self.proc_logs.append(path)
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("ready"), f"bridge process {name} did not start: {line!r}"
+        self._tails.append(JsonlTail(path))
         return proc
+
+    def assert_alive(self) -> None:
+        """No member process died (only `kill` ends one on purpose, and it forgets it first)."""
+        dead = [d for d in (p.death() for p in self.procs.values()) if d]
+        assert not dead, f"member processes died: {dead}"
+
+    def outage(
+        self,
+        process: str,
+        down_s: float,
+        alongside: Iterable[Drill] = (),
+        while_down: Callable[[], object] | None = None,
+    ) -> Outage:
+        """Stop a cluster process, keep it down for `down_s` while checking that every member process (of this
+        drill and of the drills `alongside` it on the same cluster) stays alive, and start it again (on its old
+        port and data). Members are checked again after the restart: the abort of issue 15 came when the broker
+        was back. `while_down` runs once, right after the stop (what the group must achieve without that
+        process); if it takes longer than `down_s`, the outage lasts as long."""
+        drills = [self, *alongside]
+        self.cluster.stop_process(process)
+        stopped_ns, down_until = time.time_ns(), time.monotonic() + down_s
+        if while_down is not None:
+            while_down()
+        while time.monotonic() < down_until:
+            for d in drills:
+                d.assert_alive()
+            time.sleep(min(0.5, max(0.0, down_until - time.monotonic())))
+        up_ns, began = time.time_ns(), time.monotonic()
+        for failure in restart_process(self.cluster, process):
+            print(f"\n{self.group}: restarted {process} again: {failure}")
+        outage = Outage(stopped_ns, up_ns, time.monotonic() - began, time.monotonic())
+        for d in drills:
+            d.assert_alive()
+            # the drill's own client may have lost its session to a long ZooKeeper outage: kazoo opens a new one
+            wait_until(d._zk_answers, 60, what="the drill's ZooKeeper client to reconnect")
+        return outage
+
+    def _zk_answers(self) -> bool:
+        try:
+            return self.zk.exists("/") is not None
+        except KazooException:
+            return False
 
     def leave(self, name: str) -> None:
         """A clean leave: in-process members shut down, processes get SIGTERM and must exit 0."""
@@ -115,13 +174,11 @@ class Drill:
             self.members.pop(name).shutdown()
             return
         proc = self.procs.pop(name)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(60) == 0, f"bridge process {name} did not stop cleanly"
+        code = proc.stop(60)
+        assert code == 0, f"bridge process {name} did not stop cleanly: {proc.death() or 'still running after 60s'}"
 
     def kill(self, name: str) -> None:
-        proc = self.procs.pop(name)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+        self.procs.pop(name).kill()
 
     # -- reading ZooKeeper -------------------------------------------------------------------------------
     def owners(self) -> dict[int, str]:
@@ -135,9 +192,13 @@ class Drill:
         the `legacy` connectors (which publish nothing)."""
         cids = {self.cid(n) for n in names}
         everyone = cids | {self.cid(n) for n in legacy}
-        wait_converged(self.zk, self.group, self.topic, self.partitions, authority, cids, timeout=timeout)
-        wait_until(lambda: {th.rsplit("-", 1)[0] for th in self.owners().values()} <= everyone, timeout,
-                   what=f"only {sorted(everyone)} own partitions")  # fmt: skip
+        try:
+            wait_converged(self.zk, self.group, self.topic, self.partitions, authority, cids, timeout=timeout)
+            wait_until(lambda: {th.rsplit("-", 1)[0] for th in self.owners().values()} <= everyone, timeout,
+                       what=f"only {sorted(everyone)} own partitions")  # fmt: skip
+        except AssertionError:
+            self.assert_alive()  # a member that died is the finding, not the timeout it caused
+            raise
 
     def settle(
         self,
@@ -183,34 +244,60 @@ class Drill:
 
     # -- act 3: resumption and the verdict ---------------------------------------------------------------
     def records(self) -> list[Processed]:
-        return self.log.records() + load_many(self.proc_logs)
+        """Everything processed so far, for polling: member processes' logs are read incrementally."""
+        for tail in self._tails:
+            self._tailed.extend(tail.read())
+        return self.log.records() + self._tailed
 
     def high_watermarks(self) -> dict[int, int]:
-        if self._probe is None:
-            self._probe = Consumer({"bootstrap.servers": self.cluster.bootstrap_servers, "group.id": "drill-probe"})
-        return {p: self._probe.get_watermark_offsets(KafkaTopicPartition(self.topic, p), timeout=10)[1]
-                for p in range(self.partitions)}  # fmt: skip
+        return high_watermarks(self.cluster.bootstrap_servers, self.topic, self.partitions)
 
     def resumes(self, timeout: float = 40.0) -> float:
         """Wait until every partition has processed a record produced after this call; return the seconds."""
-        began = time.monotonic()
         marks = self.high_watermarks()
+        return self.processes({p: mark + 1 for p, mark in marks.items()}, timeout,
+                              "records produced after the fault to be processed")  # fmt: skip
 
-        def caught_up() -> bool:
-            newest: dict[int, int] = {}
+    def processes(self, below: Mapping[int, int], timeout: float, what: str) -> float:
+        """Wait until every partition `p` has processed offset `below[p] - 1` (the last record below that mark,
+        e.g. a high watermark); return the seconds. On a timeout, say which partitions lag and what the producer
+        had acknowledged there: a partition nobody produced to cannot be consumed either."""
+        began = time.monotonic()
+
+        def newest() -> dict[int, int]:
+            out: dict[int, int] = {}
             for r in self.records():
                 if r.topic == self.topic:
-                    newest[r.partition] = max(newest.get(r.partition, -1), r.offset)
-            return all(newest.get(p, -1) >= mark for p, mark in marks.items())
+                    out[r.partition] = max(out.get(r.partition, -1), r.offset)
+            return out
 
-        wait_until(caught_up, timeout, interval=0.2, what="records produced after the fault to be processed")
+        def caught_up() -> bool:
+            self.assert_alive()
+            now = newest()
+            return all(now.get(p, -1) >= mark - 1 for p, mark in below.items())
+
+        try:
+            wait_until(caught_up, timeout, interval=0.2, what=what)
+        except AssertionError as exc:
+            now = newest()
+            acked = {p: max((o for _t, q, o in self._produced_now() if q == p), default=-1) for p in below}
+            lagging = {p: f"processed {now.get(p, -1)}, needed {mark - 1}, acked {acked[p]}"
+                       for p, mark in below.items() if now.get(p, -1) < mark - 1}  # fmt: skip
+            raise AssertionError(f"{exc}; lagging partitions: {lagging}") from None
         return time.monotonic() - began
+
+    def _produced_now(self) -> set[tuple[str, int, int]]:
+        if self.producer is None:
+            return set()
+        with self.producer._lock:
+            return set(self.producer.produced)
 
     def finish(self, allow_duplicate: Callable[[Duplicate], bool] | None = None, drain_s: float = 60.0) -> Verdict:
         """Stop producing, wait for every record, stop everyone cleanly, and judge the whole run."""
         assert self.producer is not None and self.watcher is not None, "start() first"
         # After a broker restart, acks=all requests wait for the ISR to shrink or the broker to catch up
         # (replica.lag.time.max.ms is 30 s): give deliveries longer than the default 30 s.
+        self.assert_alive()
         produced = self.producer.stop(flush_timeout_s=120.0)
         self.producer = None
         wait_until(lambda: produced <= {r.key for r in self.records()}, drain_s, interval=0.2,
@@ -218,7 +305,8 @@ class Drill:
         for name in list(self.members) + list(self.procs):
             self.leave(name)
         self.watcher.stop()
-        verdict = judge(produced, self.records(), self.watcher.intervals(), allow_duplicate=allow_duplicate)
+        processed = self.log.records() + load_many(self.proc_logs)  # whole files: a torn last line included
+        verdict = judge(produced, processed, self.watcher.intervals(), allow_duplicate=allow_duplicate)
         print(f"\n{self.group}: {verdict.summary()}; {time.monotonic() - self.started_at:.1f}s")
         assert verdict.ok, verdict.summary()
         return verdict
@@ -226,9 +314,8 @@ class Drill:
     def close(self) -> None:
         """Teardown, whatever the drill did: nothing it started may outlive it."""
         for proc in self.procs.values():
-            if proc.poll() is None:
+            if proc.alive():
                 proc.kill()
-                proc.wait(10)
         for member in self.members.values():
             with contextlib.suppress(Exception):
                 member.shutdown()
@@ -238,25 +325,8 @@ class Drill:
         if self.watcher is not None:
             with contextlib.suppress(Exception):
                 self.watcher.stop()
-        if self._probe is not None:
-            self._probe.close()
         self.zk.stop()
         self.zk.close()
-
-
-def after_commit(committed: Mapping[int, int], member_prefix: str) -> Callable[[Duplicate], bool]:
-    """Duplicates a crash or expiry may cause: only on the affected member's partitions, only at or above the
-    offset committed when it failed, and only where that member was one of the processors."""
-
-    def allowed(d: Duplicate) -> bool:
-        _topic, partition, offset = d.key
-        return (
-            partition in committed
-            and offset >= committed[partition]
-            and any(r.member.startswith(member_prefix) for r in d.by)
-        )
-
-    return allowed
 
 
 @pytest.fixture
@@ -274,12 +344,24 @@ def drill_on(
     cluster_factory: Callable[..., Any], unique_group: str, unique_topic: str, tmp_path: Path
 ) -> Iterator[Callable[..., Drill]]:
     """A drill on a dedicated cluster, for faults the shared cluster must not see: `drill_on(brokers=3)`.
-    It depends on `cluster_factory`, so the drill's members stop before their cluster is downed."""
+    `drill_on(alongside=d)` is a second group and topic on `d`'s cluster, so one fault (and its cost) serves
+    two groups, e.g. one in each mode. It depends on `cluster_factory`, so the drills' members stop before
+    their cluster is downed."""
     made: list[Drill] = []
 
-    def make(brokers: int = 1, group_max_size: int | None = None) -> Drill:
-        d = Drill(cluster_factory(brokers=brokers, group_max_size=group_max_size), unique_group, unique_topic,
-                  tmp_path)  # fmt: skip
+    def make(
+        brokers: int = 1,
+        group_max_size: int | None = None,
+        extra_broker_config: Mapping[str, object] | None = None,
+        alongside: Drill | None = None,
+    ) -> Drill:
+        if alongside is not None:
+            n = len(made)
+            d = Drill(alongside.cluster, f"{unique_group}-{n}", f"{unique_topic}-{n}", tmp_path)
+        else:
+            cluster = cluster_factory(brokers=brokers, group_max_size=group_max_size,
+                                      extra_broker_config=extra_broker_config)  # fmt: skip
+            d = Drill(cluster, unique_group, unique_topic, tmp_path)
         made.append(d)
         return d
 

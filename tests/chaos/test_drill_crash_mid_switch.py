@@ -19,7 +19,7 @@ from tests.helpers.bridge import set_mode
 if TYPE_CHECKING:
     from tests.chaos.conftest import Drill
 
-from tests.chaos.conftest import after_commit
+from migrator.observe import after_commit
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow]
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 import pytest
 from kazoo.client import KazooState
 
-from tests.chaos.conftest import after_commit, expire_session
+from migrator.observe import after_commit
+from tests.chaos.conftest import expire_session
 from tests.helpers.bridge import set_mode
 from tests.helpers.wait import wait_until
 

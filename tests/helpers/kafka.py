@@ -6,6 +6,7 @@ the migrator reads partitions from ZooKeeper while consumers read them from the 
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Iterable
@@ -20,6 +21,8 @@ from migrator.zk.codecs import decode_broker_topic
 from migrator.zk.paths import broker_topic
 from tests.helpers.wait import wait_until
 from tests.helpers.zk import zk_client
+
+_QUIET = logging.getLogger("tests.kafka.probe")  # a probe's connection errors during a fault are expected
 
 Record = bytes | str | tuple[bytes | str | None, bytes | str | None]
 
@@ -154,3 +157,26 @@ def consume(
     if len(out) < count:
         raise AssertionError(f"consumed {len(out)} of {count} records from {topic} in {timeout:.0f}s")
     return out
+
+
+def high_watermarks(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, int]:
+    """Every partition's high watermark. Around a broker's stop or return a leader moves and the answer is an
+    error (NOT_LEADER_FOR_PARTITION, unknown partition) or none at all; it is asked again with a new client
+    (a long-lived one was seen timing out for more than 30 s after a broker restart), for up to `timeout`."""
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    deadline = time.monotonic() + timeout
+    marks: dict[int, int] = {}
+    while True:
+        probe = Consumer({"bootstrap.servers": bootstrap, "group.id": "watermark-probe", "logger": _QUIET})
+        try:
+            for p in range(partitions):
+                if p not in marks:
+                    marks[p] = probe.get_watermark_offsets(KafkaTopicPartition(topic, p), timeout=10)[1]
+            return marks
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+        finally:
+            probe.close()

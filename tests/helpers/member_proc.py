@@ -1,4 +1,6 @@
-"""A group member as its own process, for crash tests (`kill -9`) and clean stops (SIGTERM).
+"""A group member as its own process, for crash tests (`kill -9`), fault drills and clean stops (SIGTERM).
+
+The parent side is `MemberProcess` (spawn, is it alive, how it died, SIGTERM, `kill -9`); the child is:
 
     python -m tests.helpers.member_proc --zookeeper Z --group G --topic T --streams N --consumer-id C \
         --log FILE [--property k=v ...] [--process-ms X]
@@ -12,11 +14,14 @@ Prints `ready <consumerId>` once its streams exist.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +31,85 @@ if str(ROOT) not in sys.path:
 from migrator import ConsumerConnector  # noqa: E402
 from migrator.consumer.stream import KafkaStream  # noqa: E402
 from migrator.observe import ProcessingLog  # noqa: E402
+
+
+class MemberProcess:
+    """The parent's handle on one member process: its stderr goes to `<log>.stderr`, so a member that dies
+    (e.g. a librdkafka assertion's SIGABRT) is reported with its exit status and its last words."""
+
+    def __init__(
+        self,
+        zookeeper: str,
+        group: str,
+        topic: str,
+        consumer_id: str,
+        log: Path,
+        streams: int = 1,
+        props: Mapping[str, str] | None = None,
+        process_ms: float = 0.0,
+        ready_timeout_s: float = 60.0,
+    ) -> None:
+        self.consumer_id = consumer_id
+        self.log = log
+        self.stderr_path = log.with_suffix(".stderr")
+        cmd = [sys.executable, "-m", "tests.helpers.member_proc", "--zookeeper", zookeeper, "--group", group,
+               "--topic", topic, "--streams", str(streams), "--consumer-id", consumer_id, "--log", str(log),
+               "--process-ms", str(process_ms)]  # fmt: skip
+        for key, value in (props or {}).items():
+            cmd += ["--property", f"{key}={value}"]
+        with open(self.stderr_path, "a", encoding="utf-8") as err:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
+        ready = threading.Event()
+        first: list[str] = []
+
+        def read_first_line() -> None:
+            first.append(self.proc.stdout.readline() if self.proc.stdout else "")
+            ready.set()
+
+        threading.Thread(target=read_first_line, daemon=True).start()
+        if not ready.wait(ready_timeout_s) or not first[0].startswith("ready"):
+            self.proc.kill()
+            self.proc.wait(10)
+            raise AssertionError(f"member process {consumer_id} did not start: {self.death() or first!r}")
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def poll(self) -> int | None:
+        """As `subprocess.Popen.poll` (tests that only need the exit status treat this as a Popen)."""
+        return self.proc.poll()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def death(self) -> str | None:
+        """None while it runs; else its exit status and the last lines it wrote to stderr."""
+        code = self.proc.poll()
+        if code is None:
+            return None
+        status = f"killed by signal {-code}" if code < 0 else f"exited {code}"
+        tail = self.stderr_path.read_text(errors="replace").strip().splitlines()[-3:]
+        return f"{self.consumer_id} (pid {self.pid}) {status}; stderr: {' | '.join(tail) or '(empty)'}"
+
+    def stop(self, timeout_s: float = 60.0) -> int | None:
+        """SIGTERM (a clean leave); the exit code, or None if it did not end within `timeout_s` (then killed)."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return None
+
+    def kill(self) -> None:
+        """`kill -9`, and reap it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

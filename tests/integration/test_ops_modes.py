@@ -207,3 +207,30 @@ def test_wait_times_out_with_what_is_missing(cluster, zk_client, fake_group, cap
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: the switch to kafka did not complete within 1s")
     assert b1 in err and "3 partition(s) without owner" in err
+
+
+def test_set_mode_kafka_on_three_brokers(cluster_factory, unique_group, unique_topic) -> None:
+    """The preflight reads group.max.size from every broker. Kafka refuses two BROKER resources in one
+    DescribeConfigs, so with more than one broker `set-mode kafka` used to refuse every group ("the Kafka
+    group cannot be checked"); found by the soak (benchmarks/soak.py). Run as an operator runs it."""
+    import subprocess
+    import sys
+
+    from tests.helpers.kafka import make_topic
+
+    three = cluster_factory(brokers=3)
+    make_topic(three, unique_topic, partitions=3, replication=3)
+    fake = FakeGroup(three, unique_group, unique_topic)
+    try:
+        fake.add_bridge(f"{unique_group}_b0")
+        admin = KafkaAdmin(three.bootstrap_servers)
+        deadline = time.monotonic() + 45
+        while len(admin.describe_group(unique_group).members) != 1 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        cmd = [sys.executable, "-m", "migrator", "set-mode", "kafka", "-g", unique_group, "-z", three.zookeeper,
+               "-b", three.bootstrap_servers, "--reason", "three brokers"]  # fmt: skip
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"{unique_group}: absent -> kafka" in done.stdout
+    finally:
+        fake.close()

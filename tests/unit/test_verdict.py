@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from migrator.observe import (
+    JsonlTail,
     OwnerInterval,
     Processed,
     ProcessingLog,
@@ -167,3 +168,17 @@ def test_corruption_before_the_last_line_is_an_error(tmp_path: Path) -> None:
     path.write_text(f"{good}\n{{garbage\n{good}\n")
     with pytest.raises(ValueError, match=":2:"):
         load_jsonl(path)
+
+
+def test_tail_returns_each_complete_line_once_and_waits_for_an_unterminated_one(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    tail = JsonlTail(path)
+    assert tail.read() == []  # the member has not written yet
+    a, b = Processed("m", "m-0", T, 0, 5, 1, 2), Processed("m", "m-1", T, 1, 6, 3, 4)
+    line_b = b.to_json()
+    path.write_text(f"{a.to_json()}\n{line_b[:10]}")
+    assert tail.read() == [a]
+    with path.open("a") as f:
+        f.write(f"{line_b[10:]}\n")
+    assert tail.read() == [b]
+    assert tail.read() == []

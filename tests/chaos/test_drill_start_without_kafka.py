@@ -1,0 +1,56 @@
+"""Drill 12: bridges started while Kafka is down find it when it comes back.
+
+An application restarted during a broker outage (or deployed with a stale broker first in its bootstrap
+list) must start, wait, and join once Kafka answers, without the operator doing anything. The group obeys
+Kafka with two bridges already running; the only broker stops; while it is down two more bridges start in
+their own processes, one with the right bootstrap servers and one whose list starts with an address nobody
+listens on (`127.0.0.1:1`). Both must come up (print `ready`) while Kafka is down, and no member process may
+die. After `DOWN_S` the broker returns and, within `RESUME_BOUND_S`, all four bridges obey Kafka, own every
+partition between them and process records produced after the restart. No session expires: no duplicate.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.helpers.bridge import set_mode
+from tests.helpers.wait import wait_until
+
+if TYPE_CHECKING:
+    from tests.chaos.conftest import Drill
+
+pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
+
+DOWN_S = 20.0
+RESUME_BOUND_S = 60.0  # broker ready -> converged under Kafka with all four, every partition processed anew
+
+
+def test_bridges_started_while_kafka_is_down(drill_on: Callable[..., Drill]) -> None:
+    drill = drill_on()
+    drill.start()
+    for name in ("b0", "b1"):
+        drill.spawn_bridge(name)
+    set_mode(drill.zk, drill.group, "kafka")
+    drill.settle("kafka", ["b0", "b1"])
+    time.sleep(1.5)
+
+    def start_two() -> None:
+        drill.spawn_bridge("late")
+        stale_first = f"127.0.0.1:1,{drill.cluster.bootstrap_servers}"
+        drill.spawn_bridge("stale", **{"coordination.migration.bootstrap.servers": stale_first})
+        # registered in ZooKeeper while Kafka is away: the group waits for them rather than going on without
+        wait_until(lambda: {drill.cid("late"), drill.cid("stale")} <= set(drill.zk.get_children(drill.paths.ids)),
+                   10, what="the late bridges registered")  # fmt: skip
+
+    outage = drill.outage("broker-1", DOWN_S, while_down=start_two)
+    names = ["b0", "b1", "late", "stale"]
+    drill.converge("kafka", names, timeout=RESUME_BOUND_S)
+    drill.resumes(timeout=max(1.0, RESUME_BOUND_S - outage.since_ready()))
+    resumed_s = outage.since_ready()
+    verdict = drill.finish()
+    print(f"bridges started while Kafka was down: broker down {outage.down_s:.1f}s, restart {outage.restart_s:.1f}s,"
+          f" resumed {resumed_s:.1f}s after it was ready; {verdict.counts()}")  # fmt: skip
