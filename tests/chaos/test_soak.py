@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.soak import SoakConfig, run
+from tests.helpers.known_bugs import KNOWN_SEGV
 
-pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600), KNOWN_SEGV]
 
 SEED = 15  # fixed, so a failure names a fault sequence that can be replayed with --seed
 
