@@ -3,13 +3,21 @@
 It returns immutable views (no confluent-kafka types leak out) so that decisions elsewhere stay pure,
 and it turns every broker failure into one `KafkaUnavailable` with a line an operator can act on.
 
-Requests routed to a group coordinator (DescribeConsumerGroups, ListConsumerGroupOffsets,
+Requests routed to a group coordinator (DescribeConsumerGroups,
 AlterConsumerGroupOffsets) must never reach librdkafka's own timeout while the client lives: when that
 timeout fires while the request still waits for its coordinator, the coordinator's return later makes
 librdkafka release the request twice and abort the process (`rd_kafka_enq_once_del_source_return:
 Assertion 'eonce->refcnt > 0'`; librdkafka issue #4605, see docs/runbook.md). So librdkafka gets a longer
 timeout than this adapter waits, and a client left with such a request unanswered is destroyed at once
 and replaced (`_coordinator_result`): destruction ends the request without the faulty path.
+
+Committed offsets are read with a consumer, never with the AdminClient's ListConsumerGroupOffsets: when that
+request's OffsetFetch is answered NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE (the group's coordinator moving
+during a broker restart), librdkafka's `rd_kafka_handle_OffsetFetch` asks the client's consumer group to look
+up its coordinator again, and an AdminClient has no consumer group: a NULL dereference, SIGSEGV in
+`rd_kafka_cgrp_op` (seen with librdkafka 2.16.0; the same code is in librdkafka's master as of July 2026). A
+consumer with the group's `group.id` that never subscribes has that consumer group, so the same answer only
+makes it look up the coordinator, and it never joins the group.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
 
@@ -82,6 +90,12 @@ def admin_config(bootstrap_servers: str, properties: Mapping[str, Any] | None, t
     return conf
 
 
+def offsets_reader_config(admin_conf: Mapping[str, Any], group: str) -> dict[str, Any]:
+    """The settings of the consumer that reads a group's committed offsets: the admin client's, with the group;
+    it never subscribes (so never joins the group) and never commits."""
+    return {**admin_conf, "group.id": group, "enable.auto.commit": False, "enable.auto.offset.store": False}
+
+
 def group_from_description(group: str, desc: Any) -> KafkaGroup:
     """The immutable view of a confluent-kafka `ConsumerGroupDescription`."""
     members = tuple(
@@ -115,6 +129,8 @@ class KafkaAdmin:
         self.timeout_s = timeout_s
         self._conf = admin_config(bootstrap_servers, properties, timeout_s)
         self._admin = AdminClient(self._conf)
+        self._readers: dict[str, Consumer] = {}
+        """Per group, the consumer that reads its committed offsets (see the module docstring)."""
         self.replaced = 0
         """How many clients were destroyed with a coordinator request unanswered (for tests and logs)."""
 
@@ -170,10 +186,22 @@ class KafkaAdmin:
         tps = [KafkaTopicPartition(t, p) for t, p in partitions]
         if not tps:
             return {}
-        request = [ConsumerGroupTopicPartitions(group, tps)]
-        futures = self._admin.list_consumer_group_offsets(request, request_timeout=self._coordinator_timeout_s)
-        result = self._coordinator_result(futures[group], f"list offsets of group {group}")
-        return {_tp(tp): (tp.offset if tp.offset >= 0 else -1) for tp in result.topic_partitions}
+        reader = self._readers.get(group)
+        if reader is None:
+            reader = self._readers[group] = Consumer(offsets_reader_config(self._conf, group))
+        try:
+            result = reader.committed(tps, timeout=self.timeout_s)
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else None
+            if getattr(error, "code", lambda: None)() == KafkaError._TIMED_OUT:
+                raise KafkaUnavailable(
+                    f"list offsets of group {group}: no answer from Kafka at {self.bootstrap_servers}"
+                    f" within {self.timeout_s:g}s"
+                ) from exc
+            raise KafkaUnavailable(f"list offsets of group {group}: {error.str() if error else exc}") from exc
+        finally:
+            reader.poll(0)  # hand librdkafka's queued log lines to the `logger` (nothing else polls it)
+        return {_tp(tp): (tp.offset if tp.offset >= 0 else -1) for tp in result}
 
     def alter_offsets(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
         """Write offsets for an empty group (the broker refuses a group with live members)."""
@@ -187,7 +215,27 @@ class KafkaAdmin:
             raise KafkaUnavailable(f"alter offsets of group {group}: {failed[0].error.str()}")
 
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        return self._list_offsets(partitions, OffsetSpec.latest(), "log end")
+        """Log end offsets of the partitions whose leader is a live broker; the others are left out.
+
+        librdkafka sends ListOffsets to each partition's leader, and while it waits for a leader that is down it
+        asks that broker's thread to connect at once on every broker state change, skipping the reconnect
+        backoff (`rd_kafka_broker_get_async` -> `rd_kafka_broker_schedule_connection`); in the rolling-restart
+        drill a bridge's admin client logged "Connection refused ... 190,000-290,000 identical error(s)
+        suppressed" for the stopped broker, which starved a 2-core host until ZooKeeper sessions expired.
+        Fresh metadata names only live brokers, and refreshes the leaders librdkafka routes by."""
+        wanted = set(partitions)
+        if not wanted:
+            return {}
+        md = self._metadata("metadata")
+        live = set(md.brokers)
+        led = {
+            tp
+            for tp in wanted
+            if (t := md.topics.get(tp.topic)) is not None
+            and (p := t.partitions.get(tp.partition)) is not None
+            and p.leader in live
+        }
+        return self._list_offsets(sorted(led), OffsetSpec.latest(), "log end")
 
     def _list_offsets(
         self, partitions: Iterable[TopicPartition], spec: OffsetSpec, what: str

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import os
 import signal
 import subprocess
@@ -93,7 +94,9 @@ class MemberProcess:
         if code is None:
             return None
         status = f"killed by signal {-code}" if code < 0 else f"exited {code}"
-        tail = self.stderr_path.read_text(errors="replace").strip().splitlines()[-3:]
+        lines = self.stderr_path.read_text(errors="replace").strip().splitlines()
+        fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
+        tail = lines[fatal[-1] : fatal[-1] + 12] if fatal else lines[-3:]  # faulthandler's stacks of a crash
         return f"{self.consumer_id} (pid {self.pid}) {status}; stderr: {' | '.join(tail) or '(empty)'}"
 
     def stop(self, timeout_s: float = 60.0) -> int | None:
@@ -126,6 +129,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A crash inside librdkafka (SIGSEGV, SIGABRT) then leaves every thread's Python stack in the stderr file.
+    faulthandler.enable()
     args = parse_args(argv)
     props: dict[str, str] = {
         "zookeeper.connect": args.zookeeper,
