@@ -23,12 +23,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.helpers.bridge import set_mode
-from tests.helpers.known_bugs import KNOWN_SEGV
 
 if TYPE_CHECKING:
     from tests.chaos.conftest import Drill
 
-pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(420), KNOWN_SEGV]
+pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(420)]
 
 DOWN_S = 15.0
 ACCEPTED_S = 5.0  # what Kafka accepts this long into an outage is processed before the outage ends

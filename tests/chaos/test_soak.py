@@ -9,9 +9,15 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.soak import SoakConfig, run
-from tests.helpers.known_bugs import KNOWN_SEGV
+from tests.helpers.known_bugs import KNOWN_SOAK_DUPLICATES
 
-pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600), KNOWN_SEGV]
+pytestmark = [
+    pytest.mark.chaos,
+    pytest.mark.integration,
+    pytest.mark.slow,
+    pytest.mark.timeout(600),
+    KNOWN_SOAK_DUPLICATES,
+]
 
 SEED = 15  # fixed, so a failure names a fault sequence that can be replayed with --seed
 
