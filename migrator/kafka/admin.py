@@ -131,8 +131,6 @@ class KafkaAdmin:
         self._admin = AdminClient(self._conf)
         self._readers: dict[str, Consumer] = {}
         """Per group, the consumer that reads its committed offsets (see the module docstring)."""
-        self.replaced = 0
-        """How many clients were destroyed with a coordinator request unanswered (for tests and logs)."""
 
     @property
     def _coordinator_timeout_s(self) -> float:
@@ -169,7 +167,6 @@ class KafkaAdmin:
 
     def _replace_client(self) -> None:
         stale, self._admin = self._admin, AdminClient(self._conf)
-        self.replaced += 1
         del stale  # the last reference: confluent-kafka destroys the librdkafka handle here, synchronously
         log.debug("replaced the Kafka admin client: a coordinator request was left unanswered")
 
