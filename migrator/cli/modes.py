@@ -19,7 +19,7 @@ from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.errors import EXIT_OK, EXIT_REFUSED, Interrupted, UsageError
 from migrator.ops import modes
 from migrator.ops.wait import wait_for_switch
-from migrator.zk.codecs import Mode, ModeNode
+from migrator.protocol.codecs import Mode, ModeNode
 
 
 def _mode_text(node: ModeNode) -> str:

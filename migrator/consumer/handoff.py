@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from migrator.assign.model import TopicPartition
-from migrator.consumer.message import Message
+from migrator.protocol.message import Message
 
 log = logging.getLogger(__name__)
 RECHECK_S = 0.05  # how often a release waiting for a record looks whether its thread ended

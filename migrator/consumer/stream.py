@@ -16,8 +16,8 @@ from typing import Protocol
 
 from migrator.assign.model import TopicPartition
 from migrator.consumer.handoff import Chunk, Handoff
-from migrator.consumer.message import Message
 from migrator.errors import MigratorError
+from migrator.protocol.message import Message
 
 _SHUTDOWN = object()
 _WAKE = object()  # look at the handoff again (the connector failed)

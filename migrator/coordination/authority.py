@@ -17,7 +17,7 @@ import logging
 from collections.abc import Set
 from dataclasses import dataclass, replace
 
-from migrator.zk.codecs import Authority, Mode, ModeNode
+from migrator.protocol.codecs import Authority, Mode, ModeNode
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from migrator.coordination.authority import (
 from migrator.kafka.admin import KafkaAdmin, KafkaGroup
 from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
 from migrator.kafka.member import EmbeddedMember
-from migrator.zk.codecs import Authority, Mode
+from migrator.protocol.codecs import Authority, Mode
 from migrator.zk.snapshot import Snapshot
 
 log = logging.getLogger(__name__)

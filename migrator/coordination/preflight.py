@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from migrator.kafka.admin import KafkaGroup, KafkaMember
-from migrator.zk.codecs import Mode
-from migrator.zk.group_view import GroupView
+from migrator.protocol.codecs import Mode
+from migrator.protocol.group_view import GroupView
 
 SHAREABLE_ASSIGNORS = frozenset({"range", "roundrobin"})
 """Kafka assignors every bridge's embedded member offers (and so can share with plain Kafka consumers)."""

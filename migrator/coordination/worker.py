@@ -30,7 +30,17 @@ from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
 from migrator.consumer.stream import KafkaStream
 from migrator.coordination.authority import AuthorityDecision, Hold, KafkaHealth, decide_authority, next_hold, routine
-from migrator.coordination.events import (
+from migrator.coordination.holdings import Holdings
+from migrator.coordination.kafka_group import KafkaGroupTracker
+from migrator.coordination.offsets import OffsetStore
+from migrator.coordination.plan import Target, kafka_target, transition, zookeeper_target
+from migrator.errors import ListenerError
+from migrator.kafka.admin import KafkaAdmin
+from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
+from migrator.kafka.fetcher import Fetcher
+from migrator.metrics import ConnectorMetrics
+from migrator.protocol.codecs import Authority, PublishedAuthority, Registration
+from migrator.protocol.events import (
     Changed,
     CommitRequest,
     Event,
@@ -41,16 +51,6 @@ from migrator.coordination.events import (
     SessionRestored,
     Shutdown,
 )
-from migrator.coordination.holdings import Holdings
-from migrator.coordination.kafka_group import KafkaGroupTracker
-from migrator.coordination.offsets import OffsetStore
-from migrator.coordination.plan import Target, kafka_target, transition, zookeeper_target
-from migrator.errors import ListenerError
-from migrator.kafka.admin import KafkaAdmin
-from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
-from migrator.kafka.fetcher import Fetcher
-from migrator.metrics import ConnectorMetrics
-from migrator.zk.codecs import Authority, PublishedAuthority, Registration
 from migrator.zk.paths import GroupPaths
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import Snapshot, read_snapshot, refresh_mode, refreshable

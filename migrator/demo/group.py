@@ -15,7 +15,7 @@ from kazoo.exceptions import NoNodeError
 
 from migrator.errors import CorruptNodeError, MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.zk.codecs import PublishedAuthority, decode_broker_topic
+from migrator.protocol.codecs import PublishedAuthority, decode_broker_topic
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths, broker_topic
 

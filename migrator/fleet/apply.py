@@ -27,9 +27,9 @@ from migrator.fleet.plan import Plan, PlanEntry
 from migrator.fleet.scan import now_ms
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops.modes import set_mode
-from migrator.zk.codecs import Mode
+from migrator.protocol.codecs import Mode
+from migrator.protocol.group_view import GroupView
 from migrator.zk.group_reader import read_group
-from migrator.zk.group_view import GroupView
 
 log = logging.getLogger(__name__)
 

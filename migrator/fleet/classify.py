@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from migrator.assign.model import TopicPartition, consumer_of_thread
 from migrator.fleet.guard import switch_refusals
 from migrator.fleet.model import Classification, FleetRow, KafkaGroupFacts, Status
-from migrator.zk.codecs import Authority, Mode
-from migrator.zk.group_view import GroupView
+from migrator.protocol.codecs import Authority, Mode
+from migrator.protocol.group_view import GroupView
 
 REBALANCING_KAFKA_STATES = frozenset(
     {"PREPARING_REBALANCE", "COMPLETING_REBALANCE", "PREPARING_REBALANCING", "COMPLETING_REBALANCING"}

@@ -26,7 +26,7 @@ from migrator.kafka.admin import (
     admin_config,
     group_from_description,
 )
-from migrator.zk.group_view import GroupView
+from migrator.protocol.group_view import GroupView
 
 DEFAULT_TIMEOUT_S = 15.0
 BATCH_GROUPS = 200

@@ -30,9 +30,9 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.assign.model import TopicPartition
 from migrator.consumer.handoff import Chunk
-from migrator.consumer.message import Message
 from migrator.consumer.stream import KafkaStream
 from migrator.logs import librdkafka_logger
+from migrator.protocol.message import Message
 
 log = logging.getLogger(__name__)
 POLL_S = 0.02  # how long a fetch waits for records before it looks at routing changes again

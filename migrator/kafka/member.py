@@ -25,9 +25,9 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.assign.model import TopicPartition
-from migrator.coordination.events import Event, KafkaAssigned, KafkaRevoked, KafkaUnavailable
 from migrator.kafka.commit import commit_sync
 from migrator.logs import librdkafka_logger
+from migrator.protocol.events import Event, KafkaAssigned, KafkaRevoked, KafkaUnavailable
 
 log = logging.getLogger(__name__)
 

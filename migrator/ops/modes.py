@@ -21,8 +21,8 @@ from kazoo.security import ACL, OPEN_ACL_UNSAFE
 from migrator.coordination.preflight import Verdict, preflight
 from migrator.errors import CorruptNodeError, MigratorError, NotAuthorised, RefusedError
 from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaUnavailable
+from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
 from migrator.zk.client import identity_of
-from migrator.zk.codecs import AuditEntry, Mode, ModeNode
 from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 

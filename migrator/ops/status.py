@@ -16,9 +16,9 @@ from kazoo.client import KazooClient
 from migrator.assign.model import TopicPartition, consumer_of_thread
 from migrator.coordination.preflight import plain_kafka_members
 from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaUnavailable
-from migrator.zk.codecs import Mode
+from migrator.protocol.codecs import Mode
+from migrator.protocol.group_view import GroupView
 from migrator.zk.group_reader import read_group
-from migrator.zk.group_view import GroupView
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from kazoo.exceptions import NoNodeError
 from migrator.assign.model import TopicPartition
 from migrator.errors import CorruptNodeError, MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.zk.codecs import Mode, PublishedAuthority, decode_broker_topic
+from migrator.protocol.codecs import Mode, PublishedAuthority, decode_broker_topic
 from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths, broker_topic
 

@@ -13,7 +13,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from migrator.errors import CorruptNodeError
-from migrator.zk.codecs import PublishedAuthority, decode_broker, decode_broker_topic
+from migrator.protocol.codecs import PublishedAuthority, decode_broker, decode_broker_topic
 from migrator.zk.paths import BROKER_IDS, GroupPaths, broker_topic
 
 log = logging.getLogger(__name__)

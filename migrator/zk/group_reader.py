@@ -22,8 +22,8 @@ from kazoo.interfaces import IAsyncResult
 
 from migrator.assign.model import TopicPartition
 from migrator.errors import CorruptNodeError
-from migrator.zk.codecs import ModeNode, PublishedAuthority, Registration, decode_offset, decode_owner
-from migrator.zk.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration, decode_offset, decode_owner
+from migrator.protocol.group_view import CorruptMember, GroupView, Member
 from migrator.zk.paths import GroupPaths
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
 from migrator.assign.model import ThreadId, TopicPartition
-from migrator.zk.codecs import decode_owner, encode_owner
+from migrator.protocol.codecs import decode_owner, encode_owner
 from migrator.zk.paths import GroupPaths
 
 

@@ -9,7 +9,7 @@ from kazoo.exceptions import NoNodeError
 
 from migrator.demo.workload import bridge_props
 from migrator.observe import ProcessingLog
-from migrator.zk.codecs import PublishedAuthority
+from migrator.protocol.codecs import PublishedAuthority
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import KafkaCluster

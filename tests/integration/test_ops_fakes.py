@@ -17,7 +17,7 @@ from confluent_kafka import Consumer
 from kazoo.client import KazooClient
 
 from migrator.kafka.admin import KafkaAdmin
-from migrator.zk.codecs import Registration
+from migrator.protocol.codecs import Registration
 from migrator.zk.group_reader import read_group, read_groups
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import make_topic

@@ -20,7 +20,7 @@ from migrator.coordination.authority import (
     next_hold,
     routine,
 )
-from migrator.zk.codecs import Authority, ModeNode
+from migrator.protocol.codecs import Authority, ModeNode
 
 HEALTHY = KafkaHealth(joined=True)
 KAFKA = ModeNode.decode(b"kafka")

@@ -10,8 +10,8 @@ import pytest
 
 from migrator.assign.model import TopicPartition as TP
 from migrator.consumer.handoff import Chunk, Handoff
-from migrator.consumer.message import Message
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
+from migrator.protocol.message import Message
 
 
 def chunk(epoch: int, *offsets: int, partition: int = 0) -> Chunk:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from migrator.coordination.preflight import preflight
 from migrator.kafka.admin import KafkaGroup, KafkaMember
-from migrator.zk.codecs import Mode, ModeNode, Registration
-from migrator.zk.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.codecs import Mode, ModeNode, Registration
+from migrator.protocol.group_view import CorruptMember, GroupView, Member
 
 REG = Registration({"t": 1}, timestamp_ms=1)
 

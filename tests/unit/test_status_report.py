@@ -5,8 +5,8 @@ from __future__ import annotations
 from migrator.assign.model import TopicPartition
 from migrator.kafka.admin import KafkaGroup, KafkaMember
 from migrator.ops.status import build_report, render_text
-from migrator.zk.codecs import Authority, ModeNode, PublishedAuthority, Registration
-from migrator.zk.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.codecs import Authority, ModeNode, PublishedAuthority, Registration
+from migrator.protocol.group_view import CorruptMember, GroupView, Member
 
 T = "t"
 TP0, TP1, TP2, TP3 = (TopicPartition(T, p) for p in range(4))

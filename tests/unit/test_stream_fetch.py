@@ -10,9 +10,9 @@ from confluent_kafka import Message as KafkaMessage
 
 from migrator.assign.model import TopicPartition as TP
 from migrator.consumer.handoff import Chunk, Handoff
-from migrator.consumer.message import Message
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
 from migrator.kafka.fetcher import Fetcher, Route
+from migrator.protocol.message import Message
 
 
 def chunk(epoch: int, *offsets: int, partition: int = 0) -> Chunk:

@@ -11,9 +11,9 @@ import pytest
 from migrator.assign.model import TopicPartition as TP
 from migrator.consumer import handoff
 from migrator.consumer.handoff import Chunk, Handoff
-from migrator.consumer.message import Message
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
 from migrator.errors import ListenerError
+from migrator.protocol.message import Message
 
 P0 = TP("t", 0)
 

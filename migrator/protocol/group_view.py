@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from migrator.assign.model import TopicPartition
-from migrator.zk.codecs import ModeNode, PublishedAuthority, Registration
+from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration
 
 
 @dataclass(frozen=True, slots=True)
