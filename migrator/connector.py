@@ -18,7 +18,7 @@ from confluent_kafka import OFFSET_BEGINNING, OFFSET_END
 from kazoo.client import KazooState
 from kazoo.exceptions import KazooException
 
-from migrator.assign.model import TopicPartition, thread_ids
+from migrator.assign.model import thread_ids
 from migrator.config import ConsumerConfig
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener
@@ -35,6 +35,7 @@ from migrator.metrics import RECORDS, ConnectorMetrics, serve
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
 from migrator.protocol.events import Changed, CommitRequest, SessionLost, SessionRestored, Shutdown
 from migrator.protocol.filters import TopicFilter, filter_from_registration
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.brokers import registered_brokers
 from migrator.zk.client import connect
 from migrator.zk.paths import BROKER_IDS, GroupPaths

@@ -18,7 +18,6 @@ import contextlib
 import logging
 import time
 
-from migrator.assign.model import TopicPartition
 from migrator.coordination.authority import (
     UNKNOWN_KAFKA,
     AuthorityDecision,
@@ -27,10 +26,12 @@ from migrator.coordination.authority import (
     guard_fallback,
     needs_group_check,
 )
-from migrator.kafka.admin import KafkaAdmin, KafkaGroup
+from migrator.kafka.admin import KafkaAdmin
 from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
 from migrator.kafka.member import EmbeddedMember
 from migrator.protocol.codecs import Authority, Mode
+from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.snapshot import Snapshot
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from migrator.kafka.admin import KafkaGroup, KafkaMember
 from migrator.protocol.codecs import Mode
 from migrator.protocol.group_view import GroupView
+from migrator.protocol.kafka import KafkaGroup, KafkaMember
 
 SHAREABLE_ASSIGNORS = frozenset({"range", "roundrobin"})
 """Kafka assignors every bridge's embedded member offers (and so can share with plain Kafka consumers)."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
-from migrator.assign.model import ThreadId, TopicPartition
+from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
 from migrator.consumer.stream import KafkaStream
@@ -51,6 +51,7 @@ from migrator.protocol.events import (
     SessionRestored,
     Shutdown,
 )
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import Snapshot, read_snapshot, refresh_mode, refreshable

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from migrator.assign.model import TopicPartition, consumer_of_thread
+from migrator.assign.model import consumer_of_thread
 from migrator.fleet.guard import switch_refusals
 from migrator.fleet.model import Classification, FleetRow, KafkaGroupFacts, Status
 from migrator.protocol.codecs import Authority, Mode
 from migrator.protocol.group_view import GroupView
+from migrator.protocol.partition import TopicPartition
 
 REBALANCING_KAFKA_STATES = frozenset(
     {"PREPARING_REBALANCE", "COMPLETING_REBALANCE", "PREPARING_REBALANCING", "COMPLETING_REBALANCING"}

@@ -28,11 +28,10 @@ from confluent_kafka import Consumer, KafkaError
 from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from migrator.assign.model import TopicPartition
-from migrator.consumer.handoff import Chunk
 from migrator.consumer.stream import KafkaStream
 from migrator.logs import librdkafka_logger
-from migrator.protocol.message import Message
+from migrator.protocol.message import Chunk, Message
+from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
 POLL_S = 0.02  # how long a fetch waits for records before it looks at routing changes again

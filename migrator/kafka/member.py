@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from migrator.assign.model import TopicPartition
 from migrator.kafka.commit import commit_sync
 from migrator.logs import librdkafka_logger
 from migrator.protocol.events import Event, KafkaAssigned, KafkaRevoked, KafkaUnavailable
+from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
 

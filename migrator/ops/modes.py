@@ -20,8 +20,9 @@ from kazoo.security import ACL, OPEN_ACL_UNSAFE
 
 from migrator.coordination.preflight import Verdict, preflight
 from migrator.errors import CorruptNodeError, MigratorError, NotAuthorised, RefusedError
-from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaUnavailable
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
+from migrator.protocol.kafka import KafkaGroup
 from migrator.zk.client import identity_of
 from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths

@@ -13,11 +13,13 @@ from dataclasses import asdict, dataclass, field
 
 from kazoo.client import KazooClient
 
-from migrator.assign.model import TopicPartition, consumer_of_thread
+from migrator.assign.model import consumer_of_thread
 from migrator.coordination.preflight import plain_kafka_members
-from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaUnavailable
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.codecs import Mode
 from migrator.protocol.group_view import GroupView
+from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.group_reader import read_group
 
 log = logging.getLogger(__name__)

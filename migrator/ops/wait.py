@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from migrator.assign.model import TopicPartition
 from migrator.errors import CorruptNodeError, MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.codecs import Mode, PublishedAuthority, decode_broker_topic
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths, broker_topic
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from migrator.assign.model import TopicPartition
+from migrator.protocol.partition import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,13 @@
-"""What a stream yields. A NamedTuple: building one per record must cost next to nothing."""
+"""What a stream yields, and the chunks records travel in from the fetcher to a stream.
+
+A `Message` is a NamedTuple: building one per record must cost next to nothing."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
-from migrator.assign.model import TopicPartition
+from migrator.protocol.partition import TopicPartition
 
 
 class Message(NamedTuple):
@@ -19,3 +22,12 @@ class Message(NamedTuple):
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(slots=True)
+class Chunk:
+    """Consecutive records of one partition, fetched while it was open at `epoch`."""
+
+    tp: TopicPartition
+    epoch: int
+    messages: list[Message]

@@ -20,10 +20,10 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.interfaces import IAsyncResult
 
-from migrator.assign.model import TopicPartition
 from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration, decode_offset, decode_owner
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 
 log = logging.getLogger(__name__)

@@ -17,10 +17,10 @@ import pytest
 from confluent_kafka import Consumer
 from kazoo.client import KazooClient
 
-from migrator.assign.model import TopicPartition
 from migrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.codecs import Registration
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers import cli
 from tests.helpers.kafka import make_topic

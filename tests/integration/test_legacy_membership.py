@@ -19,8 +19,8 @@ import pytest
 from confluent_kafka.admin import NewPartitions
 from kazoo.client import KazooClient
 
-from migrator.assign.model import TopicPartition
 from migrator.observe import Duplicate, OwnersWatcher, ProcessingLog, judge, load_many
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import admin, make_topic, produce

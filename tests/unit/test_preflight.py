@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from migrator.coordination.preflight import preflight
-from migrator.kafka.admin import KafkaGroup, KafkaMember
 from migrator.protocol.codecs import Mode, ModeNode, Registration
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.kafka import KafkaGroup, KafkaMember
 
 REG = Registration({"t": 1}, timestamp_ms=1)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from migrator.assign.model import TopicPartition
-from migrator.kafka.admin import KafkaGroup, KafkaMember
 from migrator.ops.status import build_report, render_text
 from migrator.protocol.codecs import Authority, ModeNode, PublishedAuthority, Registration
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.partition import TopicPartition
 
 T = "t"
 TP0, TP1, TP2, TP3 = (TopicPartition(T, p) for p in range(4))
