@@ -26,8 +26,7 @@ from migrator.coordination.authority import (
     guard_fallback,
     needs_group_check,
 )
-from migrator.kafka.admin import KafkaAdmin
-from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.member import EmbeddedMember
 from migrator.protocol.codecs import Authority, Mode
 from migrator.protocol.kafka import KafkaGroup
@@ -76,7 +75,7 @@ class KafkaGroupTracker:
     def prefetch(self) -> None:
         """Describe now (after an assignment), so a later switch to kafka does not wait for it."""
         if self._admin is not None:
-            with contextlib.suppress(AdminUnavailable):
+            with contextlib.suppress(KafkaUnavailable):
                 self._stable_group()
 
     def health(self, snap: Snapshot) -> tuple[KafkaHealth, KafkaGroup | None]:
@@ -87,7 +86,7 @@ class KafkaGroupTracker:
             return KafkaHealth(joined=True), None
         try:
             group = self._stable_group()
-        except AdminUnavailable as exc:
+        except KafkaUnavailable as exc:
             self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S  # the guard does not ask again now
             return KafkaHealth(joined=False, reason=str(exc)), None
         missing = frozenset((snap.migration_ids & snap.member_ids) - group.client_ids)
@@ -126,7 +125,7 @@ class KafkaGroupTracker:
             return None
         try:
             return self._remember(self._admin.describe_group(self._group))
-        except AdminUnavailable as exc:
+        except KafkaUnavailable as exc:
             log.warning("cannot describe the Kafka group (%s); the guard uses its last known members", exc)
             self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S
             return None

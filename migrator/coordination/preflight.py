@@ -29,8 +29,8 @@ when the broker waits for its session timeout (10 s by default)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
-    """`refusals` block the switch unless forced; `warnings` are shown but do not block."""
+class SwitchCheck:
+    """Whether a mode switch is safe now: `refusals` block it unless forced; `warnings` are shown but do not block."""
 
     target: Mode
     refusals: tuple[str, ...] = ()
@@ -111,7 +111,7 @@ def preflight(
     group_max_size: int | None = None,
     *,
     kafka_error: str | None = None,
-) -> Verdict:
+) -> SwitchCheck:
     """Why switching `view.group` to `target` is unsafe now (empty refusals: safe).
 
     `kafka` is None when the Kafka group could not be described; `kafka_error` then says why.
@@ -129,4 +129,4 @@ def preflight(
         refusals.extend(more_refusals)
         warnings.extend(more_warnings)
     settling = target is Mode.KAFKA and kafka is not None and not kafka.is_empty and not kafka.assignor
-    return Verdict(target=target, refusals=tuple(refusals), warnings=tuple(warnings), settling=settling)
+    return SwitchCheck(target=target, refusals=tuple(refusals), warnings=tuple(warnings), settling=settling)

@@ -35,8 +35,7 @@ from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.plan import Target, kafka_target, transition, zookeeper_target
 from migrator.errors import ListenerError
-from migrator.kafka.admin import KafkaAdmin
-from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.fetcher import Fetcher
 from migrator.metrics import ConnectorMetrics
 from migrator.protocol.codecs import Authority, PublishedAuthority, Registration
@@ -45,8 +44,8 @@ from migrator.protocol.events import (
     CommitRequest,
     Event,
     KafkaAssigned,
+    KafkaLost,
     KafkaRevoked,
-    KafkaUnavailable,
     SessionLost,
     SessionRestored,
     Shutdown,
@@ -249,7 +248,7 @@ class RebalanceWorker:
                 case KafkaAssigned(partitions=partitions) if self._kafka is not None:
                     self._kafka.assigned(partitions)
                     reasons.add("kafka assignment")
-                case KafkaUnavailable(reason=reason) if self._kafka is not None:
+                case KafkaLost(reason=reason) if self._kafka is not None:
                     self._kafka.unavailable(reason)
                     reasons.add("kafka unavailable")
                 case Changed(what=what):
@@ -362,7 +361,7 @@ class RebalanceWorker:
                 return
             try:
                 outcome = self._attempt(reasons)
-            except (KazooException, AdminUnavailable) as exc:
+            except (KazooException, KafkaUnavailable) as exc:
                 log.warning("rebalance attempt %d failed: %s", attempt, exc)
                 outcome = None
             finally:
@@ -564,7 +563,7 @@ class RebalanceWorker:
             self._lag_due = time.monotonic() + LAG_EVERY_S
             try:
                 ends = self._admin.log_end_offsets(positions)
-            except AdminUnavailable:
+            except KafkaUnavailable:
                 return
             self._metrics.lag(sum(max(0, end - positions[tp]) for tp, end in ends.items() if positions[tp] >= 0))
 
