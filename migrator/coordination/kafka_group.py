@@ -48,7 +48,7 @@ class KafkaGroupTracker:
         self.assignment: tuple[TopicPartition, ...] | None = None
         self.problem: str = UNKNOWN_KAFKA.reason
         self._revoked_at: float | None = None  # cleared by the next assignment
-        self._clients: tuple[str, ...] | None = None  # client ids at the last DescribeGroups that answered
+        self._last: KafkaGroup | None = None  # the group at the last DescribeGroups that answered
         self._described: KafkaGroup | None = None  # the stable group since our last assignment
         self._describe_retry_at = 0.0
 
@@ -104,7 +104,7 @@ class KafkaGroupTracker:
             self.assignment is None and not self.problem and self._revoked_at is not None
             and time.monotonic() - self._revoked_at < REBALANCE_HOLD_S
         )  # fmt: skip
-        view = KafkaGroupView(self._clients, current=group is not None, rebalancing=rebalancing)
+        view = KafkaGroupView(self._last, current=group is not None, rebalancing=rebalancing)
         return guard_fallback(decision, snap.mode, snap.member_ids & snap.migration_ids, view)
 
     # -- DescribeGroups ------------------------------------------------------------------------------
@@ -131,5 +131,5 @@ class KafkaGroupTracker:
             return None
 
     def _remember(self, group: KafkaGroup) -> KafkaGroup:
-        self._clients = tuple(sorted(m.client_id for m in group.members))
+        self._last = group
         return group

@@ -69,11 +69,11 @@ def group_lag(view: GroupView, kafka: KafkaGroupFacts | None) -> int | None:
 
 
 def plain_kafka_consumers(view: GroupView, kafka: KafkaGroupFacts | None) -> tuple[str, ...]:
-    """Client ids of Kafka group members that are no bridge's embedded member."""
+    """Client ids of the plain Kafka consumers (one per member, sorted): those no member registered in
+    ZooKeeper accounts for."""
     if kafka is None or kafka.group is None:
         return ()
-    ids = view.member_ids
-    return tuple(sorted(m.client_id for m in kafka.group.members if m.client_id not in ids))
+    return tuple(sorted(m.client_id for m in kafka.group.plain(view.member_ids)))
 
 
 def _stale_owners(view: GroupView) -> list[str]:

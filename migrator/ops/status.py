@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass, field
 from kazoo.client import KazooClient
 
 from migrator.assign.model import consumer_of_thread
-from migrator.coordination.preflight import plain_kafka_members
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.codecs import Mode
 from migrator.protocol.group_view import GroupView
@@ -193,7 +192,7 @@ def build_report(
         elif pa.authority.value != authority.value:
             warnings.append(f"bridge {b.consumer_id} obeys {pa.authority.value} but should obey {authority.value}")
 
-    plain = plain_kafka_members(view, kafka) if kafka is not None else ()
+    plain = kafka.plain(view.migration_ids) if kafka is not None else ()
     kafka_consumers = tuple(KafkaConsumerRow(m.member_id, m.client_id, m.host, len(m.partitions)) for m in plain)
     unguarded = view.legacy or [b for b in bridges if not b.held]  # held bridges own nothing to overlap with
     if plain and authority is Mode.ZOOKEEPER and unguarded:

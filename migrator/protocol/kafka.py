@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass
 
 from migrator.protocol.partition import TopicPartition
@@ -32,6 +33,12 @@ class KafkaGroup:
     @property
     def is_empty(self) -> bool:
         return not self.members
+
+    def plain(self, bridges: Set[str]) -> tuple[KafkaMember, ...]:
+        """The plain Kafka consumers: members that are no bridge's embedded member, which joins with its
+        bridge's consumerId as client.id. `bridges` are the consumerIds that count as bridges for the question
+        asked. Plain consumers often share a client.id, so each member counts."""
+        return tuple(m for m in self.members if m.client_id not in bridges)
 
     def assignment_by_client(self) -> dict[str, tuple[TopicPartition, ...]]:
         return {m.client_id: m.partitions for m in self.members}
