@@ -52,7 +52,7 @@ from migrator.observe import OwnersWatcher, judge
 from migrator.observe.pause import longest_gap
 from migrator.observe.records import Processed
 from migrator.observe.verdict import Duplicate
-from migrator.zk.codecs import Mode
+from migrator.protocol.codecs import Mode
 
 GOAL = 1.5  # a bridge group's total unprocessed time at most 1.5x the plain group's, with 0 duplicates
 MEASURES = ("unprocessed_s", "pause_s")

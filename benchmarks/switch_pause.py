@@ -37,7 +37,7 @@ from benchmarks.common import (
 )
 from migrator.demo.group import wait_for
 from migrator.observe.pause import summary
-from migrator.zk.codecs import Mode
+from migrator.protocol.codecs import Mode
 
 GOAL = 1.5  # median switch pause at most 1.5x the plain rebalance
 

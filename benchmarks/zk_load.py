@@ -28,8 +28,8 @@ from migrator.demo.group import create_topic, wait_for
 from migrator.demo.workload import CONNECTOR_PROPS, QUIET_LOGGER, bridge_props
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops import modes
+from migrator.protocol.codecs import Mode
 from migrator.zk.client import connect
-from migrator.zk.codecs import Mode
 
 TAIL_S = 0.5
 MEMBERS, STREAMS, PARTITIONS = 4, 2, 16

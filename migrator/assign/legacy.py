@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from migrator.assign.javahash import java_string_hashcode, java_string_sort_key
-from migrator.assign.model import ThreadId, TopicPartition, consumer_of_thread, thread_ids
+from migrator.assign.model import ThreadId, consumer_of_thread, thread_ids
+from migrator.protocol.partition import TopicPartition
 
 
 @dataclass(frozen=True)

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NamedTuple
+
+from migrator.protocol.partition import TopicPartition
 
 ThreadId = str
 """`<consumerId>-<i>`; plain Kafka consumers appear as `<memberId>-0`."""
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 GlobalAssignment = Mapping[TopicPartition, ThreadId]

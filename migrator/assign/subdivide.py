@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from migrator.assign.javahash import java_string_sort_key
-from migrator.assign.model import ThreadId, TopicPartition, thread_ids
+from migrator.assign.model import ThreadId, thread_ids
+from migrator.protocol.partition import TopicPartition
 
 
 def java_roundrobin(

@@ -32,12 +32,12 @@ import click
 
 from migrator.cli.common import Connection, _quiet_libraries, connection_options, group_option
 from migrator.config import ConsumerConfig, config_error, load_properties
-from migrator.consumer.connector import ConsumerConnector
-from migrator.consumer.filters import Blacklist, TopicFilter, Whitelist
-from migrator.consumer.message import Message
+from migrator.connector import ConsumerConnector
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
 from migrator.errors import EXIT_FAILED, EXIT_OK, ConfigError, EnvironmentProblem, MigratorError, UsageError
 from migrator.names import validate_topic
+from migrator.protocol.filters import Blacklist, TopicFilter, Whitelist
+from migrator.protocol.message import Message
 
 log = logging.getLogger(__name__)
 

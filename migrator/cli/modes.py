@@ -19,7 +19,7 @@ from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.errors import EXIT_OK, EXIT_REFUSED, Interrupted, UsageError
 from migrator.ops import modes
 from migrator.ops.wait import wait_for_switch
-from migrator.zk.codecs import Mode, ModeNode
+from migrator.protocol.codecs import Mode, ModeNode
 
 
 def _mode_text(node: ModeNode) -> str:
@@ -46,7 +46,7 @@ def _iso(ms: int | None) -> str:
 @connection_options()
 @group_option
 @click.option("--force", is_flag=True, help="Write even though the preflight refuses (recorded in the audit trail).")
-@click.option("--dry-run", is_flag=True, help="Show the switch and the preflight verdict; write nothing.")
+@click.option("--dry-run", is_flag=True, help="Show the switch and what preflight refuses or warns of; no write.")
 @click.option(
     "--wait",
     is_flag=True,
@@ -89,21 +89,21 @@ def set_mode_cmd(
             who=modes.who_am_i(conn.zk_auth), kafka_missing=brokers.missing or None, settle_s=timeout if wait else 0.0,
         )  # fmt: skip
         before = _mode_text(change.before)
-        for warning in change.verdict.warnings:
+        for warning in change.check.warnings:
             click.echo(f"warning: {warning}", err=True)
         if change.noop:
             click.echo(f"{group}: mode is already {target.value}; nothing written")
             return EXIT_OK
         if change.dry_run:
             click.echo(f"dry run: {group}: {before} -> {target.value}")
-            if change.verdict.ok:
+            if change.check.ok:
                 click.echo("preflight: ok")
                 return EXIT_OK
             click.echo("preflight: refused" + (" (--force would write anyway)" if force else ""))
-            for refusal in change.verdict.refusals:
+            for refusal in change.check.refusals:
                 click.echo(f"  - {refusal}")
             return EXIT_OK if force else EXIT_REFUSED
-        forced = " (forced past: " + "; ".join(change.verdict.refusals) + ")" if change.forced else ""
+        forced = " (forced past: " + "; ".join(change.check.refusals) + ")" if change.forced else ""
         click.echo(f"{group}: {before} -> {target.value}{forced}; audit {change.audit_path}")
         if wait:
             assert change.write_mzxid is not None and change.write_monotonic is not None

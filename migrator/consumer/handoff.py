@@ -19,24 +19,14 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
-from migrator.assign.model import TopicPartition
-from migrator.consumer.message import Message
+from migrator.protocol.message import Message
+from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
 RECHECK_S = 0.05  # how often a release waiting for a record looks whether its thread ended
 TELL_AFTER_S = 1.0  # a release waiting longer than this for a record says so (once)
-
-
-@dataclass(slots=True)
-class Chunk:
-    """Consecutive records of one partition, fetched while it was open at `epoch`."""
-
-    tp: TopicPartition
-    epoch: int
-    messages: list[Message]
 
 
 class HandoffStream(Protocol):

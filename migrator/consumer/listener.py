@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from migrator.assign.model import ThreadId, TopicPartition
+from migrator.assign.model import ThreadId
+from migrator.protocol.partition import TopicPartition
 
 
 class ConsumerRebalanceListener:

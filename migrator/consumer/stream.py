@@ -14,10 +14,10 @@ from collections.abc import Collection, Iterator
 from types import FrameType
 from typing import Protocol
 
-from migrator.assign.model import TopicPartition
-from migrator.consumer.handoff import Chunk, Handoff
-from migrator.consumer.message import Message
+from migrator.consumer.handoff import Handoff
 from migrator.errors import MigratorError
+from migrator.protocol.message import Chunk, Message
+from migrator.protocol.partition import TopicPartition
 
 _SHUTDOWN = object()
 _WAKE = object()  # look at the handoff again (the connector failed)

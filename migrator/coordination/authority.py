@@ -17,7 +17,8 @@ import logging
 from collections.abc import Set
 from dataclasses import dataclass, replace
 
-from migrator.zk.codecs import Authority, Mode, ModeNode
+from migrator.protocol.codecs import Authority, Mode, ModeNode
+from migrator.protocol.kafka import KafkaGroup
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,22 +75,22 @@ def needs_group_check(mode: ModeNode, members: Set[str], bridges: Set[str]) -> b
 class KafkaGroupView:
     """What a bridge knows of its Kafka group's members when it decides whether it may fall back.
 
-    `client_ids` holds one entry per member (plain consumers often share a client.id) from the last
-    DescribeGroups that answered; None when none ever did. `current` is False when the describe for this
-    decision failed and `client_ids` is the last known composition. `rebalancing` is True while the embedded
-    member is between a revoke and its next assignment: a member joining then may not be described yet.
+    `described` is the group at the last DescribeGroups that answered; None when none ever did. `current` is
+    False when the describe for this decision failed and `described` is the last known composition.
+    `rebalancing` is True while the embedded member is between a revoke and its next assignment: a member
+    joining then may not be described yet.
     """
 
-    client_ids: tuple[str, ...] | None
+    described: KafkaGroup | None
     current: bool = True
     rebalancing: bool = False
 
     def plain(self, bridges: Set[str]) -> tuple[str, ...]:
-        """Client ids of members that are not registered bridges (plain Kafka consumers)."""
-        return tuple(sorted(c for c in self.client_ids or () if c not in bridges))
+        """Client ids of the plain Kafka consumers (one per member, sorted); `bridges`: registered bridges."""
+        return tuple(sorted(m.client_id for m in self.described.plain(bridges))) if self.described else ()
 
 
-NEVER_DESCRIBED = KafkaGroupView(client_ids=None, current=False)
+NEVER_DESCRIBED = KafkaGroupView(described=None, current=False)
 
 
 def _shown(ids: tuple[str, ...], limit: int = 3) -> str:
@@ -111,7 +112,7 @@ def guard_fallback(
     transient = group.rebalancing
     if transient:
         why = "a Kafka rebalance is in progress (a plain Kafka consumer may be joining)"
-    elif group.client_ids is None:
+    elif group.described is None:
         why = "the Kafka group's members are unknown (it could not be described yet)"
     else:
         plain = group.plain(bridges)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 from kazoo.client import KazooClient
 
-from migrator.assign.model import ThreadId, TopicPartition
+from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, ownership_by_topic
 from migrator.consumer.stream import KafkaStream
@@ -24,6 +24,7 @@ from migrator.coordination.offsets import OffsetStore
 from migrator.errors import ListenerError
 from migrator.kafka.fetcher import Fetcher, Route
 from migrator.metrics import ConnectorMetrics
+from migrator.protocol.partition import TopicPartition
 from migrator.zk import owners
 from migrator.zk.paths import GroupPaths
 

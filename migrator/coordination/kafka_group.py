@@ -18,7 +18,6 @@ import contextlib
 import logging
 import time
 
-from migrator.assign.model import TopicPartition
 from migrator.coordination.authority import (
     UNKNOWN_KAFKA,
     AuthorityDecision,
@@ -27,10 +26,11 @@ from migrator.coordination.authority import (
     guard_fallback,
     needs_group_check,
 )
-from migrator.kafka.admin import KafkaAdmin, KafkaGroup
-from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.member import EmbeddedMember
-from migrator.zk.codecs import Authority, Mode
+from migrator.protocol.codecs import Authority, Mode
+from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class KafkaGroupTracker:
         self.assignment: tuple[TopicPartition, ...] | None = None
         self.problem: str = UNKNOWN_KAFKA.reason
         self._revoked_at: float | None = None  # cleared by the next assignment
-        self._clients: tuple[str, ...] | None = None  # client ids at the last DescribeGroups that answered
+        self._last: KafkaGroup | None = None  # the group at the last DescribeGroups that answered
         self._described: KafkaGroup | None = None  # the stable group since our last assignment
         self._describe_retry_at = 0.0
 
@@ -75,7 +75,7 @@ class KafkaGroupTracker:
     def prefetch(self) -> None:
         """Describe now (after an assignment), so a later switch to kafka does not wait for it."""
         if self._admin is not None:
-            with contextlib.suppress(AdminUnavailable):
+            with contextlib.suppress(KafkaUnavailable):
                 self._stable_group()
 
     def health(self, snap: Snapshot) -> tuple[KafkaHealth, KafkaGroup | None]:
@@ -86,7 +86,7 @@ class KafkaGroupTracker:
             return KafkaHealth(joined=True), None
         try:
             group = self._stable_group()
-        except AdminUnavailable as exc:
+        except KafkaUnavailable as exc:
             self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S  # the guard does not ask again now
             return KafkaHealth(joined=False, reason=str(exc)), None
         missing = frozenset((snap.migration_ids & snap.member_ids) - group.client_ids)
@@ -104,7 +104,7 @@ class KafkaGroupTracker:
             self.assignment is None and not self.problem and self._revoked_at is not None
             and time.monotonic() - self._revoked_at < REBALANCE_HOLD_S
         )  # fmt: skip
-        view = KafkaGroupView(self._clients, current=group is not None, rebalancing=rebalancing)
+        view = KafkaGroupView(self._last, current=group is not None, rebalancing=rebalancing)
         return guard_fallback(decision, snap.mode, snap.member_ids & snap.migration_ids, view)
 
     # -- DescribeGroups ------------------------------------------------------------------------------
@@ -125,11 +125,11 @@ class KafkaGroupTracker:
             return None
         try:
             return self._remember(self._admin.describe_group(self._group))
-        except AdminUnavailable as exc:
+        except KafkaUnavailable as exc:
             log.warning("cannot describe the Kafka group (%s); the guard uses its last known members", exc)
             self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S
             return None
 
     def _remember(self, group: KafkaGroup) -> KafkaGroup:
-        self._clients = tuple(sorted(m.client_id for m in group.members))
+        self._last = group
         return group

@@ -18,8 +18,8 @@ from typing import Protocol
 
 from kazoo.client import KazooClient
 
-from migrator.assign.model import TopicPartition
 from migrator.metrics import ConnectorMetrics
+from migrator.protocol.partition import TopicPartition
 from migrator.zk import offsets as zk_offsets
 from migrator.zk.paths import GroupPaths
 

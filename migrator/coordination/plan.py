@@ -6,8 +6,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions, own_partitions
-from migrator.assign.model import ThreadId, TopicPartition
+from migrator.assign.model import ThreadId
 from migrator.assign.subdivide import global_thread_assignment, subdivide
+from migrator.protocol.partition import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from migrator.kafka.admin import KafkaGroup, KafkaMember
-from migrator.zk.codecs import Mode
-from migrator.zk.group_view import GroupView
+from migrator.protocol.codecs import Mode
+from migrator.protocol.group_view import GroupView
+from migrator.protocol.kafka import KafkaGroup
 
 SHAREABLE_ASSIGNORS = frozenset({"range", "roundrobin"})
 """Kafka assignors every bridge's embedded member offers (and so can share with plain Kafka consumers)."""
@@ -29,8 +29,8 @@ when the broker waits for its session timeout (10 s by default)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
-    """`refusals` block the switch unless forced; `warnings` are shown but do not block."""
+class SwitchCheck:
+    """Whether a mode switch is safe now: `refusals` block it unless forced; `warnings` are shown but do not block."""
 
     target: Mode
     refusals: tuple[str, ...] = ()
@@ -47,11 +47,6 @@ def _names(ids: Iterable[str], limit: int = 5) -> str:
     ids = sorted(ids)
     shown = ", ".join(ids[:limit])
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
-
-
-def plain_kafka_members(view: GroupView, kafka: KafkaGroup) -> tuple[KafkaMember, ...]:
-    """Kafka members that are not a bridge's embedded member (their client.id is no bridge consumerId)."""
-    return tuple(m for m in kafka.members if m.client_id not in view.migration_ids)
 
 
 def _to_kafka(
@@ -73,7 +68,7 @@ def _to_kafka(
     missing = [m.consumer_id for m in view.bridges if m.consumer_id not in kafka.client_ids]
     if missing:
         reasons.append(f"bridge(s) whose embedded member is not in the Kafka group: {_names(missing)}")
-    size = len(view.bridges) + len(plain_kafka_members(view, kafka))
+    size = len(view.bridges) + len(kafka.plain(view.migration_ids))
     if group_max_size is not None and size > group_max_size:
         reasons.append(f"the group needs {size} Kafka members but the brokers' group.max.size is {group_max_size}")
     if not kafka.is_empty:
@@ -94,7 +89,7 @@ def _to_zookeeper(view: GroupView, kafka: KafkaGroup | None, kafka_error: str | 
     if kafka is None:
         why = kafka_error or "no --bootstrap-servers given"
         return [f"the Kafka group cannot be checked for plain Kafka consumers (dual ownership): {why}"], []
-    plain = plain_kafka_members(view, kafka)
+    plain = kafka.plain(view.migration_ids)
     if not plain:
         return [], []
     who = _names(f"{m.client_id} ({m.member_id})" for m in plain)
@@ -111,7 +106,7 @@ def preflight(
     group_max_size: int | None = None,
     *,
     kafka_error: str | None = None,
-) -> Verdict:
+) -> SwitchCheck:
     """Why switching `view.group` to `target` is unsafe now (empty refusals: safe).
 
     `kafka` is None when the Kafka group could not be described; `kafka_error` then says why.
@@ -129,4 +124,4 @@ def preflight(
         refusals.extend(more_refusals)
         warnings.extend(more_warnings)
     settling = target is Mode.KAFKA and kafka is not None and not kafka.is_empty and not kafka.assignor
-    return Verdict(target=target, refusals=tuple(refusals), warnings=tuple(warnings), settling=settling)
+    return SwitchCheck(target=target, refusals=tuple(refusals), warnings=tuple(warnings), settling=settling)

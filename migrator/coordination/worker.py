@@ -25,32 +25,32 @@ from dataclasses import dataclass, field
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
-from migrator.assign.model import ThreadId, TopicPartition
+from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
 from migrator.consumer.stream import KafkaStream
 from migrator.coordination.authority import AuthorityDecision, Hold, KafkaHealth, decide_authority, next_hold, routine
-from migrator.coordination.events import (
-    Changed,
-    CommitRequest,
-    Event,
-    KafkaAssigned,
-    KafkaRevoked,
-    KafkaUnavailable,
-    SessionLost,
-    SessionRestored,
-    Shutdown,
-)
 from migrator.coordination.holdings import Holdings
 from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.plan import Target, kafka_target, transition, zookeeper_target
 from migrator.errors import ListenerError
-from migrator.kafka.admin import KafkaAdmin
-from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.fetcher import Fetcher
 from migrator.metrics import ConnectorMetrics
-from migrator.zk.codecs import Authority, PublishedAuthority, Registration
+from migrator.protocol.codecs import Authority, PublishedAuthority, Registration
+from migrator.protocol.events import (
+    Changed,
+    CommitRequest,
+    Event,
+    KafkaAssigned,
+    KafkaLost,
+    KafkaRevoked,
+    SessionLost,
+    SessionRestored,
+    Shutdown,
+)
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import Snapshot, read_snapshot, refresh_mode, refreshable
@@ -248,7 +248,7 @@ class RebalanceWorker:
                 case KafkaAssigned(partitions=partitions) if self._kafka is not None:
                     self._kafka.assigned(partitions)
                     reasons.add("kafka assignment")
-                case KafkaUnavailable(reason=reason) if self._kafka is not None:
+                case KafkaLost(reason=reason) if self._kafka is not None:
                     self._kafka.unavailable(reason)
                     reasons.add("kafka unavailable")
                 case Changed(what=what):
@@ -361,7 +361,7 @@ class RebalanceWorker:
                 return
             try:
                 outcome = self._attempt(reasons)
-            except (KazooException, AdminUnavailable) as exc:
+            except (KazooException, KafkaUnavailable) as exc:
                 log.warning("rebalance attempt %d failed: %s", attempt, exc)
                 outcome = None
             finally:
@@ -563,7 +563,7 @@ class RebalanceWorker:
             self._lag_due = time.monotonic() + LAG_EVERY_S
             try:
                 ends = self._admin.log_end_offsets(positions)
-            except AdminUnavailable:
+            except KafkaUnavailable:
                 return
             self._metrics.lag(sum(max(0, end - positions[tp]) for tp, end in ends.items() if positions[tp] >= 0))
 

@@ -13,9 +13,10 @@ from collections.abc import Callable, Collection
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from migrator.errors import CorruptNodeError, MigratorError
+from migrator.errors import MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.zk.codecs import PublishedAuthority, decode_broker_topic
+from migrator.protocol.codecs import decode_broker_topic
+from migrator.zk.group_reader import read_published
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths, broker_topic
 
@@ -58,15 +59,7 @@ def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
 
 def authorities(zk: KazooClient, group: str, bridges: Collection[str]) -> dict[str, str]:
     """consumerId -> the authority it publishes (absent when unpublished or unreadable)."""
-    paths = GroupPaths(group)
-    reads = {cid: zk.get_async(paths.published_authority(cid)) for cid in bridges}
-    out: dict[str, str] = {}
-    for cid, result in reads.items():
-        try:
-            out[cid] = PublishedAuthority.decode(result.get()[0]).authority.value
-        except (NoNodeError, CorruptNodeError):
-            continue
-    return out
+    return {cid: published.node.authority.value for cid, published in read_published(zk, group, bridges).items()}
 
 
 def kafka_assignment(admin: KafkaAdmin, group: str) -> dict[str, set[int]] | None:

@@ -21,8 +21,8 @@ from migrator.demo.timeline import PLOT_HINT, available, draw, segments
 from migrator.demo.workload import QUIET_LOGGER, LiveLog, SequencedProducer
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe import OwnersWatcher
+from migrator.protocol.codecs import Mode
 from migrator.zk.client import connect
-from migrator.zk.codecs import Mode
 
 Echo = Callable[[str], None]
 

@@ -20,7 +20,7 @@ from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe.pause import pause_after
 from migrator.ops import modes
-from migrator.zk.codecs import Mode
+from migrator.protocol.codecs import Mode
 from migrator.zk.paths import GroupPaths
 
 

@@ -27,9 +27,9 @@ from migrator.fleet.plan import Plan, PlanEntry
 from migrator.fleet.scan import now_ms
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops.modes import set_mode
-from migrator.zk.codecs import Mode
+from migrator.protocol.codecs import Mode
+from migrator.protocol.group_view import GroupView
 from migrator.zk.group_reader import read_group
-from migrator.zk.group_view import GroupView
 
 log = logging.getLogger(__name__)
 
@@ -94,9 +94,9 @@ def plan_waves(plan: Plan, rows: Sequence[FleetRow], wave_size: int) -> list[lis
 
 def _switch(io: FleetIO, entry: PlanEntry, options: ApplyOptions, plan: Plan) -> None:
     view, facts = io.read(entry.ensemble, entry.group)
-    verdict = classify(view, facts, now_ms(), options.stable_for_ms, io.group_max_size.get(entry.ensemble))
-    if verdict.status is not Status.READY:
-        entry.outcome, entry.detail = P.SKIPPED, f"now {verdict.status.value}: " + "; ".join(verdict.reasons)
+    now = classify(view, facts, now_ms(), options.stable_for_ms, io.group_max_size.get(entry.ensemble))
+    if now.status is not Status.READY:
+        entry.outcome, entry.detail = P.SKIPPED, f"now {now.status.value}: " + "; ".join(now.reasons)
         return
     entry.previous_mode = view.mode.raw if view.mode.exists else None
     entry.previous_mode_exists = view.mode.exists

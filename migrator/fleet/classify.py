@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from migrator.assign.model import TopicPartition, consumer_of_thread
+from migrator.assign.model import consumer_of_thread
 from migrator.fleet.guard import switch_refusals
 from migrator.fleet.model import Classification, FleetRow, KafkaGroupFacts, Status
-from migrator.zk.codecs import Authority, Mode
-from migrator.zk.group_view import GroupView
+from migrator.protocol.codecs import Authority, Mode
+from migrator.protocol.group_view import GroupView
+from migrator.protocol.partition import TopicPartition
 
 REBALANCING_KAFKA_STATES = frozenset(
     {"PREPARING_REBALANCE", "COMPLETING_REBALANCE", "PREPARING_REBALANCING", "COMPLETING_REBALANCING"}
@@ -68,11 +69,11 @@ def group_lag(view: GroupView, kafka: KafkaGroupFacts | None) -> int | None:
 
 
 def plain_kafka_consumers(view: GroupView, kafka: KafkaGroupFacts | None) -> tuple[str, ...]:
-    """Client ids of Kafka group members that are no bridge's embedded member."""
+    """Client ids of the plain Kafka consumers (one per member, sorted): those no member registered in
+    ZooKeeper accounts for."""
     if kafka is None or kafka.group is None:
         return ()
-    ids = view.member_ids
-    return tuple(sorted(m.client_id for m in kafka.group.members if m.client_id not in ids))
+    return tuple(sorted(m.client_id for m in kafka.group.plain(view.member_ids)))
 
 
 def _stale_owners(view: GroupView) -> list[str]:

@@ -8,8 +8,8 @@ stands in, so that the fleet scan still refuses legacy members and absent embedd
 from __future__ import annotations
 
 from migrator.fleet.model import KafkaGroupFacts
-from migrator.zk.codecs import Mode
-from migrator.zk.group_view import GroupView
+from migrator.protocol.codecs import Mode
+from migrator.protocol.group_view import GroupView
 
 try:
     from migrator.coordination.preflight import preflight as _preflight

@@ -17,16 +17,11 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from migrator.assign.model import TopicPartition
 from migrator.fleet.model import KafkaGroupFacts
-from migrator.kafka.admin import (
-    COORDINATOR_MARGIN_S,
-    KafkaGroup,
-    KafkaUnavailable,
-    admin_config,
-    group_from_description,
-)
-from migrator.zk.group_view import GroupView
+from migrator.kafka.admin import COORDINATOR_MARGIN_S, KafkaUnavailable, admin_config, group_from_description
+from migrator.protocol.group_view import GroupView
+from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.partition import TopicPartition
 
 DEFAULT_TIMEOUT_S = 15.0
 BATCH_GROUPS = 200

@@ -12,8 +12,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from migrator.assign.model import TopicPartition
-from migrator.kafka.admin import KafkaGroup
+from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.partition import TopicPartition
 
 
 class Status(StrEnum):

@@ -19,9 +19,9 @@ from migrator.errors import UsageError
 from migrator.fleet.classify import classify, to_row
 from migrator.fleet.kafka_reader import FleetKafkaReader
 from migrator.fleet.model import FleetRow, KafkaGroupFacts
+from migrator.protocol.group_view import GroupView
 from migrator.zk.client import connect_problem
 from migrator.zk.group_reader import read_groups
-from migrator.zk.group_view import GroupView
 from migrator.zk.paths import CONSUMERS
 
 CHUNK_GROUPS = 500

@@ -20,7 +20,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError, NotEmptyError
 
 from migrator.fleet.model import Status
-from migrator.zk.codecs import Authority, PublishedAuthority, Registration, encode_offset, encode_owner
+from migrator.protocol.codecs import Authority, PublishedAuthority, Registration, encode_offset, encode_owner
 from migrator.zk.paths import CONSUMERS, GroupPaths
 
 TOPICS = {"fleet-orders": 4, "fleet-payments": 2, "fleet-clicks": 8}

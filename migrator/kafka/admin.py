@@ -25,16 +25,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
 
-from migrator.assign.model import TopicPartition
 from migrator.errors import MigratorError
 from migrator.logs import librdkafka_logger
+from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.partition import TopicPartition
 
 DEFAULT_TIMEOUT_S = 10.0
 COORDINATOR_MARGIN_S = 60.0
@@ -47,36 +47,6 @@ log = logging.getLogger(__name__)
 
 class KafkaUnavailable(MigratorError):
     """The brokers did not answer in time, or answered with an error."""
-
-
-@dataclass(frozen=True, slots=True)
-class KafkaMember:
-    member_id: str
-    client_id: str
-    host: str
-    group_instance_id: str | None
-    partitions: tuple[TopicPartition, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class KafkaGroup:
-    """What DescribeGroups says about a group. `state` is the broker's word, e.g. STABLE, EMPTY, DEAD."""
-
-    group_id: str
-    state: str
-    assignor: str
-    members: tuple[KafkaMember, ...]
-
-    @property
-    def client_ids(self) -> frozenset[str]:
-        return frozenset(m.client_id for m in self.members)
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.members
-
-    def assignment_by_client(self) -> dict[str, tuple[TopicPartition, ...]]:
-        return {m.client_id: m.partitions for m in self.members}
 
 
 def admin_config(bootstrap_servers: str, properties: Mapping[str, Any] | None, timeout_s: float) -> dict[str, Any]:

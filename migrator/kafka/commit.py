@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from confluent_kafka import Consumer, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from migrator.assign.model import TopicPartition
+from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
 

@@ -22,17 +22,15 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import groupby, repeat
-from typing import Any
+from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError
 from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from migrator.assign.model import TopicPartition
-from migrator.consumer.handoff import Chunk
-from migrator.consumer.message import Message
-from migrator.consumer.stream import KafkaStream
 from migrator.logs import librdkafka_logger
+from migrator.protocol.message import Chunk, Message
+from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
 POLL_S = 0.02  # how long a fetch waits for records before it looks at routing changes again
@@ -43,11 +41,19 @@ _second = operator.itemgetter(1)
 _new_tuple = tuple.__new__
 
 
+class Destination(Protocol):
+    """What the fetcher needs of a stream (`consumer.stream.KafkaStream`): the thread id its records carry, and
+    the queue it takes chunks from. A protocol, so the Kafka adapters never import the application's side."""
+
+    thread_id: str
+    queue: queue.Queue[object]
+
+
 @dataclass(slots=True)
 class Route:
     """Where one partition's records go: its stream, its hand-out epoch, and the next offset expected."""
 
-    stream: KafkaStream
+    stream: Destination
     epoch: int
     next_offset: int
 
@@ -117,7 +123,7 @@ class Fetcher:
             self._consumer.close()
 
     # -- a stream thread fetching for itself (caller runs) -----------------------------------------------
-    def fetch_for(self, stream: KafkaStream, timeout_s: float) -> list[Chunk] | None:
+    def fetch_for(self, stream: Destination, timeout_s: float) -> list[Chunk] | None:
         """Poll once on the calling stream's thread: return its chunks, queue the others'.
 
         None when this thread cannot poll now (another thread polled for longer than `timeout_s`, a routing
@@ -214,7 +220,7 @@ class Fetcher:
             finally:
                 self._poll_lock.release()
 
-    def _dispatch(self, batch: list[Any], caller: KafkaStream | None = None) -> list[Chunk]:
+    def _dispatch(self, batch: list[Any], caller: Destination | None = None) -> list[Chunk]:
         """Group a batch into one chunk per partition; queue each on its thread's stream, or return those of
         `caller` (the stream polling for itself: its own queue may be full, and only it drains it).
 

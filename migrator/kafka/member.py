@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from migrator.assign.model import TopicPartition
-from migrator.coordination.events import Event, KafkaAssigned, KafkaRevoked, KafkaUnavailable
 from migrator.kafka.commit import commit_sync
 from migrator.logs import librdkafka_logger
+from migrator.protocol.events import Event, KafkaAssigned, KafkaLost, KafkaRevoked
+from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ class EmbeddedMember:
                     self._consumer.pause([KafkaTopicPartition(msg.topic(), msg.partition())])
         except Exception:
             log.exception("embedded member poll loop failed")
-            self._post(KafkaUnavailable("embedded member poll loop failed"))
+            self._post(KafkaLost("embedded member poll loop failed"))
         finally:
             try:
                 self._consumer.close()
@@ -224,6 +224,6 @@ class EmbeddedMember:
     def _on_error(self, error: KafkaError) -> None:
         if error.code() in UNAVAILABLE_CODES:
             log.warning("Kafka coordination unavailable: %s", error)
-            self._post(KafkaUnavailable(f"{error.name()} ({error.code()}): {error.str()}"))
+            self._post(KafkaLost(f"{error.name()} ({error.code()}): {error.str()}"))
         else:
             log.info("embedded member: %s", error)

@@ -27,7 +27,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
-from migrator.assign.model import TopicPartition
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 
 log = logging.getLogger(__name__)

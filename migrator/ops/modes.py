@@ -18,11 +18,12 @@ from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNo
 from kazoo.protocol.states import ZnodeStat
 from kazoo.security import ACL, OPEN_ACL_UNSAFE
 
-from migrator.coordination.preflight import Verdict, preflight
+from migrator.coordination.preflight import SwitchCheck, preflight
 from migrator.errors import CorruptNodeError, MigratorError, NotAuthorised, RefusedError
-from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaUnavailable
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
+from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
+from migrator.protocol.kafka import KafkaGroup
 from migrator.zk.client import identity_of
-from migrator.zk.codecs import AuditEntry, Mode, ModeNode
 from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 
@@ -37,7 +38,7 @@ class ModeChange:
     group: str
     before: ModeNode
     target: Mode
-    verdict: Verdict
+    check: SwitchCheck
     forced: bool
     dry_run: bool
     written: bool = False
@@ -151,18 +152,18 @@ def set_mode(
         kafka, max_size, kafka_error = describe_kafka(
             admin, group, need_max_size=target is Mode.KAFKA, missing=kafka_missing
         )
-        verdict = preflight(target, view, kafka, max_size, kafka_error=kafka_error)
-        if not verdict.settling or dry_run or time.monotonic() >= deadline:
+        check = preflight(target, view, kafka, max_size, kafka_error=kafka_error)
+        if not check.settling or dry_run or time.monotonic() >= deadline:
             break
         time.sleep(SETTLE_POLL_S)
-    change = ModeChange(group, before, target, verdict, forced=force and not verdict.ok, dry_run=dry_run)
+    change = ModeChange(group, before, target, check, forced=force and not check.ok, dry_run=dry_run)
     if before.mode is target:
         return replace(change, noop=True)
     if dry_run:
         return change
-    if not verdict.ok and not force:
+    if not check.ok and not force:
         raise RefusedError(
-            f"refused to set {group} to {target.value}: " + "; ".join(verdict.refusals) + " (--force overrides)"
+            f"refused to set {group} to {target.value}: " + "; ".join(check.refusals) + " (--force overrides)"
         )
     entry = AuditEntry(
         timestamp_ms=int(time.time() * 1000),

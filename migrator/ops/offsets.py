@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from migrator.assign.model import TopicPartition
 from migrator.errors import RefusedError, UsageError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.names import validate_topic
-from migrator.zk.codecs import encode_offset
+from migrator.protocol.codecs import encode_offset
+from migrator.protocol.group_view import GroupView
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.group_reader import read_group
-from migrator.zk.group_view import GroupView
 from migrator.zk.paths import GroupPaths
 
 STORES = ("zookeeper", "kafka")

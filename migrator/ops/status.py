@@ -13,12 +13,14 @@ from dataclasses import asdict, dataclass, field
 
 from kazoo.client import KazooClient
 
-from migrator.assign.model import TopicPartition, consumer_of_thread
-from migrator.coordination.preflight import plain_kafka_members
-from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaUnavailable
-from migrator.zk.codecs import Mode
+from migrator.assign.model import consumer_of_thread
+from migrator.coordination.authority import KafkaHealth, decide_authority
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
+from migrator.protocol.codecs import Authority, Mode
+from migrator.protocol.group_view import GroupView
+from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.group_reader import read_group
-from migrator.zk.group_view import GroupView
 
 log = logging.getLogger(__name__)
 
@@ -84,13 +86,14 @@ def _mode_word(view: GroupView) -> str:
     return "unknown" if view.mode.is_unknown else str(view.mode.raw)
 
 
-def expected_authority(view: GroupView, kafka: KafkaGroup | None) -> Mode:
-    """The authority CONTRACT §5 says bridges should obey now (kafka health judged from DescribeGroups)."""
-    if view.mode.mode is not Mode.KAFKA or view.legacy or view.corrupt_members or not view.bridges:
-        return Mode.ZOOKEEPER
-    if kafka is not None and any(b.consumer_id not in kafka.client_ids for b in view.bridges):
-        return Mode.ZOOKEEPER
-    return Mode.KAFKA
+def expected_authority(view: GroupView, kafka: KafkaGroup | None) -> Authority:
+    """The authority the bridges' own rule (CONTRACT §5) gives now, Kafka health judged from DescribeGroups
+    (unknown without it): a member that does not decode counts as a legacy one, and no bridge means no one
+    joined the Kafka group."""
+    bridges = frozenset(b.consumer_id for b in view.bridges)
+    missing = bridges - kafka.client_ids if kafka is not None else frozenset()
+    health = KafkaHealth(joined=bool(bridges), reason="no bridge is registered", missing_bridges=missing)
+    return decide_authority(view.mode, view.member_ids, bridges, health).authority
 
 
 def _kafka_expected(view: GroupView, kafka: KafkaGroup) -> tuple[dict[TopicPartition, str], str]:
@@ -191,17 +194,17 @@ def build_report(
         elif pa.authority.value != authority.value:
             warnings.append(f"bridge {b.consumer_id} obeys {pa.authority.value} but should obey {authority.value}")
 
-    plain = plain_kafka_members(view, kafka) if kafka is not None else ()
+    plain = kafka.plain(view.migration_ids) if kafka is not None else ()
     kafka_consumers = tuple(KafkaConsumerRow(m.member_id, m.client_id, m.host, len(m.partitions)) for m in plain)
     unguarded = view.legacy or [b for b in bridges if not b.held]  # held bridges own nothing to overlap with
-    if plain and authority is Mode.ZOOKEEPER and unguarded:
+    if plain and authority is Authority.ZOOKEEPER and unguarded:
         warnings.append(
             f"{len(plain)} plain Kafka consumer(s) present while the authority is zookeeper: "
             "they and the bridges may own the same partitions"
         )
     held_by_kafka = {tp: f"kafka:{m.client_id}" for m in plain for tp in m.partitions}
 
-    if authority is Mode.KAFKA and kafka is not None:
+    if authority is Authority.KAFKA and kafka is not None:
         expected, basis = _kafka_expected(view, kafka)
     elif partitions:
         expected, basis = _legacy_expected(view, partitions, view.owners)

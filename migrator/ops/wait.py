@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from migrator.assign.model import TopicPartition
 from migrator.errors import CorruptNodeError, MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.zk.codecs import Mode, PublishedAuthority, decode_broker_topic
-from migrator.zk.group_reader import read_group
-from migrator.zk.paths import GroupPaths, broker_topic
+from migrator.protocol.codecs import Mode, PublishedAuthority, decode_broker_topic
+from migrator.protocol.partition import TopicPartition
+from migrator.zk.group_reader import read_group, read_published
+from migrator.zk.paths import broker_topic
 
 POLL_INTERVAL_S = 0.2
 
@@ -89,19 +89,6 @@ def progress(
     return Progress(pending, unowned, partitions is not None, refusing)
 
 
-def _published(zk: KazooClient, group: str, bridges: Iterable[str]) -> dict[str, tuple[PublishedAuthority, int]]:
-    paths = GroupPaths(group)
-    results = {cid: zk.get_async(paths.published_authority(cid)) for cid in bridges}
-    out: dict[str, tuple[PublishedAuthority, int]] = {}
-    for cid, result in results.items():
-        try:
-            data, stat = result.get()
-            out[cid] = (PublishedAuthority.decode(data), stat.mzxid)
-        except (NoNodeError, CorruptNodeError):
-            continue
-    return out
-
-
 def group_partitions(zk: KazooClient, admin: KafkaAdmin | None, topics: Iterable[str]) -> list[TopicPartition] | None:
     """Partitions of `topics` from the brokers, else from `/brokers/topics` (ZooKeeper-mode clusters)."""
     found: list[TopicPartition] = []
@@ -154,7 +141,7 @@ def wait_for_switch(
         owned = set(view.owners)
         if target is Mode.KAFKA:
             owned |= _kafka_owned(admin, group, view.migration_ids)
-        state = progress(target, bridges, _published(zk, group, bridges), write_mzxid, partitions, owned)
+        state = progress(target, bridges, read_published(zk, group, bridges), write_mzxid, partitions, owned)
         if state.done:
             return time.monotonic() - write_monotonic
         if time.monotonic() >= deadline:

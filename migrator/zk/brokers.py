@@ -13,8 +13,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from migrator.errors import CorruptNodeError
-from migrator.zk.codecs import PublishedAuthority, decode_broker, decode_broker_topic
-from migrator.zk.paths import BROKER_IDS, GroupPaths, broker_topic
+from migrator.protocol.codecs import decode_broker, decode_broker_topic
+from migrator.zk.group_reader import read_published
+from migrator.zk.paths import BROKER_IDS, broker_topic
 
 log = logging.getLogger(__name__)
 
@@ -38,19 +39,8 @@ def registered_brokers(zk: KazooClient) -> str:
 
 def published_bootstrap(zk: KazooClient, group: str) -> str:
     """The Kafka cluster the group's bridges published (first by consumer id), "" when none did."""
-    paths = GroupPaths(group)
-    try:
-        bridges = sorted(zk.get_children(paths.authority))
-    except NoNodeError:
-        return ""
-    for cid in bridges:
-        try:
-            published = PublishedAuthority.decode(zk.get(paths.published_authority(cid))[0])
-        except (NoNodeError, CorruptNodeError):
-            continue
-        if published.bootstrap:
-            return published.bootstrap
-    return ""
+    published = read_published(zk, group)
+    return next((p.node.bootstrap for _, p in sorted(published.items()) if p.node.bootstrap), "")
 
 
 def topic_partitions(zk: KazooClient, topic: str) -> tuple[int, ...] | None:

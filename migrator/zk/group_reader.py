@@ -14,16 +14,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.interfaces import IAsyncResult
 
-from migrator.assign.model import TopicPartition
 from migrator.errors import CorruptNodeError
-from migrator.zk.codecs import ModeNode, PublishedAuthority, Registration, decode_offset, decode_owner
-from migrator.zk.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration, decode_offset, decode_owner
+from migrator.protocol.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 
 log = logging.getLogger(__name__)
@@ -103,6 +103,51 @@ class _Pipeline:
             on_result(_wait(result, self._timeout_s))
 
 
+class Published(NamedTuple):
+    """A bridge's `migration/authority/<consumerId>` node: what it holds, and the mzxid of its last write
+    (ZooKeeper's own order of writes, which `set-mode --wait` compares with the mode write's)."""
+
+    node: PublishedAuthority
+    mzxid: int
+
+
+def _published(group: str, cid: str, result: Any) -> Published | None:
+    """One bridge's published authority from a `get` result; None when it has not published (or stopped) or
+    the node does not decode (logged: a reader must go on with the others)."""
+    if result is _NONE:
+        return None
+    data, stat = result
+    try:
+        return Published(PublishedAuthority.decode(data), stat.mzxid)
+    except CorruptNodeError as exc:
+        log.warning("group %s: ignoring authority node of %s: %s", group, cid, exc)
+        return None
+
+
+def read_published(
+    zk: KazooClient, group: str, bridges: Iterable[str] | None = None, *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S
+) -> dict[str, Published]:
+    """The published authority of each of `bridges` (default: every bridge that published), in one pipelined
+    round trip (one more to list them). Bridges without a readable node are left out."""
+    paths = GroupPaths(group)
+    pipe = _Pipeline(zk, timeout_s)
+    if bridges is None:
+        listed: list[str] = []
+        pipe.children(paths.authority, lambda children: listed.extend(() if children is _NONE else children))
+        pipe.drain()
+        bridges = sorted(listed)
+    out: dict[str, Published] = {}
+    for cid in bridges:
+
+        def on_published(result: Any, cid: str = cid) -> None:
+            if (published := _published(group, cid, result)) is not None:
+                out[cid] = published
+
+        pipe.get(paths.published_authority(cid), on_published)
+    pipe.drain()
+    return out
+
+
 def _partition_id(name: str) -> int | None:
     return int(name) if name.isdigit() else None
 
@@ -166,12 +211,8 @@ def _level2(pipe: _Pipeline, g: _Partial) -> None:
     for cid in g.authority_ids:
 
         def on_authority(result: Any, cid: str = cid) -> None:
-            if result is _NONE:
-                return
-            try:
-                g.authorities[cid] = PublishedAuthority.decode(result[0])
-            except CorruptNodeError as exc:
-                log.warning("group %s: ignoring authority node of %s: %s", g.group, cid, exc)
+            if (published := _published(g.group, cid, result)) is not None:
+                g.authorities[cid] = published.node
 
         pipe.get(p.published_authority(cid), on_authority)
 

@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable, Mapping
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from migrator.assign.model import TopicPartition
 from migrator.errors import CorruptNodeError
-from migrator.zk.codecs import decode_offset, encode_offset
+from migrator.protocol.codecs import decode_offset, encode_offset
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 
 log = logging.getLogger(__name__)

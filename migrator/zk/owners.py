@@ -15,8 +15,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
-from migrator.assign.model import ThreadId, TopicPartition
-from migrator.zk.codecs import decode_owner, encode_owner
+from migrator.assign.model import ThreadId
+from migrator.protocol.codecs import decode_owner, encode_owner
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 
 

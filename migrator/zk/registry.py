@@ -14,7 +14,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
-from migrator.zk.codecs import PublishedAuthority, Registration
+from migrator.protocol.codecs import PublishedAuthority, Registration
 from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
 
 

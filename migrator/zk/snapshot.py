@@ -18,9 +18,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.interfaces import IAsyncResult
 
-from migrator.consumer.filters import filter_from_registration
 from migrator.errors import CorruptNodeError
-from migrator.zk.codecs import ModeNode, Registration, decode_broker_topic
+from migrator.protocol.codecs import ModeNode, Registration, decode_broker_topic
+from migrator.protocol.filters import filter_from_registration
 from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
 
 log = logging.getLogger(__name__)

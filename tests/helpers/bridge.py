@@ -9,7 +9,8 @@ from kazoo.exceptions import NoNodeError
 
 from migrator.demo.workload import bridge_props
 from migrator.observe import ProcessingLog
-from migrator.zk.codecs import PublishedAuthority
+from migrator.protocol.codecs import PublishedAuthority
+from migrator.zk.group_reader import read_published
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import KafkaCluster
@@ -37,18 +38,7 @@ def set_mode(zk: KazooClient, group: str, value: str) -> int:
 
 
 def published(zk: KazooClient, group: str) -> dict[str, PublishedAuthority]:
-    paths = GroupPaths(group)
-    try:
-        children = zk.get_children(paths.authority)
-    except NoNodeError:
-        return {}
-    out = {}
-    for cid in children:
-        try:
-            out[cid] = PublishedAuthority.decode(zk.get(paths.published_authority(cid))[0])
-        except NoNodeError:
-            continue
-    return out
+    return {cid: p.node for cid, p in read_published(zk, group).items()}
 
 
 def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:

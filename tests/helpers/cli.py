@@ -19,8 +19,8 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from migrator.assign.model import TopicPartition
 from migrator.kafka.admin import KafkaAdmin
+from migrator.protocol.partition import TopicPartition
 
 ROOT = Path(__file__).resolve().parents[2]
 KAFKA_OWN = frozenset(

@@ -17,7 +17,7 @@ from typing import Any, Protocol, cast
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from migrator.zk.codecs import decode_broker_topic
+from migrator.protocol.codecs import decode_broker_topic
 from migrator.zk.paths import broker_topic
 from tests.helpers.wait import wait_until
 from tests.helpers.zk import zk_client

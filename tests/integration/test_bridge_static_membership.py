@@ -18,11 +18,12 @@ from dataclasses import dataclass
 import pytest
 from kazoo.client import KazooClient
 
-from migrator.assign.model import TopicPartition
 from migrator.demo.workload import bridge_props
-from migrator.kafka.admin import KafkaAdmin, KafkaGroup
+from migrator.kafka.admin import KafkaAdmin
 from migrator.observe import OwnersWatcher, ProcessingLog
 from migrator.observe.verdict import judge
+from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers.bridge import owners, set_mode, wait_converged
 from tests.helpers.kafka import make_topic

@@ -17,10 +17,10 @@ import pytest
 from confluent_kafka import Consumer
 from kazoo.client import KazooClient
 
-from migrator.assign.model import TopicPartition
 from migrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.zk.codecs import Registration
+from migrator.protocol.codecs import Registration
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers import cli
 from tests.helpers.kafka import make_topic
@@ -151,7 +151,7 @@ def test_without_brokers_ids_the_brokers_the_bridges_published_are_used(
     fake_group: FakeGroup,  # noqa: F811
 ) -> None:
     """A KRaft cluster has no /brokers/ids (a chroot without Kafka stands in): a bridge's publication names them."""
-    from migrator.zk.codecs import Authority, PublishedAuthority
+    from migrator.protocol.codecs import Authority, PublishedAuthority
 
     group, p = fake_group.group, fake_group.paths
     cid = f"{group}_b1"
@@ -173,7 +173,7 @@ def test_without_brokers_ids_the_brokers_the_bridges_published_are_used(
 
 
 def test_a_real_bridge_publishes_its_brokers(cluster: Any, zk_client: KazooClient, unique_group: str) -> None:
-    from migrator.zk.codecs import PublishedAuthority
+    from migrator.protocol.codecs import PublishedAuthority
 
     topic = f"{unique_group}-t"
     make_topic(cluster, topic, partitions=1)
@@ -405,7 +405,7 @@ def test_wait_timeout_names_the_reason_a_bridge_published(
     zk_client: KazooClient,
     fake_group: FakeGroup,  # noqa: F811
 ) -> None:
-    from migrator.zk.codecs import Authority, PublishedAuthority
+    from migrator.protocol.codecs import Authority, PublishedAuthority
 
     b1 = fake_group.add_bridge(f"{fake_group.group}_b1")
     fake_group.wait_kafka_members({b1})

@@ -30,8 +30,8 @@ from kazoo.client import KazooClient
 
 from migrator.cli.main import main
 from migrator.errors import EXIT_CODES, EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED
+from migrator.protocol.codecs import Registration
 from migrator.zk.client import connect_problem
-from migrator.zk.codecs import Registration
 from migrator.zk.paths import GroupPaths
 from tests.helpers.cli import group_state
 from tests.helpers.kafka import make_topic

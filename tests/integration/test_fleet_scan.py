@@ -25,7 +25,7 @@ from kazoo.exceptions import NoNodeError
 from migrator.cli.main import main
 from migrator.fleet.lock import FleetLock
 from migrator.fleet.plan import Plan
-from migrator.zk.codecs import Authority, PublishedAuthority, Registration, encode_offset, encode_owner
+from migrator.protocol.codecs import Authority, PublishedAuthority, Registration, encode_offset, encode_owner
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.wait import wait_until

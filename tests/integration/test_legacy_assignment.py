@@ -16,8 +16,8 @@ from kazoo.client import KazooClient
 
 from migrator import ConsumerConnector, ConsumerRebalanceListener, Whitelist
 from migrator.assign.legacy import context_from_subscriptions, range_assign, roundrobin_assign
-from migrator.assign.model import TopicPartition
 from migrator.observe import ProcessingLog
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import make_topic, produce

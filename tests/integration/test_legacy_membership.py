@@ -19,8 +19,8 @@ import pytest
 from confluent_kafka.admin import NewPartitions
 from kazoo.client import KazooClient
 
-from migrator.assign.model import TopicPartition
 from migrator.observe import Duplicate, OwnersWatcher, ProcessingLog, judge, load_many
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import admin, make_topic, produce
@@ -184,7 +184,7 @@ def test_an_owner_node_left_by_an_earlier_session_of_the_same_consumer_is_recrea
     holding its own thread id. They count as its own (CONTRACT §3 step 5), but must be re-created under
     the new session: adopted as they are, they vanish when the old session expires, and the partition is
     processed without a lock."""
-    from migrator.zk.codecs import encode_owner
+    from migrator.protocol.codecs import encode_owner
 
     make_topic(cluster, unique_topic, 2)
     paths = GroupPaths(unique_group)

@@ -9,7 +9,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
 
 from migrator.cli.main import main
-from migrator.zk.codecs import Registration
+from migrator.protocol.codecs import Registration
 from migrator.zk.paths import GroupPaths
 from tests.helpers.zk import zk_client as open_zk
 

@@ -17,8 +17,9 @@ from confluent_kafka import Consumer
 from kazoo.client import KazooClient
 
 from migrator.kafka.admin import KafkaAdmin
-from migrator.zk.codecs import Registration
-from migrator.zk.group_reader import read_group, read_groups
+from migrator.protocol.codecs import Authority, PublishedAuthority, Registration
+from migrator.zk.brokers import published_bootstrap
+from migrator.zk.group_reader import read_group, read_groups, read_published
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import make_topic
 from tests.helpers.zk import zk_client
@@ -146,3 +147,21 @@ def test_read_groups_many_at_once(zk_client: KazooClient, unique_group: str) -> 
     views = read_groups(zk_client, groups)
     assert [views[g].exists for g in groups] == [True] * 20 + [False] * 10
     assert all(dict(views[g].offsets) == {("t", 0): 7} for g in groups[:20])
+
+
+def test_the_published_authority_read_skips_silent_and_corrupt(zk_client: KazooClient, unique_group: str) -> None:
+    """The one read of `migration/authority` that status, set-mode --wait, bootstrap discovery and the demo share."""
+    p = GroupPaths(unique_group)
+    assert read_published(zk_client, unique_group) == {}  # no such group
+    kafka = PublishedAuthority(Authority.KAFKA, 3, 1, reason="r", bootstrap="127.0.0.1:1")
+    zk_client.create(p.published_authority("b2"), kafka.encode(), makepath=True)
+    zk_client.create(p.published_authority("b1"), PublishedAuthority(Authority.ZOOKEEPER, 1, 1).encode())
+    zk_client.create(p.published_authority("bad"), b"{not json")
+    stat = zk_client.set(p.published_authority("b2"), kafka.encode())
+
+    everyone = read_published(zk_client, unique_group)
+    assert sorted(everyone) == ["b1", "b2"]
+    assert everyone["b2"] == (kafka, stat.mzxid)
+    assert sorted(read_published(zk_client, unique_group, ["b2", "bad", "silent"])) == ["b2"]
+    assert published_bootstrap(zk_client, unique_group) == "127.0.0.1:1"
+    assert read_group(zk_client, unique_group).authorities == {cid: pub.node for cid, pub in everyone.items()}

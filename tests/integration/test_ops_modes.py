@@ -14,7 +14,7 @@ from migrator.cli.main import main
 from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.ops import modes
-from migrator.zk.codecs import AuditEntry, Authority, Mode, PublishedAuthority
+from migrator.protocol.codecs import AuditEntry, Authority, Mode, PublishedAuthority
 from migrator.zk.paths import GroupPaths
 from tests.helpers.wait import wait_until
 from tests.integration.test_ops_fakes import FakeGroup, fake_group  # noqa: F401  (fixture)

@@ -9,9 +9,9 @@ from typing import Any
 from confluent_kafka import Consumer
 from kazoo.client import KazooClient
 
-from migrator.assign.model import TopicPartition
 from migrator.cli.main import main
 from migrator.kafka.admin import KafkaAdmin
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import make_topic, produce
 from tests.integration.test_ops_fakes import FakeGroup, fake_group  # noqa: F401  (fixture)

@@ -15,7 +15,7 @@ from kazoo.client import KazooClient
 from migrator.devcluster import DevCluster, process
 from migrator.devcluster.ports import accepts
 from migrator.errors import EXIT_REFUSED
-from migrator.zk.codecs import decode_broker, decode_broker_topic
+from migrator.protocol.codecs import decode_broker, decode_broker_topic
 from migrator.zk.paths import BROKER_IDS, broker_topic
 from tests.helpers.cluster import ExternalCluster
 from tests.helpers.kafka import consume, make_topic, produce

@@ -20,9 +20,18 @@ from migrator.coordination.authority import (
     next_hold,
     routine,
 )
-from migrator.zk.codecs import Authority, ModeNode
+from migrator.protocol.codecs import Authority, ModeNode
+from migrator.protocol.kafka import KafkaGroup, KafkaMember
 
 HEALTHY = KafkaHealth(joined=True)
+
+
+def described(*client_ids: str) -> KafkaGroup:
+    """A described Kafka group with one member per client id (plain consumers may share one)."""
+    members = tuple(KafkaMember(f"{c}-{i}", c, "/127.0.0.1", None, ()) for i, c in enumerate(client_ids))
+    return KafkaGroup("g", "STABLE", "range", members)
+
+
 KAFKA = ModeNode.decode(b"kafka")
 
 
@@ -87,7 +96,7 @@ def test_kafka_implies_every_condition(raw, members, bridges, joined, missing) -
 # -- the fallback guard: never fall back onto partitions plain Kafka consumers process (§6.1) ----------------
 
 LEGACY_FALLBACK = decide_authority(KAFKA, {"a", "legacy"}, {"a"}, HEALTHY)
-WITH_PLAIN = KafkaGroupView(client_ids=("a", "rdkafka"))
+WITH_PLAIN = KafkaGroupView(described("a", "rdkafka"))
 
 
 def test_fallback_with_a_plain_consumer_in_the_group_holds_nothing() -> None:
@@ -98,8 +107,8 @@ def test_fallback_with_a_plain_consumer_in_the_group_holds_nothing() -> None:
 
 
 def test_fallback_without_plain_consumers_is_unchanged() -> None:
-    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(client_ids=("a",))) == LEGACY_FALLBACK
-    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(client_ids=())) == LEGACY_FALLBACK
+    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(described("a"))) == LEGACY_FALLBACK
+    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(described())) == LEGACY_FALLBACK
 
 
 def test_every_fallback_reason_is_guarded() -> None:
@@ -115,21 +124,21 @@ def test_every_fallback_reason_is_guarded() -> None:
 
 
 def test_the_last_known_composition_counts_when_the_group_cannot_be_described() -> None:
-    d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(client_ids=("rdkafka",), current=False))
+    d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(described("rdkafka"), current=False))
     assert d.held and "when it was last described" in d.reason
 
 
 def test_a_group_never_described_or_rebalancing_is_held_conservatively() -> None:
     assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, NEVER_DESCRIBED).held
-    rebalancing = KafkaGroupView(client_ids=("a",), rebalancing=True)
+    rebalancing = KafkaGroupView(described("a"), rebalancing=True)
     d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, rebalancing)
     assert d.held and "rebalance is in progress" in d.reason
 
 
 def test_only_a_hold_for_a_rebalance_in_progress_is_transient() -> None:
     """The worker logs a transient hold at INFO (every Kafka join or leave has one), the others at ERROR."""
-    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(("a",), rebalancing=True)).transient
-    for lasting in (NEVER_DESCRIBED, WITH_PLAIN, KafkaGroupView(client_ids=("rdkafka",), current=False)):
+    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(described("a"), rebalancing=True)).transient
+    for lasting in (NEVER_DESCRIBED, WITH_PLAIN, KafkaGroupView(described("rdkafka"), current=False)):
         d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, lasting)
         assert d.held and not d.transient
 
@@ -145,7 +154,7 @@ def test_kafka_authority_and_other_modes_are_never_held() -> None:
 
 def test_a_kafka_member_of_an_unregistered_bridge_counts_as_plain() -> None:
     # a bridge half-way through leaving (or whose ZooKeeper session expired) may still be processing
-    d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(client_ids=("a", "gone")))
+    d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(described("a", "gone")))
     assert d.held and "gone" in d.reason
 
 
@@ -161,7 +170,7 @@ def test_the_guard_never_lets_a_bridge_obey_zookeeper_next_to_plain_consumers_in
     mode = ModeNode.absent() if raw is None else ModeNode.decode(raw)
     rule = decide_authority(mode, members, bridges, KafkaHealth(joined=joined, missing_bridges=missing))
     registered = members & bridges
-    group = KafkaGroupView(clients, current=current, rebalancing=rebalancing)
+    group = KafkaGroupView(None if clients is None else described(*clients), current=current, rebalancing=rebalancing)
     d = guard_fallback(rule, mode, registered, group)
     assert d.authority is rule.authority and d.unknown_mode_value == rule.unknown_mode_value
     plain_possible = clients is None or rebalancing or bool(set(clients) - registered)
@@ -176,7 +185,7 @@ def test_the_guard_never_lets_a_bridge_obey_zookeeper_next_to_plain_consumers_in
 
 # -- how loud a hold is: every Kafka join or leave holds the bridges for a moment, which is no WARNING ------
 
-REBALANCING = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(("a",), rebalancing=True))
+REBALANCING = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(described("a"), rebalancing=True))
 PLAIN_HOLD = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, WITH_PLAIN)
 BACK_TO_KAFKA = decide_authority(KAFKA, {"a"}, {"a"}, HEALTHY)
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrator.consumer.filters import Blacklist, Whitelist, normalise_regex
 from migrator.errors import ConfigError, CorruptNodeError
-from migrator.zk.codecs import PublishedAuthority, Registration, decode_offset, encode_offset
+from migrator.protocol.codecs import PublishedAuthority, Registration, decode_offset, encode_offset
+from migrator.protocol.filters import Blacklist, Whitelist, normalise_regex
 
 
 def test_registration_is_byte_for_byte_the_scala_json() -> None:
@@ -50,7 +50,7 @@ def test_offsets_are_plain_decimals() -> None:
 
 
 def test_published_authority_round_trips() -> None:
-    from migrator.zk.codecs import Authority
+    from migrator.protocol.codecs import Authority
 
     pa = PublishedAuthority(Authority.KAFKA, 3, 1700000000000, "why", "m-1", 4)
     assert PublishedAuthority.decode(pa.encode()) == pa

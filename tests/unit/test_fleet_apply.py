@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from migrator.assign.model import TopicPartition as TP
 from migrator.fleet import plan as P
 from migrator.fleet.apply import ApplyOptions, apply_waves, plan_waves, rollback_plan, waves
 from migrator.fleet.model import FleetRow, KafkaGroupFacts
 from migrator.fleet.plan import Plan
-from migrator.zk.codecs import Authority, Mode, ModeNode
+from migrator.protocol.codecs import Authority, Mode, ModeNode
+from migrator.protocol.partition import TopicPartition as TP
 
 try:
     from tests.unit.test_fleet_classify import authority, kafka_facts, ready_view

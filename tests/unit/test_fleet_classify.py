@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from migrator.assign.model import TopicPartition as TP
 from migrator.fleet.classify import classify, convergence_problems, group_lag, reason_code, to_row
 from migrator.fleet.model import KafkaGroupFacts, Status
-from migrator.kafka.admin import KafkaGroup, KafkaMember
-from migrator.zk.codecs import Authority, ModeNode, PublishedAuthority, Registration
-from migrator.zk.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.codecs import Authority, ModeNode, PublishedAuthority, Registration
+from migrator.protocol.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.partition import TopicPartition as TP
 
 NOW = 10_000_000
 HOUR = 3_600_000

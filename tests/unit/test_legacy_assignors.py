@@ -15,8 +15,8 @@ from migrator.assign.legacy import (
     range_assign,
     roundrobin_assign,
 )
-from migrator.assign.model import TopicPartition as TP
 from migrator.assign.model import consumer_of_thread
+from migrator.protocol.partition import TopicPartition as TP
 
 
 def ctx_of(subs: dict[str, dict[str, int]], parts: dict[str, list[int]], me: str = "x") -> AssignmentContext:

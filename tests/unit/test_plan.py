@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrator.assign.model import TopicPartition as TP
 from migrator.coordination.offsets import merge_fetched
 from migrator.coordination.plan import kafka_target, transition, zookeeper_target
+from migrator.protocol.partition import TopicPartition as TP
 
 
 def test_zookeeper_target_is_this_members_share_of_range() -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from migrator.coordination.preflight import preflight
-from migrator.kafka.admin import KafkaGroup, KafkaMember
-from migrator.zk.codecs import Mode, ModeNode, Registration
-from migrator.zk.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.codecs import Mode, ModeNode, Registration
+from migrator.protocol.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.kafka import KafkaGroup, KafkaMember
 
 REG = Registration({"t": 1}, timestamp_ms=1)
 
@@ -30,60 +30,60 @@ def kafka(*client_ids: str, assignor: str = "range", state: str = "STABLE") -> K
 
 
 def test_all_bridges_in_kafka_group_may_switch_to_kafka() -> None:
-    verdict = preflight(Mode.KAFKA, view(member("g_a"), member("g_b")), kafka("g_a", "g_b"), 10)
-    assert verdict.ok, verdict.refusals
+    check = preflight(Mode.KAFKA, view(member("g_a"), member("g_b")), kafka("g_a", "g_b"), 10)
+    assert check.ok, check.refusals
 
 
 def test_legacy_connector_refuses_kafka() -> None:
-    verdict = preflight(Mode.KAFKA, view(member("g_a"), member("g_old", bridge=False)), kafka("g_a"), None)
-    assert not verdict.ok
-    assert any("legacy connector" in r and "g_old" in r for r in verdict.refusals)
+    check = preflight(Mode.KAFKA, view(member("g_a"), member("g_old", bridge=False)), kafka("g_a"), None)
+    assert not check.ok
+    assert any("legacy connector" in r and "g_old" in r for r in check.refusals)
 
 
 def test_missing_embedded_member_refuses_kafka() -> None:
-    verdict = preflight(Mode.KAFKA, view(member("g_a"), member("g_b")), kafka("g_a"), None)
-    assert any("embedded member is not in the Kafka group" in r and "g_b" in r for r in verdict.refusals)
+    check = preflight(Mode.KAFKA, view(member("g_a"), member("g_b")), kafka("g_a"), None)
+    assert any("embedded member is not in the Kafka group" in r and "g_b" in r for r in check.refusals)
 
 
 def test_group_larger_than_group_max_size_refuses_kafka() -> None:
-    verdict = preflight(Mode.KAFKA, view(member("g_a"), member("g_b"), member("g_c")), kafka("g_a", "g_b"), 2)
-    assert any("group.max.size is 2" in r and "3 Kafka members" in r for r in verdict.refusals)
+    check = preflight(Mode.KAFKA, view(member("g_a"), member("g_b"), member("g_c")), kafka("g_a", "g_b"), 2)
+    assert any("group.max.size is 2" in r and "3 Kafka members" in r for r in check.refusals)
 
 
 def test_plain_kafka_consumers_count_toward_group_max_size() -> None:
-    verdict = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", "rdkafka", "rdkafka"), 2)
-    assert any("group.max.size" in r for r in verdict.refusals)
+    check = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", "rdkafka", "rdkafka"), 2)
+    assert any("group.max.size" in r for r in check.refusals)
 
 
 def test_unshareable_assignor_refuses_kafka() -> None:
-    verdict = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="cooperative-sticky"), None)
-    assert any("'cooperative-sticky'" in r for r in verdict.refusals)
+    check = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="cooperative-sticky"), None)
+    assert any("'cooperative-sticky'" in r for r in check.refusals)
     assert preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="roundrobin"), None).ok
 
 
 def test_rebalancing_group_without_assignor_refuses_kafka() -> None:
-    verdict = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="", state="PREPARING_REBALANCE"), None)
-    assert any("no chosen assignor" in r for r in verdict.refusals)
-    assert verdict.settling  # a refusal that goes away by itself: set-mode --wait waits it out
+    check = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="", state="PREPARING_REBALANCE"), None)
+    assert any("no chosen assignor" in r for r in check.refusals)
+    assert check.settling  # a refusal that goes away by itself: set-mode --wait waits it out
     assert not preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="range"), None).settling
 
 
 def test_no_bridges_refuses_kafka() -> None:
-    verdict = preflight(Mode.KAFKA, view(), kafka(), None)
-    assert any("no bridge connectors" in r for r in verdict.refusals)
+    check = preflight(Mode.KAFKA, view(), kafka(), None)
+    assert any("no bridge connectors" in r for r in check.refusals)
 
 
 def test_corrupt_ids_node_refuses_kafka() -> None:
     corrupt = (CorruptMember("g_x", "ids node is not JSON"),)
-    verdict = preflight(Mode.KAFKA, view(member("g_a"), corrupt=corrupt), kafka("g_a"), None)
-    assert any("do not decode" in r and "g_x" in r for r in verdict.refusals)
+    check = preflight(Mode.KAFKA, view(member("g_a"), corrupt=corrupt), kafka("g_a"), None)
+    assert any("do not decode" in r and "g_x" in r for r in check.refusals)
 
 
 def test_kafka_unknown_refuses_kafka_with_the_reason() -> None:
-    verdict = preflight(Mode.KAFKA, view(member("g_a")), None, None, kafka_error="no answer within 10s")
-    assert any("cannot be checked: no answer within 10s" in r for r in verdict.refusals)
-    verdict = preflight(Mode.KAFKA, view(member("g_a")), None, None)
-    assert any("no --bootstrap-servers" in r for r in verdict.refusals)
+    check = preflight(Mode.KAFKA, view(member("g_a")), None, None, kafka_error="no answer within 10s")
+    assert any("cannot be checked: no answer within 10s" in r for r in check.refusals)
+    check = preflight(Mode.KAFKA, view(member("g_a")), None, None)
+    assert any("no --bootstrap-servers" in r for r in check.refusals)
 
 
 def test_missing_group_refuses_both_directions() -> None:
@@ -93,24 +93,24 @@ def test_missing_group_refuses_both_directions() -> None:
 
 
 def test_plain_kafka_consumer_refuses_zookeeper() -> None:
-    verdict = preflight(Mode.ZOOKEEPER, view(member("g_a")), kafka("g_a", "plain-1"), None)
-    assert len(verdict.refusals) == 1
-    assert "plain-1" in verdict.refusals[0] and "dual ownership" in verdict.refusals[0]
+    check = preflight(Mode.ZOOKEEPER, view(member("g_a")), kafka("g_a", "plain-1"), None)
+    assert len(check.refusals) == 1
+    assert "plain-1" in check.refusals[0] and "dual ownership" in check.refusals[0]
 
 
 def test_bridges_only_may_switch_to_zookeeper_even_with_legacy_members() -> None:
-    verdict = preflight(Mode.ZOOKEEPER, view(member("g_a"), member("g_old", bridge=False)), kafka("g_a"), None)
-    assert verdict.ok
+    check = preflight(Mode.ZOOKEEPER, view(member("g_a"), member("g_old", bridge=False)), kafka("g_a"), None)
+    assert check.ok
 
 
 def test_zookeeper_without_kafka_is_refused() -> None:
     """Unchecked, a plain Kafka consumer would keep its partitions while the bridges take them (issue 14)."""
-    verdict = preflight(Mode.ZOOKEEPER, view(member("g_a")), None, None, kafka_error="no brokers found")
-    assert not verdict.ok
-    assert any("cannot be checked for plain Kafka consumers" in r and "no brokers found" in r for r in verdict.refusals)
+    check = preflight(Mode.ZOOKEEPER, view(member("g_a")), None, None, kafka_error="no brokers found")
+    assert not check.ok
+    assert any("cannot be checked for plain Kafka consumers" in r and "no brokers found" in r for r in check.refusals)
 
 
 def test_unknown_mode_value_is_mentioned() -> None:
-    verdict = preflight(Mode.ZOOKEEPER, view(member("g_a"), mode=ModeNode(True, "kafak")), kafka("g_a"), None)
-    assert verdict.ok
-    assert any("'kafak'" in w for w in verdict.warnings)
+    check = preflight(Mode.ZOOKEEPER, view(member("g_a"), mode=ModeNode(True, "kafak")), kafka("g_a"), None)
+    assert check.ok
+    assert any("'kafak'" in w for w in check.warnings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrator.zk.codecs import ModeNode, Registration
+from migrator.protocol.codecs import ModeNode, Registration
 from migrator.zk.snapshot import Snapshot, refreshable
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from migrator.assign.model import TopicPartition
-from migrator.kafka.admin import KafkaGroup, KafkaMember
-from migrator.ops.status import build_report, render_text
-from migrator.zk.codecs import Authority, ModeNode, PublishedAuthority, Registration
-from migrator.zk.group_view import CorruptMember, GroupView, Member
+from hypothesis import given
+from hypothesis import strategies as st
+
+from migrator.ops.status import build_report, expected_authority, render_text
+from migrator.protocol.codecs import Authority, ModeNode, PublishedAuthority, Registration
+from migrator.protocol.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.partition import TopicPartition
 
 T = "t"
 TP0, TP1, TP2, TP3 = (TopicPartition(T, p) for p in range(4))
@@ -153,3 +156,26 @@ def test_partitions_a_plain_consumer_also_holds_are_named_and_shown_in_the_table
     assert doubled and f"{TP2} (plain)" in doubled[0] and f"{TP3} (plain)" in doubled[0]
     assert report.partitions[2].owner == "g_a-0 + kafka:plain"
     assert report.owners_agree is False
+
+
+@given(
+    mode=st.sampled_from([None, "kafka", "zookeeper", "kafak"]),
+    bridges=st.sets(st.sampled_from("abc")),
+    legacy=st.sets(st.sampled_from("xy")),
+    corrupt=st.booleans(),
+    in_kafka=st.one_of(st.none(), st.sets(st.sampled_from("abcp"))),
+)
+def test_the_expected_authority_is_the_bridges_own_rule(mode, bridges, legacy, corrupt, in_kafka) -> None:
+    """kafka only for mode exactly kafka, bridges alone (a member that does not decode counts against it), at
+    least one of them, and every one in the Kafka group when it could be described."""
+    v = GroupView(
+        group="g",
+        members=tuple(member(c) for c in sorted(bridges)) + tuple(member(c, bridge=False) for c in sorted(legacy)),
+        corrupt_members=(CorruptMember("z", "not JSON"),) if corrupt else (),
+        migration_ids=frozenset(bridges),
+        mode=ModeNode(True, mode) if mode is not None else ModeNode.absent(),
+    )
+    kafka = None if in_kafka is None else kgroup({c: () for c in sorted(in_kafka)})
+    healthy = in_kafka is None or bridges <= in_kafka
+    kafka_expected = mode == "kafka" and bridges and not legacy and not corrupt and healthy
+    assert expected_authority(v, kafka) is (Authority.KAFKA if kafka_expected else Authority.ZOOKEEPER)

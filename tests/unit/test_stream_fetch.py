@@ -8,11 +8,11 @@ import threading
 import pytest
 from confluent_kafka import Message as KafkaMessage
 
-from migrator.assign.model import TopicPartition as TP
-from migrator.consumer.handoff import Chunk, Handoff
-from migrator.consumer.message import Message
+from migrator.consumer.handoff import Handoff
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
 from migrator.kafka.fetcher import Fetcher, Route
+from migrator.protocol.message import Chunk, Message
+from migrator.protocol.partition import TopicPartition as TP
 
 
 def chunk(epoch: int, *offsets: int, partition: int = 0) -> Chunk:

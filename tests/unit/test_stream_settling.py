@@ -8,12 +8,12 @@ import threading
 
 import pytest
 
-from migrator.assign.model import TopicPartition as TP
 from migrator.consumer import handoff
-from migrator.consumer.handoff import Chunk, Handoff
-from migrator.consumer.message import Message
+from migrator.consumer.handoff import Handoff
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
 from migrator.errors import ListenerError
+from migrator.protocol.message import Chunk, Message
+from migrator.protocol.partition import TopicPartition as TP
 
 P0 = TP("t", 0)
 

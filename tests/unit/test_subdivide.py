@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrator.assign.model import TopicPartition as TP
 from migrator.assign.subdivide import global_thread_assignment, java_roundrobin, subdivide
+from migrator.protocol.partition import TopicPartition as TP
 
 # ---------------------------------------------------------------- java_roundrobin, the Javadoc examples
 

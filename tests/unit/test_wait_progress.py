@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from migrator.ops.wait import progress
-from migrator.zk.codecs import Authority, Mode, PublishedAuthority
+from migrator.protocol.codecs import Authority, Mode, PublishedAuthority
 
 WRITE = 100
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from migrator.errors import ConfigError
-from migrator.zk.codecs import PATTERN_BLACKLIST, PATTERN_WHITELIST
+from migrator.protocol.codecs import PATTERN_BLACKLIST, PATTERN_WHITELIST
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 

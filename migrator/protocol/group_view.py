@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from migrator.assign.model import TopicPartition
-from migrator.zk.codecs import ModeNode, PublishedAuthority, Registration
+from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration
+from migrator.protocol.partition import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from migrator.assign.model import TopicPartition
+from migrator.protocol.partition import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,10 @@ class KafkaRevoked:
 
 
 @dataclass(frozen=True, slots=True)
-class KafkaUnavailable:
+class KafkaLost:
+    """The embedded member lost Kafka coordination (an error callback: no broker reachable,
+    GROUP_MAX_SIZE_REACHED, ..., or its poll loop failed); `reason` is published as the authority's reason."""
+
     reason: str
 
 
@@ -58,6 +61,4 @@ class Shutdown:
     done: Future[None] = field(default_factory=Future)
 
 
-Event = (
-    Changed | SessionLost | SessionRestored | KafkaAssigned | KafkaRevoked | KafkaUnavailable | CommitRequest | Shutdown
-)
+Event = Changed | SessionLost | SessionRestored | KafkaAssigned | KafkaRevoked | KafkaLost | CommitRequest | Shutdown

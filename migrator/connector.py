@@ -18,13 +18,11 @@ from confluent_kafka import OFFSET_BEGINNING, OFFSET_END
 from kazoo.client import KazooState
 from kazoo.exceptions import KazooException
 
-from migrator.assign.model import TopicPartition, thread_ids
+from migrator.assign.model import thread_ids
 from migrator.config import ConsumerConfig
-from migrator.consumer.filters import TopicFilter, filter_from_registration
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.consumer.stream import KafkaStream
-from migrator.coordination.events import Changed, CommitRequest, SessionLost, SessionRestored, Shutdown
 from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.worker import RebalanceWorker, WorkerSettings
@@ -34,9 +32,12 @@ from migrator.kafka.commit import commit_sync
 from migrator.kafka.fetcher import Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
+from migrator.protocol.codecs import PATTERN_STATIC, Registration
+from migrator.protocol.events import Changed, CommitRequest, SessionLost, SessionRestored, Shutdown
+from migrator.protocol.filters import TopicFilter, filter_from_registration
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.brokers import registered_brokers
 from migrator.zk.client import connect
-from migrator.zk.codecs import PATTERN_STATIC, Registration
 from migrator.zk.paths import BROKER_IDS, GroupPaths
 from migrator.zk.registry import Registry, Watches
 
