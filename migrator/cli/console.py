@@ -30,7 +30,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from migrator.cli.common import Connection, _quiet_libraries, connection_options, group_option
+from migrator.cli.common import Connection, KeyValue, _quiet_libraries, connection_options, group_option
 from migrator.config import ConsumerConfig, config_error, load_properties
 from migrator.consumer.connector import ConsumerConnector
 from migrator.consumer.filters import Blacklist, TopicFilter, Whitelist
@@ -255,16 +255,6 @@ class ConsoleRun:
 # ---------------------------------------------------------------------------------------------- config
 
 
-def parse_assignments(values: tuple[str, ...], option: str) -> dict[str, str]:
-    props: dict[str, str] = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"{option} {item!r}: expected key=value, e.g. auto.commit.interval.ms=1000")
-        props[key.strip()] = value
-    return props
-
-
 @dataclass(frozen=True)
 class Options:
     conn: Connection
@@ -351,7 +341,13 @@ def topic_selection(topic: str | None, whitelist: str | None, blacklist: str | N
 @click.option(
     "--from-beginning", is_flag=True, help="Where the group has no offset, start at the oldest record (else newest)."
 )
-@click.option("--consumer-property", multiple=True, metavar="KEY=VALUE", help="Legacy consumer property; repeatable.")
+@click.option(
+    "--consumer-property",
+    multiple=True,
+    type=KeyValue("auto.commit.interval.ms=1000"),
+    metavar="KEY=VALUE",
+    help="Legacy consumer property; repeatable.",
+)
 @click.option(
     "--consumer.config", "consumer_config", metavar="FILE", help="Legacy consumer .properties file (options win)."
 )
@@ -375,7 +371,7 @@ def console_consumer_cmd(
     blacklist: str | None,
     streams: int,
     from_beginning: bool,
-    consumer_property: tuple[str, ...],
+    consumer_property: tuple[tuple[str, str], ...],
     consumer_config: str | None,
     fmt: str,
     max_messages: int | None,
@@ -399,7 +395,7 @@ def console_consumer_cmd(
     """
     selection = topic_selection(topic, whitelist, blacklist)
     options = Options(
-        conn, group, from_beginning, parse_assignments(consumer_property, "--consumer-property"), consumer_config,
+        conn, group, from_beginning, dict(consumer_property), consumer_config,
         migration, metrics_port,
     )  # fmt: skip
     config, idle_ms = build_config(options)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 from kazoo.client import KazooClient
 
+from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions
 from migrator.assign.model import TopicPartition, consumer_of_thread
 from migrator.coordination.preflight import plain_kafka_members
 from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaUnavailable
@@ -113,10 +114,6 @@ def _legacy_expected(
     """The legacy assignment (range or roundrobin, whichever the owners match best)."""
     if any(m.registration.is_wildcard for m in view.members):
         return None, "owners only (wildcard subscriptions)"
-    try:
-        from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions
-    except ImportError:
-        return None, "owners only (legacy assignors unavailable)"
     subs = {m.consumer_id: dict(m.registration.subscription) for m in view.members}
     ctx = context_from_subscriptions("status", subs, partitions)
     best: tuple[int, str, dict[TopicPartition, str]] | None = None
