@@ -219,9 +219,10 @@ class ConsumerConfig:
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[str, str | int | bool]) -> ConsumerConfig:
+    def from_mapping(cls, mapping: Mapping[str, object]) -> ConsumerConfig:
         """Parse and validate `mapping` (property name → value); raise one `ConfigError` listing every
-        problem (also in its `problems`), so that a file is fixed in one go."""
+        problem (also in its `problems`), so that a file is fixed in one go. Values must be strings, integers
+        or booleans; anything else is one of the problems (the public API passes user mappings through)."""
         raw = _normalise(mapping)
         values: dict[str, Any] = {}
         prefixed: dict[str, dict[str, str]] = {attr: {} for attr in _PREFIXES.values()}
@@ -269,11 +270,8 @@ class ConsumerConfig:
             )
         if problems:
             raise config_error(problems)
-        return cls(
-            **values,
-            **{attr: frozendict(props) for attr, props in prefixed.items()},
-            explicit_keys=frozenset(raw),
-        )
+        values.update({attr: frozendict(props) for attr, props in prefixed.items()})
+        return cls(**values, explicit_keys=frozenset(raw))
 
     @classmethod
     def from_properties_file(cls, path: str | os.PathLike[str]) -> ConsumerConfig:
@@ -391,7 +389,7 @@ KNOWN_PROPERTIES: tuple[str, ...] = tuple(_BY_NAME)
 # ---------------------------------------------------------------------- parsing values
 
 
-def _normalise(mapping: Mapping[str, str | int | bool]) -> dict[str, str]:
+def _normalise(mapping: Mapping[str, object]) -> dict[str, str]:
     if not isinstance(mapping, Mapping):
         raise ConfigError(f"configuration must be a mapping, not {type(mapping).__name__}")
     out: dict[str, str] = {}

@@ -172,6 +172,7 @@ def connection_options(*, kafka: bool = True) -> Callable[[F], F]:
             ]
         for option in reversed(options):
             wrapper = option(wrapper)
+        # click's decorators return their own callable type, not F; the wrapper takes `func`'s options.
         return wrapper  # type: ignore[return-value]
 
     return decorate

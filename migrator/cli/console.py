@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 import click
 
@@ -74,10 +74,18 @@ def format_json(m: Message) -> str:
 FORMATTERS: dict[str, Callable[[Message], str]] = {"text": format_text, "json": format_json}
 
 
+class _ByteSink(Protocol):
+    """Where the printer writes: stdout's binary buffer, or a text stream without one (`_TextAsBinary`)."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
 class Printer:
     """The single writer: one whole line per record, flushed, whichever thread calls."""
 
-    def __init__(self, fmt: Callable[[Message], str], out: BinaryIO | None = None) -> None:
+    def __init__(self, fmt: Callable[[Message], str], out: _ByteSink | None = None) -> None:
         self._fmt = fmt
         self._out = out if out is not None else _stdout_bytes()
         self._lock = threading.Lock()
@@ -89,7 +97,7 @@ class Printer:
             self._out.flush()
 
 
-def _stdout_bytes() -> BinaryIO:
+def _stdout_bytes() -> _ByteSink:
     # UTF-8 whatever the locale: a C locale would otherwise fail on the first non-ASCII value.
     return getattr(sys.stdout, "buffer", None) or _TextAsBinary(sys.stdout)
 

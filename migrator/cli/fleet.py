@@ -262,8 +262,8 @@ def fleet_scan(
         with _clients(needed, zk_auth, connect_timeout) as zks:
             given = {e: bootstrap.get(e) or next(iter(bootstrap.values())) for e in needed}
             plan_boot = _fill_bootstrap(given, zks, needed, required=True)
-            with FleetLock(zks[ensembles[0]], run_id) as lock:
-                who = f"{who_am_i(zk_auth)} fleet-scan {run_id} ({lock.identity})"
+            with FleetLock(zks[ensembles[0]], run_id) as rollback_lock:
+                who = f"{who_am_i(zk_auth)} fleet-scan {run_id} ({rollback_lock.identity})"
                 io = FleetIO(zks, plan_boot, {}, who, props)
                 restored, failed = rollback_plan(io, plan, rollback_file, run_id)
         click.echo(f"rollback of run {plan.run_id}: {restored} groups restored, {failed} failed ({rollback_file})")

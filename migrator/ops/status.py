@@ -198,6 +198,7 @@ def build_report(
         )
     held_by_kafka = {tp: f"kafka:{m.client_id}" for m in plain for tp in m.partitions}
 
+    expected: dict[TopicPartition, str] | None
     if authority is Mode.KAFKA and kafka is not None:
         expected, basis = _kafka_expected(view, kafka)
     elif partitions:
