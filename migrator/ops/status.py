@@ -17,6 +17,7 @@ from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions
 from migrator.assign.model import TopicPartition, consumer_of_thread
 from migrator.coordination.preflight import plain_kafka_members
 from migrator.kafka.admin import KafkaAdmin, KafkaGroup, KafkaUnavailable
+from migrator.table import align
 from migrator.zk.codecs import Mode
 from migrator.zk.group_reader import read_group
 from migrator.zk.group_view import GroupView
@@ -274,12 +275,6 @@ def _cell(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-def _table(headers: list[str], rows: list[list[object]]) -> list[str]:
-    cells = [headers] + [[_cell(v) for v in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-
-
 def _authority_cell(bridge: BridgeRow) -> str | None:
     return f"{bridge.authority} (holding nothing)" if bridge.held else bridge.authority
 
@@ -304,14 +299,14 @@ def render_text(report: StatusReport) -> str:
     ]
     member_rows += [["corrupt", cid, "", "", "", "", ""] for cid, _problem in report.corrupt]  # problem: see warnings
     headers = ["kind", "id", "authority", "generation", "age_s", "in_kafka_group", "partitions"]
-    lines += ["  " + line for line in _table(headers, member_rows)] if member_rows else ["  (none)"]
+    lines += ["  " + line for line in align([headers, *member_rows])] if member_rows else ["  (none)"]
     lines += ["", "partitions:"]
     part_rows: list[list[object]] = [
         [f"{r.topic}-{r.partition}", r.owner, r.expected_owner, r.zk_offset, r.kafka_offset, r.log_end, r.lag]
         for r in report.partitions
     ]
     headers = ["partition", "owner", "expected", "zk_offset", "kafka_offset", "log_end", "lag"]
-    lines += ["  " + line for line in _table(headers, part_rows)] if part_rows else ["  (none)"]
+    lines += ["  " + line for line in align([headers, *part_rows])] if part_rows else ["  (none)"]
     lines += ["", "warnings:"] + ([f"  - {w}" for w in report.warnings] or ["  (none)"])
     return "\n".join(lines)
 
