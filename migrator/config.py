@@ -77,6 +77,8 @@ def _map() -> Any:
     return field(default_factory=frozendict)
 
 
+_LIBRDKAFKA_OWN = "Read from the legacy file and validated; librdkafka manages this itself."
+
 _PREFIXES: dict[str, str] = {
     MIGRATION_PREFIX: "migration_properties",
     FETCHER_PREFIX: "fetcher_properties",
@@ -111,7 +113,9 @@ class ConsumerConfig:
         doc="How long to wait for the first ZooKeeper connection; default: the session timeout.",
     )
     zookeeper_sync_time_ms: int = _prop(
-        "zookeeper.sync.time.ms", 2000, doc="How far a ZooKeeper follower may lag its leader."
+        "zookeeper.sync.time.ms",
+        2000,
+        doc="How far a ZooKeeper follower may lag its leader; the default of rebalance.backoff.ms.",
     )
     # identity
     group_id: str = _prop("group.id", required=True, doc="The consumer group (its znodes are under /consumers).")
@@ -123,23 +127,41 @@ class ConsumerConfig:
         "client.id", derive=lambda v: v["group_id"], doc="Client id for Kafka requests; default: the group.id."
     )
     # fetching
-    socket_timeout_ms: int = _prop("socket.timeout.ms", 30000, minimum=1, doc="Network request timeout.")
+    socket_timeout_ms: int = _prop(
+        "socket.timeout.ms", 30000, minimum=1, doc="Network request timeout; fetch.wait.max.ms must not exceed it."
+    )
     socket_receive_buffer_bytes: int = _prop(
-        "socket.receive.buffer.bytes", 65536, minimum=1, doc="Socket receive buffer of the fetcher."
+        "socket.receive.buffer.bytes",
+        65536,
+        minimum=1,
+        doc="Socket receive buffer. " + _LIBRDKAFKA_OWN,
     )
     fetch_message_max_bytes: int = _prop(
-        "fetch.message.max.bytes", 1048576, minimum=1, doc="Bytes fetched per partition per request."
+        "fetch.message.max.bytes",
+        1048576,
+        minimum=1,
+        doc="Bytes fetched per partition per request (librdkafka `max.partition.fetch.bytes`).",
     )
-    num_consumer_fetchers: int = _prop("num.consumer.fetchers", 1, minimum=1, doc="Fetcher threads (legacy).")
+    num_consumer_fetchers: int = _prop(
+        "num.consumer.fetchers",
+        1,
+        minimum=1,
+        doc="Fetcher threads. " + _LIBRDKAFKA_OWN,
+    )
     fetch_min_bytes: int = _prop("fetch.min.bytes", 1, doc="The broker answers a fetch once it has this much.")
     fetch_wait_max_ms: int = _prop(
         "fetch.wait.max.ms", 100, doc="The broker answers a fetch after this long even with less data."
     )
     queued_max_message_chunks: int = _prop(
-        "queued.max.message.chunks", 2, minimum=1, doc="Chunks buffered per stream before fetching pauses."
+        "queued.max.message.chunks",
+        2,
+        minimum=1,
+        doc="Chunks buffered per stream. " + _LIBRDKAFKA_OWN,
     )
     refresh_leader_backoff_ms: int = _prop(
-        "refresh.leader.backoff.ms", 200, doc="Wait before looking for a partition's new leader."
+        "refresh.leader.backoff.ms",
+        200,
+        doc="Wait before looking for a new leader. " + _LIBRDKAFKA_OWN,
     )
     # offsets
     auto_commit_enable: bool = _prop("auto.commit.enable", True, doc="Commit consumed offsets periodically.")
@@ -187,10 +209,10 @@ class ConsumerConfig:
         "partition.assignment.strategy",
         "range",
         choices=("range", "roundrobin"),
-        doc="The legacy assignor (both must match across the group).",
+        doc="The legacy assignor; every member of the group must use the same one.",
     )
     exclude_internal_topics: bool = _prop(
-        "exclude.internal.topics", True, doc="Whitelists never match internal topics such as __consumer_offsets."
+        "exclude.internal.topics", True, doc="Whitelists never match internal topics such as `__consumer_offsets`."
     )
     # KIP-125
     migration_enabled: bool = _prop(

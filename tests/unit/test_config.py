@@ -567,3 +567,34 @@ def test_parse_properties(text, expected):
 def test_parse_properties_malformed_unicode_escape():
     with pytest.raises(ConfigError, match="malformed"):
         parse_properties("a=\\u12")
+
+
+# ---------------------------------------------------------------------- the documented table
+
+
+def _documented_default(definition: Property) -> str:
+    if definition.required:
+        return "required"
+    if definition.derive is not None:
+        return "derived"
+    if definition.default is None:
+        return "unset"
+    if isinstance(definition.default, bool):
+        return "true" if definition.default else "false"
+    return str(definition.default)
+
+
+def properties_table() -> str:
+    """The table of docs/application.md, rendered from the definitions (the one place defaults live)."""
+    lines = ["| property | default | what it does |", "|---|---|---|"]
+    for d in DEFINITIONS:
+        allowed = f" One of {', '.join(d.choices)}." if d.choices else ""
+        lines.append(f"| `{d.name}` | {_documented_default(d)} | {d.doc}{allowed} |")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_documented_properties_are_the_definitions() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "application.md").read_text()
+    begin, end = "<!-- properties: generated from migrator/config.py -->\n", "<!-- /properties -->"
+    documented = doc[doc.index(begin) + len(begin) : doc.index(end)]
+    assert documented == properties_table(), f"replace the table in docs/application.md with:\n{properties_table()}"
