@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import platform
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,17 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from benchmarks.member_process import MemberSpec, RemoteMember
+from migrator.demo.group import create_topic
+from migrator.demo.steps import GroupDriver, Sizing
+from migrator.demo.workload import QUIET_LOGGER, LiveLog, SequencedProducer
+from migrator.devcluster.ports import four_letter_word
+from migrator.kafka.admin import KafkaAdmin
+from migrator.zk.client import connect
 
-from benchmarks.member_process import MemberSpec, RemoteMember  # noqa: E402
-from migrator.demo.group import create_topic  # noqa: E402
-from migrator.demo.steps import GroupDriver, Sizing  # noqa: E402
-from migrator.demo.workload import QUIET_LOGGER, LiveLog, SequencedProducer  # noqa: E402
-from migrator.devcluster.ports import four_letter_word  # noqa: E402
-from migrator.kafka.admin import KafkaAdmin  # noqa: E402
-from migrator.zk.client import connect  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RESULTS = ROOT / "benchmarks" / "results"
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: fleet-scan throughput on Spark `local[2]` next to a single-process pipelined kazoo read.
 
-    python benchmarks/fleet_scan.py                      # own dev cluster, 10,000 groups
-    python benchmarks/fleet_scan.py --zookeeper Z --groups 2000 [--bootstrap-servers B]
+    python -m benchmarks.fleet_scan                      # own dev cluster, 10,000 groups
+    python -m benchmarks.fleet_scan --zookeeper Z --groups 2000 [--bootstrap-servers B]
 
 Both sides read the same znodes of the same synthetic fleet in the same run and classify every group.
 The baseline is one process calling `read_groups` (kazoo async, pipelined per tree level) over all
@@ -21,9 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import migrator.ops  # noqa: F401  (kazoo compatibility shim)
 from migrator.fleet import synthetic
 from migrator.fleet.classify import classify
 from migrator.fleet.kafka_reader import FleetKafkaReader

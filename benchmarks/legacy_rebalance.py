@@ -1,7 +1,7 @@
 """How long a legacy group takes to settle after a member joins (and leaves), and how many ZooKeeper
 requests that rebalance costs.
 
-    python benchmarks/legacy_rebalance.py [--members 6] [--partitions 12] [--rounds 3] [--out FILE]
+    python -m benchmarks.legacy_rebalance [--members 6] [--partitions 12] [--rounds 3] [--out FILE]
 
 Runs against MIGRATOR_TEST_ZOOKEEPER / MIGRATOR_TEST_BOOTSTRAP when set, else starts a dev cluster.
 "Settled" means every member's own view (`conn.owned`) equals the range assignment for the new
@@ -22,16 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kazoo.client import KazooClient
+
+from migrator import ConsumerConnector
+from migrator.assign.legacy import context_from_subscriptions, range_assign
+from migrator.zk.owners import read_owners
+from migrator.zk.paths import GroupPaths
+
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from kazoo.client import KazooClient  # noqa: E402
-
-from migrator import ConsumerConnector  # noqa: E402
-from migrator.assign.legacy import context_from_subscriptions, range_assign  # noqa: E402
-from migrator.zk.owners import read_owners  # noqa: E402
-from migrator.zk.paths import GroupPaths  # noqa: E402
 
 PROPS = {
     "auto.offset.reset": "smallest",

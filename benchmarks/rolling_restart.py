@@ -1,7 +1,7 @@
 """Rolling restart: pause and duplicates while each member of a group in turn is stopped cleanly and started
 again, for a legacy group, a bridge group in each mode and a plain confluent-kafka group, in one run.
 
-    python benchmarks/rolling_restart.py [--quick] [--zookeeper Z --bootstrap-servers B]
+    python -m benchmarks.rolling_restart [--quick] [--zookeeper Z --bootstrap-servers B]
 
 (`--quick` restarts only the first member of each group.)
 
@@ -30,8 +30,6 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import (
     Cluster,

@@ -1,7 +1,7 @@
-"""Every benchmark in one run, on one cluster: `python benchmarks/run_all.py [--quick]`.
+"""Every benchmark in one run, on one cluster: `python -m benchmarks.run_all [--quick]`.
 
 Starts one dev cluster (or uses --zookeeper/--bootstrap-servers, or MIGRATOR_TEST_ZOOKEEPER/_BOOTSTRAP),
-runs switch pause, rolling restart, throughput and ZooKeeper load, then the fleet-scan benchmark if it exists (its own
+runs switch pause, rolling restart, throughput and ZooKeeper load, then the fleet-scan benchmark (its own
 process, at a small size), and saves each result under benchmarks/results/. Not part of the test suite.
 """
 
@@ -13,13 +13,11 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import rolling_restart, switch_pause, throughput, zk_load
+from benchmarks.common import add_cluster_args, cluster
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from benchmarks import rolling_restart, switch_pause, throughput, zk_load  # noqa: E402
-from benchmarks.common import add_cluster_args, cluster  # noqa: E402
-
-FLEET_SCAN = ROOT / "benchmarks" / "fleet_scan.py"
 FLEET_GROUPS_QUICK = 2000
 
 
@@ -49,10 +47,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name} failed: {exc!r}", flush=True)
                 failed.append(name)
             print(f"##### {name} took {time.monotonic() - started:.0f}s", flush=True)
-        if "fleet_scan" in wanted and FLEET_SCAN.exists():
+        if "fleet_scan" in wanted:
             print("\n##### fleet_scan", flush=True)
-            cmd = [sys.executable, str(FLEET_SCAN), "--zookeeper", c.zookeeper, "--groups", str(FLEET_GROUPS_QUICK)]
-            if subprocess.run(cmd, check=False).returncode != 0:
+            cmd = [sys.executable, "-m", "benchmarks.fleet_scan", "--zookeeper", c.zookeeper]
+            cmd += ["--groups", str(FLEET_GROUPS_QUICK)]
+            if subprocess.run(cmd, cwd=ROOT, check=False).returncode != 0:
                 failed.append("fleet_scan")
     if failed:
         print(f"failed: {', '.join(failed)}")

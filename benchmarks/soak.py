@@ -33,23 +33,21 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, NoNodeError
+
+from benchmarks.common import quiet, save, unique
+from migrator.demo.workload import SequencedProducer, bridge_props
+from migrator.devcluster import DevCluster
+from migrator.errors import EXIT_OK, EXIT_REFUSED, EnvironmentProblem
+from migrator.observe import Duplicate, JsonlTail, OwnersWatcher, after_commit, judge, load_many
+from migrator.zk.owners import read_owners
+from migrator.zk.paths import GroupPaths
+from tests.helpers.cluster import restart_process
+from tests.helpers.kafka import high_watermarks
+from tests.helpers.member_proc import MemberProcess
+
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from kazoo.client import KazooClient  # noqa: E402
-from kazoo.exceptions import KazooException, NoNodeError  # noqa: E402
-
-from benchmarks.common import quiet, save, unique  # noqa: E402
-from migrator.demo.workload import SequencedProducer, bridge_props  # noqa: E402
-from migrator.devcluster import DevCluster  # noqa: E402
-from migrator.errors import EXIT_OK, EXIT_REFUSED, EnvironmentProblem  # noqa: E402
-from migrator.observe import Duplicate, JsonlTail, OwnersWatcher, after_commit, judge, load_many  # noqa: E402
-from migrator.zk.owners import read_owners  # noqa: E402
-from migrator.zk.paths import GroupPaths  # noqa: E402
-from tests.helpers.cluster import restart_process  # noqa: E402
-from tests.helpers.kafka import high_watermarks  # noqa: E402
-from tests.helpers.member_proc import MemberProcess  # noqa: E402
 
 REPLICATED = {"offsets.topic.replication.factor": 3, "offsets.topic.num.partitions": 4}
 

@@ -1,6 +1,6 @@
 """Switch pause of bridge connectors against a plain Kafka rebalance, with one pause definition for both.
 
-    python benchmarks/switch_pause.py [--quick] [--zookeeper Z --bootstrap-servers B]
+    python -m benchmarks.switch_pause [--quick] [--zookeeper Z --bootstrap-servers B]
 
 For each size (4 bridges x 2 streams on 16 partitions, 16 x 4 on 128) a group of bridges is switched
 between zookeeper and kafka 10 times with `set-mode` (preflight included, as an operator would run it); the
@@ -20,8 +20,6 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import (
     Cluster,

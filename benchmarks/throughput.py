@@ -1,6 +1,6 @@
 """Steady throughput of one bridge under each authority against a plain confluent-kafka consumer.
 
-    python benchmarks/throughput.py [--quick] [--records N] [--zookeeper Z --bootstrap-servers B]
+    python -m benchmarks.throughput [--quick] [--records N] [--zookeeper Z --bootstrap-servers B]
 
 1,000,000 small records are produced once onto an 8-partition topic; each reader then touches all of them
 (iterates and reads the value) from the beginning in its own group: a plain consumer (`consume()` in batches
@@ -20,10 +20,7 @@ import pstats
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from confluent_kafka import Consumer, Producer
 

@@ -1,6 +1,6 @@
 """ZooKeeper requests per authority switch and per legacy rebalance, against idle traffic.
 
-    python benchmarks/zk_load.py [--quick] [--zookeeper Z --bootstrap-servers B]
+    python -m benchmarks.zk_load [--quick] [--zookeeper Z --bootstrap-servers B]
 
 Requests are the server's `zk_packets_received` delta (every client: connectors, pings, our `set-mode`
 with its preflight reads) over a window from the trigger until the group has settled plus a 0.5 s tail.
@@ -17,10 +17,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import Cluster, add_cluster_args, cluster, packets, quiet, ratio, save, unique
 from migrator import ConsumerConnector

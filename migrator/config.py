@@ -16,12 +16,17 @@ This project's own properties: `metrics.port`, `zookeeper.auth` (`digest:user:pa
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import javaproperties
+from frozendict import frozendict
 
 from migrator.errors import ConfigError, UsageError
 from migrator.names import validate_group
@@ -35,198 +40,211 @@ FETCHER_PREFIX = "fetcher."
 KAFKA_PREFIX = "kafka."
 
 _Kind = Literal["int", "bool", "str", "enum"]
-
-
-class _Derived:
-    """Marker: the default depends on another property (resolved after parsing)."""
-
-    __slots__ = ("source",)
-
-    def __init__(self, source: str) -> None:
-        self.source = source
+_Derive = Callable[[Mapping[str, Any]], object]
 
 
 @dataclass(frozen=True, slots=True)
-class _Spec:
+class Property:
+    """The one definition of a property: its name, default, doc and validation. The dataclass field carries it
+    (`_prop`), and the parser, the defaults, `to_properties` and the tests all read it from there."""
+
     name: str
-    attr: str
-    kind: _Kind
-    default: object = None  # None: optional (or required when `required`); _Derived: from another property
+    doc: str
+    default: object = None  # None: optional (or required when `required`)
+    derive: _Derive | None = None  # the default depends on other properties (resolved after parsing)
     required: bool = False
     minimum: int = 0
     maximum: int = INT_MAX
     choices: tuple[str, ...] = ()
     allowed: str = ""  # how to describe the allowed range in an error, when not min..max
+    attr: str = ""  # filled in from the dataclass field
+    kind: _Kind = "str"  # filled in from the field's type (or "enum" when `choices`)
 
 
-_SPECS: tuple[_Spec, ...] = (
-    # ZKConfig
-    _Spec("zookeeper.connect", "zookeeper_connect", "str", required=True),
-    _Spec("zookeeper.session.timeout.ms", "zookeeper_session_timeout_ms", "int", 6000, minimum=1),
-    _Spec(
-        "zookeeper.connection.timeout.ms",
-        "zookeeper_connection_timeout_ms",
-        "int",
-        _Derived("zookeeper.session.timeout.ms"),
-        minimum=1,
-    ),
-    _Spec("zookeeper.sync.time.ms", "zookeeper_sync_time_ms", "int", 2000),
-    # identity
-    _Spec("group.id", "group_id", "str", required=True),
-    _Spec("consumer.id", "consumer_id", "str"),
-    _Spec("client.id", "client_id", "str", _Derived("group.id")),
-    # fetching
-    _Spec("socket.timeout.ms", "socket_timeout_ms", "int", 30000, minimum=1),
-    _Spec("socket.receive.buffer.bytes", "socket_receive_buffer_bytes", "int", 65536, minimum=1),
-    _Spec("fetch.message.max.bytes", "fetch_message_max_bytes", "int", 1048576, minimum=1),
-    _Spec("num.consumer.fetchers", "num_consumer_fetchers", "int", 1, minimum=1),
-    _Spec("fetch.min.bytes", "fetch_min_bytes", "int", 1),
-    _Spec("fetch.wait.max.ms", "fetch_wait_max_ms", "int", 100),
-    _Spec("queued.max.message.chunks", "queued_max_message_chunks", "int", 2, minimum=1),
-    _Spec("refresh.leader.backoff.ms", "refresh_leader_backoff_ms", "int", 200),
-    # offsets
-    _Spec("auto.commit.enable", "auto_commit_enable", "bool", True),
-    _Spec("auto.commit.interval.ms", "auto_commit_interval_ms", "int", 60000, minimum=1),
-    _Spec("auto.offset.reset", "auto_offset_reset", "enum", "largest", choices=("smallest", "largest")),
-    _Spec("offsets.storage", "offsets_storage", "enum", "zookeeper", choices=("zookeeper", "kafka")),
-    _Spec("offsets.channel.backoff.ms", "offsets_channel_backoff_ms", "int", 1000),
-    _Spec("offsets.channel.socket.timeout.ms", "offsets_channel_socket_timeout_ms", "int", 10000, minimum=1),
-    _Spec("offsets.commit.max.retries", "offsets_commit_max_retries", "int", 5),
-    _Spec("dual.commit.enabled", "dual_commit_enabled", "bool", _Derived("offsets.storage")),
-    # consumption and rebalance
-    _Spec(
-        "consumer.timeout.ms",
-        "consumer_timeout_ms",
-        "int",
-        -1,
-        minimum=-1,
-        allowed=f"-1 (block forever) or 0..{INT_MAX}",
-    ),
-    _Spec("rebalance.max.retries", "rebalance_max_retries", "int", 4, minimum=1),
-    _Spec("rebalance.backoff.ms", "rebalance_backoff_ms", "int", _Derived("zookeeper.sync.time.ms")),
-    _Spec(
-        "partition.assignment.strategy",
-        "partition_assignment_strategy",
-        "enum",
-        "range",
-        choices=("range", "roundrobin"),
-    ),
-    _Spec("exclude.internal.topics", "exclude_internal_topics", "bool", True),
-    # KIP-125
-    _Spec("coordination.migration.enabled", "migration_enabled", "bool", False),
-    _Spec("coordination.migration.poll.interval.ms", "migration_poll_interval_ms", "int", 1000, minimum=1),
-    # this project's own
-    _Spec("metrics.port", "metrics_port", "int", None, maximum=65535),
-    _Spec("zookeeper.auth", "zookeeper_auth", "str"),
-    _Spec("migration.static.membership", "migration_static_membership", "bool", False),
-)
+def _prop(name: str, default: object = None, *, doc: str, **rules: Any) -> Any:
+    """A `ConsumerConfig` field defined by its property; derived and required ones have no dataclass default
+    (the class is keyword-only, and only `from_mapping` builds it)."""
+    definition = Property(name, doc, default, **rules)
+    metadata = {"property": definition}
+    if definition.required or definition.derive is not None:
+        return field(metadata=metadata)
+    return field(default=default, metadata=metadata)
 
-_BY_NAME: dict[str, _Spec] = {s.name: s for s in _SPECS}
-_BY_ATTR: dict[str, _Spec] = {s.attr: s for s in _SPECS}
+
+def _map() -> Any:
+    """A prefixed pass-through family: empty by default, read-only. A `frozendict` rather than the stdlib's
+    `MappingProxyType`, which is neither hashable nor picklable (the fleet scan ships configs to Spark)."""
+    return field(default_factory=frozendict)
+
+
+_LIBRDKAFKA_OWN = "Read from the legacy file and validated; librdkafka manages this itself."
+
 _PREFIXES: dict[str, str] = {
     MIGRATION_PREFIX: "migration_properties",
     FETCHER_PREFIX: "fetcher_properties",
     KAFKA_PREFIX: "kafka_properties",
 }
-KNOWN_PROPERTIES: tuple[str, ...] = tuple(_BY_NAME)
-"""Every fixed property name (the prefixed pass-through families are open-ended)."""
-
 _SECRET_KEY = re.compile(r"password|secret|jaas|credential|token|key\.pem|\.key$", re.IGNORECASE)
 _EMBEDDED_ASSIGNORS = ("range", "roundrobin")
 _CLIENT_PROPERTY_HINT = re.compile(r"^(bootstrap\.servers|security\.|sasl\.|ssl\.)")
 
 
-class FrozenMap(Mapping[str, str]):
-    """A read-only, hashable, picklable str→str mapping (MappingProxyType is neither hashable nor picklable,
-    and configs are shipped to Spark executors by the fleet scan)."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: Mapping[str, str] | None = None) -> None:
-        object.__setattr__(self, "_data", dict(data or {}))
-
-    def __getitem__(self, key: str) -> str:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __hash__(self) -> int:
-        return hash(frozenset(self._data.items()))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Mapping):
-            return self._data == dict(other.items())
-        return NotImplemented
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("FrozenMap is immutable")
-
-    def __reduce__(self) -> tuple[type[FrozenMap], tuple[dict[str, str]]]:
-        return (FrozenMap, (self._data,))
-
-    def __repr__(self) -> str:
-        return f"FrozenMap({self._data!r})"
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConsumerConfig:
     """A complete, validated connector configuration; build it with `from_mapping` or `from_properties_file`.
 
-    The constructor itself does not validate or derive defaults: it exists for `dataclasses` machinery.
-    Derived defaults (as in Scala): `zookeeper.connection.timeout.ms` = session timeout,
-    `rebalance.backoff.ms` = `zookeeper.sync.time.ms`, `client.id` = `group.id`,
-    `dual.commit.enabled` = (`offsets.storage` == `kafka`).
+    Each field is defined by its `Property` (`property_definitions()`). The constructor itself does not
+    validate or derive defaults: it exists for `dataclasses` machinery. Derived defaults (as in Scala):
+    `zookeeper.connection.timeout.ms` = session timeout, `rebalance.backoff.ms` = `zookeeper.sync.time.ms`,
+    `client.id` = `group.id`, `dual.commit.enabled` = (`offsets.storage` == `kafka`).
     """
 
-    zookeeper_connect: str
-    group_id: str
-    zookeeper_session_timeout_ms: int = 6000
-    zookeeper_connection_timeout_ms: int = 6000
-    zookeeper_sync_time_ms: int = 2000
-    consumer_id: str | None = None
-    client_id: str = ""
-    socket_timeout_ms: int = 30000
-    socket_receive_buffer_bytes: int = 65536
-    fetch_message_max_bytes: int = 1048576
-    num_consumer_fetchers: int = 1
-    fetch_min_bytes: int = 1
-    fetch_wait_max_ms: int = 100
-    queued_max_message_chunks: int = 2
-    refresh_leader_backoff_ms: int = 200
-    auto_commit_enable: bool = True
-    auto_commit_interval_ms: int = 60000
-    auto_offset_reset: str = "largest"
-    offsets_storage: str = "zookeeper"
-    offsets_channel_backoff_ms: int = 1000
-    offsets_channel_socket_timeout_ms: int = 10000
-    offsets_commit_max_retries: int = 5
-    dual_commit_enabled: bool = False
-    consumer_timeout_ms: int = -1
-    rebalance_max_retries: int = 4
-    rebalance_backoff_ms: int = 2000
-    partition_assignment_strategy: str = "range"
-    exclude_internal_topics: bool = True
-    migration_enabled: bool = False
-    migration_poll_interval_ms: int = 1000
-    migration_properties: Mapping[str, str] = field(default_factory=FrozenMap)
-    fetcher_properties: Mapping[str, str] = field(default_factory=FrozenMap)
-    kafka_properties: Mapping[str, str] = field(default_factory=FrozenMap)
-    metrics_port: int | None = None
-    zookeeper_auth: str | None = None
-    migration_static_membership: bool = False
+    # ZKConfig
+    zookeeper_connect: str = _prop(
+        "zookeeper.connect", required=True, doc="ZooKeeper hosts, optionally with a chroot (`h1:2181,h2:2181/kafka`)."
+    )
+    zookeeper_session_timeout_ms: int = _prop(
+        "zookeeper.session.timeout.ms", 6000, minimum=1, doc="ZooKeeper session timeout."
+    )
+    zookeeper_connection_timeout_ms: int = _prop(
+        "zookeeper.connection.timeout.ms",
+        derive=lambda v: v["zookeeper_session_timeout_ms"],
+        minimum=1,
+        doc="How long to wait for the first ZooKeeper connection; default: the session timeout.",
+    )
+    zookeeper_sync_time_ms: int = _prop(
+        "zookeeper.sync.time.ms",
+        2000,
+        doc="How far a ZooKeeper follower may lag its leader; the default of rebalance.backoff.ms.",
+    )
+    # identity
+    group_id: str = _prop("group.id", required=True, doc="The consumer group (its znodes are under /consumers).")
+    consumer_id: str | None = _prop(
+        "consumer.id",
+        doc="Fixed part of the consumerId (`<group>_<consumer.id>`); default: host, time, random suffix.",
+    )
+    client_id: str = _prop(
+        "client.id", derive=lambda v: v["group_id"], doc="Client id for Kafka requests; default: the group.id."
+    )
+    # fetching
+    socket_timeout_ms: int = _prop(
+        "socket.timeout.ms", 30000, minimum=1, doc="Network request timeout; fetch.wait.max.ms must not exceed it."
+    )
+    socket_receive_buffer_bytes: int = _prop(
+        "socket.receive.buffer.bytes",
+        65536,
+        minimum=1,
+        doc="Socket receive buffer. " + _LIBRDKAFKA_OWN,
+    )
+    fetch_message_max_bytes: int = _prop(
+        "fetch.message.max.bytes",
+        1048576,
+        minimum=1,
+        doc="Bytes fetched per partition per request (librdkafka `max.partition.fetch.bytes`).",
+    )
+    num_consumer_fetchers: int = _prop(
+        "num.consumer.fetchers",
+        1,
+        minimum=1,
+        doc="Fetcher threads. " + _LIBRDKAFKA_OWN,
+    )
+    fetch_min_bytes: int = _prop("fetch.min.bytes", 1, doc="The broker answers a fetch once it has this much.")
+    fetch_wait_max_ms: int = _prop(
+        "fetch.wait.max.ms", 100, doc="The broker answers a fetch after this long even with less data."
+    )
+    queued_max_message_chunks: int = _prop(
+        "queued.max.message.chunks",
+        2,
+        minimum=1,
+        doc="Chunks buffered per stream. " + _LIBRDKAFKA_OWN,
+    )
+    refresh_leader_backoff_ms: int = _prop(
+        "refresh.leader.backoff.ms",
+        200,
+        doc="Wait before looking for a new leader. " + _LIBRDKAFKA_OWN,
+    )
+    # offsets
+    auto_commit_enable: bool = _prop("auto.commit.enable", True, doc="Commit consumed offsets periodically.")
+    auto_commit_interval_ms: int = _prop(
+        "auto.commit.interval.ms", 60000, minimum=1, doc="Period of the automatic commit."
+    )
+    auto_offset_reset: str = _prop(
+        "auto.offset.reset",
+        "largest",
+        choices=("smallest", "largest"),
+        doc="Where to start a partition that has no committed offset.",
+    )
+    offsets_storage: str = _prop(
+        "offsets.storage", "zookeeper", choices=("zookeeper", "kafka"), doc="Where offsets are committed."
+    )
+    offsets_channel_backoff_ms: int = _prop(
+        "offsets.channel.backoff.ms", 1000, doc="Wait before retrying an offsets request to Kafka."
+    )
+    offsets_channel_socket_timeout_ms: int = _prop(
+        "offsets.channel.socket.timeout.ms", 10000, minimum=1, doc="Timeout of an offsets request to Kafka."
+    )
+    offsets_commit_max_retries: int = _prop("offsets.commit.max.retries", 5, doc="Retries of a failed offset commit.")
+    dual_commit_enabled: bool = _prop(
+        "dual.commit.enabled",
+        derive=lambda v: v["offsets_storage"] == "kafka",
+        doc="Also commit to ZooKeeper while offsets.storage=kafka; default: true exactly then.",
+    )
+    # consumption and rebalance
+    consumer_timeout_ms: int = _prop(
+        "consumer.timeout.ms",
+        -1,
+        minimum=-1,
+        allowed=f"-1 (block forever) or 0..{INT_MAX}",
+        doc="A stream raises ConsumerTimeout after this long without a record; -1: never.",
+    )
+    rebalance_max_retries: int = _prop(
+        "rebalance.max.retries", 4, minimum=1, doc="Rebalance attempts before the connector gives up."
+    )
+    rebalance_backoff_ms: int = _prop(
+        "rebalance.backoff.ms",
+        derive=lambda v: v["zookeeper_sync_time_ms"],
+        doc="Wait between rebalance attempts; default: zookeeper.sync.time.ms.",
+    )
+    partition_assignment_strategy: str = _prop(
+        "partition.assignment.strategy",
+        "range",
+        choices=("range", "roundrobin"),
+        doc="The legacy assignor; every member of the group must use the same one.",
+    )
+    exclude_internal_topics: bool = _prop(
+        "exclude.internal.topics", True, doc="Whitelists never match internal topics such as `__consumer_offsets`."
+    )
+    # KIP-125
+    migration_enabled: bool = _prop(
+        "coordination.migration.enabled", False, doc="Run as a KIP-125 bridge with an embedded Kafka member."
+    )
+    migration_poll_interval_ms: int = _prop(
+        "coordination.migration.poll.interval.ms", 1000, minimum=1, doc="Poll period of the embedded member."
+    )
+    # this project's own
+    metrics_port: int | None = _prop("metrics.port", maximum=65535, doc="Serve Prometheus /metrics on this port.")
+    zookeeper_auth: str | None = _prop(
+        "zookeeper.auth", doc="ZooKeeper identity: `digest:user:password`, `sasl` or `sasl:user:password`."
+    )
+    migration_static_membership: bool = _prop(
+        "migration.static.membership",
+        False,
+        doc="The embedded member's group.instance.id is the consumer.id (KIP-345 static membership).",
+    )
+    # prefixed pass-through families
+    migration_properties: Mapping[str, str] = _map()
+    fetcher_properties: Mapping[str, str] = _map()
+    kafka_properties: Mapping[str, str] = _map()
     explicit_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     """Property names that were set explicitly (so `with_overrides` re-derives the other defaults)."""
 
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[str, str | int | bool]) -> ConsumerConfig:
+    def from_mapping(cls, mapping: Mapping[str, object]) -> ConsumerConfig:
         """Parse and validate `mapping` (property name → value); raise one `ConfigError` listing every
-        problem (also in its `problems`), so that a file is fixed in one go."""
+        problem (also in its `problems`), so that a file is fixed in one go. Values must be strings, integers
+        or booleans; anything else is one of the problems (the public API passes user mappings through)."""
         raw = _normalise(mapping)
         values: dict[str, Any] = {}
         prefixed: dict[str, dict[str, str]] = {attr: {} for attr in _PREFIXES.values()}
@@ -255,14 +273,13 @@ class ConsumerConfig:
                 continue
             if spec.required:
                 problems.append(f"{spec.name} is required")
-            elif not isinstance(spec.default, _Derived):
+            elif spec.derive is None:
                 values[spec.attr] = spec.default
-        if problems:  # the cross-property checks below need every value
+        if problems:  # the derived defaults and the cross-property checks below need every value
             raise config_error(problems)
-        values.setdefault("zookeeper_connection_timeout_ms", values["zookeeper_session_timeout_ms"])
-        values.setdefault("rebalance_backoff_ms", values["zookeeper_sync_time_ms"])
-        values.setdefault("client_id", values["group_id"])
-        values.setdefault("dual_commit_enabled", values["offsets_storage"] == "kafka")
+        for spec in _SPECS:
+            if spec.derive is not None and spec.attr not in values:
+                values[spec.attr] = spec.derive(values)
 
         _check_identity(values, problems)
         _check_zookeeper(values, problems)
@@ -275,11 +292,8 @@ class ConsumerConfig:
             )
         if problems:
             raise config_error(problems)
-        return cls(
-            **values,
-            **{attr: FrozenMap(props) for attr, props in prefixed.items()},
-            explicit_keys=frozenset(raw),
-        )
+        values.update({attr: frozendict(props) for attr, props in prefixed.items()})
+        return cls(**values, explicit_keys=frozenset(raw))
 
     @classmethod
     def from_properties_file(cls, path: str | os.PathLike[str]) -> ConsumerConfig:
@@ -368,10 +382,36 @@ class ConsumerConfig:
         return {**self.kafka_properties, **self.fetcher_properties}
 
 
+def _kind(definition: Property, hint: object) -> _Kind:
+    """The parser of a field: its choices make it an enum, else its type (without `| None`) decides."""
+    if definition.choices:
+        return "enum"
+    base = next(arg for arg in (typing.get_args(hint) or (hint,)) if arg is not type(None))
+    kinds: dict[object, _Kind] = {int: "int", bool: "bool", str: "str"}
+    return kinds[base]
+
+
+def property_definitions() -> tuple[Property, ...]:
+    """Every fixed property in file order, each with its attribute and parser kind filled in."""
+    hints = typing.get_type_hints(ConsumerConfig)
+    return tuple(
+        dataclasses.replace(f.metadata["property"], attr=f.name, kind=_kind(f.metadata["property"], hints[f.name]))
+        for f in dataclasses.fields(ConsumerConfig)
+        if "property" in f.metadata
+    )
+
+
+_SPECS: tuple[Property, ...] = property_definitions()
+_BY_NAME: dict[str, Property] = {s.name: s for s in _SPECS}
+_BY_ATTR: dict[str, Property] = {s.attr: s for s in _SPECS}
+KNOWN_PROPERTIES: tuple[str, ...] = tuple(_BY_NAME)
+"""Every fixed property name (the prefixed pass-through families are open-ended)."""
+
+
 # ---------------------------------------------------------------------- parsing values
 
 
-def _normalise(mapping: Mapping[str, str | int | bool]) -> dict[str, str]:
+def _normalise(mapping: Mapping[str, object]) -> dict[str, str]:
     if not isinstance(mapping, Mapping):
         raise ConfigError(f"configuration must be a mapping, not {type(mapping).__name__}")
     out: dict[str, str] = {}
@@ -388,7 +428,7 @@ def _normalise(mapping: Mapping[str, str | int | bool]) -> dict[str, str]:
     return out
 
 
-def _parse(spec: _Spec, text: str) -> object:
+def _parse(spec: Property, text: str) -> object:
     value = text.strip()
     if spec.kind == "bool":
         lowered = value.lower()
@@ -540,82 +580,29 @@ def load_properties(path: str | os.PathLike[str]) -> dict[str, str]:
 
 
 def parse_properties(text: str) -> dict[str, str]:
-    """Parse `.properties` text as `java.util.Properties.load` does: `key=value`, `key: value` or
-    `key value`; `#`/`!` comment lines; a line ending in an odd number of backslashes continues on the next
-    (leading whitespace dropped); escapes `\\t \\n \\r \\f \\uXXXX` and `\\<char>`; the last duplicate wins.
-    Unlike Java, unescaped trailing whitespace of a value is dropped (a frequent, invisible mistake).
+    """Parse `.properties` text as `java.util.Properties.load` does (javaproperties), the last duplicate
+    winning, with one deliberate difference: unescaped trailing whitespace of a value is dropped, because
+    it is a frequent, invisible mistake (`group.id=orders ` would name another group); write `\\ ` to keep
+    a trailing space.
     """
-    out: dict[str, str] = {}
-    for logical in _logical_lines(text):
-        key, value = _split_entry(logical)
-        out[key] = value
-    return out
+    try:
+        return javaproperties.loads(_drop_trailing_whitespace(text), object_pairs_hook=dict)
+    except javaproperties.InvalidUEscapeError as exc:
+        raise ConfigError(f"properties: malformed \\uXXXX escape: {exc}") from None
 
 
-def _logical_lines(text: str) -> Iterator[str]:
-    pending: str | None = None
-    for physical in text.splitlines():
-        line = physical.lstrip(" \t\f")
-        if pending is None and (not line or line[0] in "#!"):
-            continue
-        trailing = len(line) - len(line.rstrip("\\"))
-        continued = trailing % 2 == 1
-        if continued:
-            line = line[:-1]
-        pending = line if pending is None else pending + line
-        if not continued:
-            yield pending
-            pending = None
-    if pending is not None:
-        yield pending
+_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
 
 
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _split_entry(line: str) -> tuple[str, str]:
-    # The key ends at the first unescaped '=', ':' or whitespace.
-    i, n = 0, len(line)
-    while i < n:
-        ch = line[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch in "=: \t\f":
-            break
-        i += 1
-    key_raw = line[:i]
-    while i < n and line[i] in " \t\f":
-        i += 1
-    if i < n and line[i] in "=:":
-        i += 1
-        while i < n and line[i] in " \t\f":
-            i += 1
-    return _unescape(key_raw, trim=False), _unescape(line[i:], trim=True)
-
-
-def _unescape(raw: str, *, trim: bool) -> str:
-    chars: list[str] = []
-    keep = 0  # length of `chars` up to the last escaped or non-whitespace character
-    i, n = 0, len(raw)
-    while i < n:
-        ch = raw[i]
-        if ch == "\\" and i + 1 < n:
-            nxt = raw[i + 1]
-            if nxt == "u":
-                digits = raw[i + 2 : i + 6]
-                if not re.fullmatch(r"[0-9a-fA-F]{4}", digits):
-                    raise ConfigError(f"properties: malformed \\uXXXX escape in {raw!r}")
-                chars.append(chr(int(digits, 16)))
-                i += 6
-            else:
-                chars.append(_ESCAPES.get(nxt, nxt))
-                i += 2
-            keep = len(chars)
-            continue
-        if ch != "\\":  # a lone trailing backslash is dropped, as Java does
-            chars.append(ch)
-            if not ch.isspace():
-                keep = len(chars)
-        i += 1
-    return "".join(chars[:keep] if trim else chars)
+def _drop_trailing_whitespace(text: str) -> str:
+    """Strip whitespace at the end of every physical line, except one escaped by a backslash (an odd number
+    of backslashes before it). A value's end is always the end of a physical line, and a line ending in
+    whitespace never continues, so this changes nothing else."""
+    parts = _LINE_BREAK.split(text)  # lines at even indexes, their breaks at odd ones
+    for i in range(0, len(parts), 2):
+        line = parts[i]
+        kept = line.rstrip()
+        if kept != line and (len(kept) - len(kept.rstrip("\\"))) % 2 == 1:
+            kept = line[: len(kept) + 1]
+        parts[i] = kept
+    return "".join(parts)

@@ -23,6 +23,9 @@ from migrator.config import ConsumerConfig
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.consumer.stream import KafkaStream
+<<<<<<< HEAD:migrator/connector.py
+=======
+>>>>>>> cfg:migrator/consumer/connector.py
 from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.worker import RebalanceWorker, WorkerSettings
@@ -33,7 +36,7 @@ from migrator.kafka.fetcher import Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
-from migrator.protocol.events import Changed, CommitRequest, SessionLost, SessionRestored, Shutdown
+from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown
 from migrator.protocol.filters import TopicFilter, filter_from_registration
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.brokers import registered_brokers
@@ -84,7 +87,7 @@ class ConsumerConnector:
         elif isinstance(config, (str, Path)):
             cfg = ConsumerConfig.from_properties_file(config)
         else:
-            cfg = ConsumerConfig.from_mapping(config)  # type: ignore[arg-type]
+            cfg = ConsumerConfig.from_mapping(config)
         if cfg.migration_enabled:
             cfg = _bridge_config(cfg)
         self.config = cfg
@@ -252,8 +255,8 @@ class ConsumerConnector:
         admin = KafkaAdmin(self.bootstrap_servers, cfg.kafka_properties, timeout_s=self._kafka_timeout_s)
         worker_box: list[RebalanceWorker] = []
 
-        def post(event: object) -> None:
-            worker_box[0].post(event)  # type: ignore[arg-type]
+        def post(event: Event) -> None:
+            worker_box[0].post(event)
 
         if cfg.migration_enabled:
             self._member = EmbeddedMember(

@@ -51,7 +51,7 @@ class RepeatFilter(logging.Filter):
             self._seen[key] = (now, 0)
             if len(self._seen) > 1000:  # conditions of a long-gone outage
                 self._seen = {k: v for k, v in self._seen.items() if now - v[0] < self.window_s}
-        if swallowed:
+        if swallowed and passed_at is not None:
             record.msg = f"{record.getMessage()} (and {swallowed} more like it in the last {now - passed_at:.0f}s)"
             record.args = None
         return True

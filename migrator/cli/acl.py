@@ -8,6 +8,7 @@ from migrator.cli.common import Connection, connection_options, echo_json, group
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.errors import EXIT_OK
 from migrator.ops import acl as ops_acl
+from migrator.table import align
 from migrator.zk.client import digest_acl_id
 
 
@@ -66,14 +67,16 @@ def show_cmd(conn: Connection, group: str, as_json: bool) -> int:
             }
         )
         return EXIT_OK
-    width = max(len(path) for path, _ in nodes)
-    for path, acls in nodes:
-        text = (
+    rows = [
+        (
+            path,
             "(absent)"
             if acls is None
-            else ", ".join(f"{a.id.scheme}:{a.id.id}={ops_acl.perms_word(a.perms)}" for a in acls)
+            else ", ".join(f"{a.id.scheme}:{a.id.id}={ops_acl.perms_word(a.perms)}" for a in acls),
         )
-        click.echo(f"{path.ljust(width)}  {text}")
+        for path, acls in nodes
+    ]
+    click.echo("\n".join(align(rows)))
     return EXIT_OK
 
 

@@ -64,19 +64,34 @@ def check_zk_auth(_ctx: click.Context, _param: click.Parameter, value: str | Non
     return value
 
 
-def parse_properties(values: tuple[str, ...]) -> dict[str, str]:
-    """`key=value` pairs of a repeatable --kafka-property."""
-    props: dict[str, str] = {}
-    for item in values:
-        key, sep, value = item.partition("=")
+class KeyValue(click.ParamType):
+    """A `key=value` option value, as a (key, value) pair: the key is stripped, the value kept verbatim.
+
+    A bad value raises `UsageError` (not click's BadParameter) so the line reads like every other option
+    mistake: `error: --kafka-property 'novalue': expected key=value, e.g. ...`, exit 2.
+    """
+
+    name = "key=value"
+
+    def __init__(self, example: str) -> None:
+        self.example = example
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, str]:
+        if isinstance(value, tuple):
+            return value
+        key, sep, text = str(value).partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"--kafka-property {item!r}: expected key=value, e.g. security.protocol=SASL_SSL")
-        props[key.strip()] = value
-    return props
+            option = param.opts[0] if param is not None and param.opts else "KEY=VALUE"
+            raise UsageError(f"{option} {value!r}: expected key=value, e.g. {self.example}")
+        return key.strip(), text
 
 
-def _properties(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
-    return parse_properties(values)
+KAFKA_PROPERTY = KeyValue("security.protocol=SASL_SSL")
+"""The type of every --kafka-property option; a repeated option reaches the command as `dict(pairs)`."""
+
+
+def _properties(_ctx: click.Context, _param: click.Parameter, pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    return dict(pairs)
 
 
 @dataclass(frozen=True)
@@ -150,12 +165,14 @@ def connection_options(*, kafka: bool = True) -> Callable[[F], F]:
                     "--kafka-property",
                     multiple=True,
                     metavar="KEY=VALUE",
+                    type=KAFKA_PROPERTY,
                     callback=_properties,
                     help="Client property for every Kafka connection (SASL/SSL); repeatable.",
                 ),
             ]
         for option in reversed(options):
             wrapper = option(wrapper)
+        # click's decorators return their own callable type, not F; the wrapper takes `func`'s options.
         return wrapper  # type: ignore[return-value]
 
     return decorate

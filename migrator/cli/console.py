@@ -26,11 +26,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 import click
 
-from migrator.cli.common import Connection, _quiet_libraries, connection_options, group_option
+from migrator.cli.common import Connection, KeyValue, _quiet_libraries, connection_options, group_option
 from migrator.config import ConsumerConfig, config_error, load_properties
 from migrator.connector import ConsumerConnector
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
@@ -74,10 +74,18 @@ def format_json(m: Message) -> str:
 FORMATTERS: dict[str, Callable[[Message], str]] = {"text": format_text, "json": format_json}
 
 
+class _ByteSink(Protocol):
+    """Where the printer writes: stdout's binary buffer, or a text stream without one (`_TextAsBinary`)."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
 class Printer:
     """The single writer: one whole line per record, flushed, whichever thread calls."""
 
-    def __init__(self, fmt: Callable[[Message], str], out: BinaryIO | None = None) -> None:
+    def __init__(self, fmt: Callable[[Message], str], out: _ByteSink | None = None) -> None:
         self._fmt = fmt
         self._out = out if out is not None else _stdout_bytes()
         self._lock = threading.Lock()
@@ -89,7 +97,7 @@ class Printer:
             self._out.flush()
 
 
-def _stdout_bytes() -> BinaryIO:
+def _stdout_bytes() -> _ByteSink:
     # UTF-8 whatever the locale: a C locale would otherwise fail on the first non-ASCII value.
     return getattr(sys.stdout, "buffer", None) or _TextAsBinary(sys.stdout)
 
@@ -255,16 +263,6 @@ class ConsoleRun:
 # ---------------------------------------------------------------------------------------------- config
 
 
-def parse_assignments(values: tuple[str, ...], option: str) -> dict[str, str]:
-    props: dict[str, str] = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"{option} {item!r}: expected key=value, e.g. auto.commit.interval.ms=1000")
-        props[key.strip()] = value
-    return props
-
-
 @dataclass(frozen=True)
 class Options:
     conn: Connection
@@ -351,7 +349,13 @@ def topic_selection(topic: str | None, whitelist: str | None, blacklist: str | N
 @click.option(
     "--from-beginning", is_flag=True, help="Where the group has no offset, start at the oldest record (else newest)."
 )
-@click.option("--consumer-property", multiple=True, metavar="KEY=VALUE", help="Legacy consumer property; repeatable.")
+@click.option(
+    "--consumer-property",
+    multiple=True,
+    type=KeyValue("auto.commit.interval.ms=1000"),
+    metavar="KEY=VALUE",
+    help="Legacy consumer property; repeatable.",
+)
 @click.option(
     "--consumer.config", "consumer_config", metavar="FILE", help="Legacy consumer .properties file (options win)."
 )
@@ -375,7 +379,7 @@ def console_consumer_cmd(
     blacklist: str | None,
     streams: int,
     from_beginning: bool,
-    consumer_property: tuple[str, ...],
+    consumer_property: tuple[tuple[str, str], ...],
     consumer_config: str | None,
     fmt: str,
     max_messages: int | None,
@@ -399,7 +403,7 @@ def console_consumer_cmd(
     """
     selection = topic_selection(topic, whitelist, blacklist)
     options = Options(
-        conn, group, from_beginning, parse_assignments(consumer_property, "--consumer-property"), consumer_config,
+        conn, group, from_beginning, dict(consumer_property), consumer_config,
         migration, metrics_port,
     )  # fmt: skip
     config, idle_ms = build_config(options)

@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 from kazoo.client import KazooClient
 
-from migrator.cli.common import check_kafka_properties, check_zk_auth, parse_properties
+from migrator.cli.common import KAFKA_PROPERTY, check_kafka_properties, check_zk_auth
 from migrator.errors import EXIT_FAILED, EXIT_OK, EnvironmentProblem, MigratorError, RefusedError, UsageError
 from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, pair_bootstrap, split_ensembles
 
@@ -79,7 +79,6 @@ def _fill_bootstrap(
 
 @contextlib.contextmanager
 def _clients(ensembles: list[str], auth: str | None, timeout_s: float) -> Iterator[dict[str, KazooClient]]:
-    import migrator.ops  # noqa: F401  (kazoo compatibility shim)
     from migrator.zk.client import connect
 
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)
@@ -153,7 +152,13 @@ def _master(option: str | None) -> str | None:
     help="Kafka brokers: one cluster for all ensembles, or one per ensemble separated by `;`; default: each "
     "ensemble's brokers under /brokers/ids (--apply and --rollback refuse when there are none).",
 )
-@click.option("--kafka-property", multiple=True, metavar="KEY=VALUE", help="Kafka client property; repeatable.")
+@click.option(
+    "--kafka-property",
+    multiple=True,
+    type=KAFKA_PROPERTY,
+    metavar="KEY=VALUE",
+    help="Kafka client property; repeatable.",
+)
 @click.option("--include", metavar="REGEX", help="Only groups whose name matches (search).")
 @click.option("--exclude", metavar="REGEX", help="Skip groups whose name matches (search).")
 @click.option(
@@ -208,7 +213,7 @@ def fleet_scan(
     zookeepers: tuple[str, ...],
     zk_auth: str | None,
     bootstrap_servers: str | None,
-    kafka_property: tuple[str, ...],
+    kafka_property: tuple[tuple[str, str], ...],
     include: str | None,
     exclude: str | None,
     stable_for: str,
@@ -240,7 +245,7 @@ def fleet_scan(
 
     ensembles = split_ensembles(zookeepers)
     bootstrap = pair_bootstrap(ensembles, bootstrap_servers)
-    props = parse_properties(kafka_property)
+    props = dict(kafka_property)
     check_kafka_properties(props)
     keep = group_filter(include, exclude)
     stable_for_ms = parse_duration_ms(stable_for, "--stable-for")
@@ -257,8 +262,8 @@ def fleet_scan(
         with _clients(needed, zk_auth, connect_timeout) as zks:
             given = {e: bootstrap.get(e) or next(iter(bootstrap.values())) for e in needed}
             plan_boot = _fill_bootstrap(given, zks, needed, required=True)
-            with FleetLock(zks[ensembles[0]], run_id) as lock:
-                who = f"{who_am_i(zk_auth)} fleet-scan {run_id} ({lock.identity})"
+            with FleetLock(zks[ensembles[0]], run_id) as rollback_lock:
+                who = f"{who_am_i(zk_auth)} fleet-scan {run_id} ({rollback_lock.identity})"
                 io = FleetIO(zks, plan_boot, {}, who, props)
                 restored, failed = rollback_plan(io, plan, rollback_file, run_id)
         click.echo(f"rollback of run {plan.run_id}: {restored} groups restored, {failed} failed ({rollback_file})")

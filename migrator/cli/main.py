@@ -55,12 +55,7 @@ def cli(ctx: click.Context, debug: bool, log_level: str) -> None:
 
 def _register() -> None:
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("migrator.cli."):
-                continue  # that command family is not built yet
-            raise
+        module = importlib.import_module(name)
         for command in getattr(module, "commands", []):
             cli.add_command(command)
 

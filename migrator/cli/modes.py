@@ -23,7 +23,7 @@ from migrator.protocol.codecs import Mode, ModeNode
 
 
 def _mode_text(node: ModeNode) -> str:
-    if not node.exists:
+    if not node.exists or node.raw is None:
         return "absent"
     return node.raw if node.mode is not None else f"unknown value {node.raw!r}"
 

@@ -22,6 +22,7 @@ from migrator.errors import EXIT_OK, MigratorError, UsageError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.names import validate_topic
 from migrator.ops import offsets as ops
+from migrator.table import align
 from migrator.zk.brokers import topic_partitions
 
 store_choice = click.Choice(ops.STORES)
@@ -175,11 +176,9 @@ def diff_cmd(conn: Connection, group: str, topics: tuple[str, ...], as_json: boo
     if not rows:
         click.echo(f"{group}: no committed offsets in either store")
         return EXIT_OK
-    width = max(len(str(r.partition)) for r in rows)
-    click.echo(f"{'partition'.ljust(width)}  {'zookeeper':>10}  {'kafka':>10}  {'delta':>7}  state")
-    for r in rows:
-        zk_text, kafka_text, delta = ("-" if v is None else str(v) for v in (r.zookeeper, r.kafka, r.delta))
-        click.echo(f"{str(r.partition).ljust(width)}  {zk_text:>10}  {kafka_text:>10}  {delta:>7}  {r.state}")
+    header = ("partition", "zookeeper", "kafka", "delta", "state")
+    body = [(r.partition, r.zookeeper, r.kafka, r.delta, r.state) for r in rows]
+    click.echo("\n".join(align([header, *body], right=(1, 2, 3))))
     return EXIT_OK
 
 

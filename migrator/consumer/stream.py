@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dis
 import itertools
+import operator
 import queue
 import sys
 import threading
@@ -137,7 +138,7 @@ class KafkaStream:
                     raise self._handoff.failure
                 rest = self._rest
                 if rest:
-                    if self._epochs.get(self._tp) != self._epoch:
+                    if self._epochs.get(self._chunk_tp()) != self._epoch:
                         self._rest = None  # closed or re-opened since it was fetched: drop it
                     elif self._handoff.suspended or self._epoch in self._handoff.gated:
                         suspended = True
@@ -169,7 +170,7 @@ class KafkaStream:
         """The chain asks for more: every record handed out of the current chunk is processed (under `lock`)."""
         handed = self._handed_out()
         if handed:
-            self._positions[self._tp] = self._messages[handed - 1].offset + 1  # type: ignore[index]
+            self._positions[self._chunk_tp()] = self._messages[handed - 1].offset + 1
             if self.waited_on:
                 self.lock.notify_all()
         self._messages, self._it, self._handed, self._settled, self._left = [], None, 0, 0, False
@@ -186,13 +187,19 @@ class KafkaStream:
                 if self.waited_on:
                     self.lock.notify_all()
 
+    def _chunk_tp(self) -> TopicPartition:
+        """The partition of the current chunk: set with it, so always there while its records are handed out."""
+        if self._tp is None:
+            raise RuntimeError("records handed out without a chunk")  # a bug, never an operator's mistake
+        return self._tp
+
     def _handed_out(self) -> int:
         """How many records of the current chunk were handed out (under `lock`; the chain may be taking one
         right now, which is why a reader that must see a stable value halts first)."""
         it = self._it
         if it is None:
             return self._handed
-        return len(self._messages) - it.__length_hint__()  # type: ignore[attr-defined]
+        return len(self._messages) - operator.length_hint(it)
 
     def _take(self, deadline: float | None) -> object:
         """The next chunk: one fetched here before, a queued one, one fetched now, or one the fetch thread
@@ -270,7 +277,7 @@ class KafkaStream:
         handed = self._handed_out()
         done = handed - 1 if self.held() is not None else handed
         if done > 0:
-            out[self._tp] = self._messages[done - 1].offset + 1  # type: ignore[index]
+            out[self._chunk_tp()] = self._messages[done - 1].offset + 1
         return out
 
     def reset(self, tps: Collection[TopicPartition]) -> None:

@@ -449,13 +449,13 @@ class RebalanceWorker:
             assert last is not None
             snap, read = refresh_mode(self._zk, self._paths, last), "mode read"
         else:
-            read = "snapshot"
+            read, admin = "snapshot", self._admin
             snap = read_snapshot(
                 self._zk,
                 self._paths,
                 self.s.exclude_internal,
-                kafka_partitions=self._admin.partitions if self._admin else None,
-                kafka_topics=(lambda: sorted(self._admin.topics())) if self._admin else None,
+                kafka_partitions=admin.partitions if admin else None,
+                kafka_topics=(lambda: sorted(admin.topics())) if admin else None,
             )
         self._snapshot = snap if snap.usable else None
         return snap, read

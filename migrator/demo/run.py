@@ -82,7 +82,7 @@ def _run(zookeeper: str, bootstrap: str, sizing: Sizing, output: Path, echo: Ech
     run_id = uuid.uuid4().hex[:6]
     group, topic = f"demo-{run_id}", f"demo-{run_id}"
     zk = connect(zookeeper)
-    admin = KafkaAdmin(bootstrap, {"logger": logging.getLogger(QUIET_LOGGER)})  # type: ignore[dict-item]
+    admin = KafkaAdmin(bootstrap, {"logger": logging.getLogger(QUIET_LOGGER)})
     log = LiveLog()
     started = time.monotonic()
     try:

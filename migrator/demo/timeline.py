@@ -18,6 +18,8 @@ from migrator.observe import OwnerInterval
 
 Segment = tuple[str, int, int, int | None]  # (member name, partition, start_ns, end_ns)
 KIND_COLOURS = {"legacy": "Blues", "bridge": "Oranges", "plain": "Greens"}
+_Colour = str | tuple[float, float, float, float]
+"""A matplotlib colour: a name, or RGBA as a colormap returns it."""
 PLOT_HINT = "no timeline.png: matplotlib is not installed (pip install 'migrator[plot]')"
 
 
@@ -41,13 +43,13 @@ def segments(
     return out
 
 
-def _colours(members: Mapping[str, MemberInfo]) -> dict[str, object]:
+def _colours(members: Mapping[str, MemberInfo]) -> dict[str, _Colour]:
     from matplotlib import colormaps
 
     by_kind: dict[str, list[str]] = {}
     for m in members.values():
         by_kind.setdefault(m.kind, []).append(m.name)
-    colours: dict[str, object] = {"other": "grey"}
+    colours: dict[str, _Colour] = {"other": "grey"}
     for kind, names in by_kind.items():
         cmap = colormaps[KIND_COLOURS.get(kind, "Greys")]
         for i, name in enumerate(names):

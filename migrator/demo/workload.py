@@ -336,15 +336,19 @@ class PlainConsumer:
                 msg = self._consumer.poll(0.05)
                 if msg is None:
                     continue
-                if msg.error() is not None:
-                    if msg.error().code() != KafkaError._PARTITION_EOF:
-                        raise RuntimeError(str(msg.error()))
+                error = msg.error()
+                if error is not None:
+                    if error.code() != KafkaError._PARTITION_EOF:
+                        raise RuntimeError(str(error))
                     continue
+                topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+                if topic is None or partition is None or offset is None:
+                    continue  # only error events lack them
                 thread_id = thread_id or f"{self._consumer.memberid() or self.name}-0"
-                handle = self._log.start(self.name, thread_id, msg.topic(), msg.partition(), msg.offset())
+                handle = self._log.start(self.name, thread_id, topic, partition, offset)
                 _ = msg.value()
                 self._log.end(handle)
-                self._processed[(msg.topic(), msg.partition())] = msg.offset() + 1
+                self._processed[(topic, partition)] = offset + 1
             self._commit(self._consumer)
         except BaseException as exc:
             self.errors.append(exc)

@@ -1,2 +1,2 @@
-"""The fleet scan (issue 6): classify every consumer group of several ZooKeeper ensembles, and switch the
+"""The fleet scan: classify every consumer group of several ZooKeeper ensembles, and switch the
 ones fully migrated to bridges to Kafka coordination in waves, with rollback. See docs/fleet.md."""

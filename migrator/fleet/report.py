@@ -13,6 +13,7 @@ from typing import Any
 from migrator.errors import UsageError
 from migrator.fleet.classify import reason_code
 from migrator.fleet.model import ROW_FIELDS, STATUS_ORDER, FleetRow, Status
+from migrator.table import align
 
 FORMATS = ("table", "json", "csv", "parquet")
 TABLE_COLUMNS = (
@@ -44,11 +45,7 @@ def top_reasons(rows: Sequence[FleetRow], status: Status = Status.BLOCKED, limit
 
 
 def _grid(header: Sequence[str], body: Sequence[Sequence[Any]]) -> str:
-    cells = [[str(h) for h in header]] + [["" if c is None else str(c) for c in row] for row in body]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return "\n".join(align([header, *body], rule=True, missing=""))
 
 
 def summary(rows: Sequence[FleetRow], elapsed_s: float | None = None) -> str:

@@ -15,6 +15,7 @@ import contextlib
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError, NotEmptyError
@@ -117,7 +118,7 @@ class _Writer:
     def __init__(self, zk: KazooClient) -> None:
         self.zk = zk
         self.ops: list[tuple[str, bytes, bool]] = []
-        self.pending: list[tuple[list[tuple[str, bytes, bool]], object]] = []
+        self.pending: list[tuple[list[tuple[str, bytes, bool]], Any]] = []  # kazoo IAsyncResult (untyped)
 
     def create(self, path: str, data: bytes = b"", ephemeral: bool = False) -> None:
         self.ops.append((path, data, ephemeral))
@@ -138,7 +139,7 @@ class _Writer:
         pending, self.pending = self.pending, []
         retry: list[tuple[str, bytes, bool]] = []
         for ops, result in pending:
-            outcome = result.get(timeout=60)  # type: ignore[attr-defined]
+            outcome = result.get(timeout=60)
             if any(isinstance(r, Exception) for r in outcome):
                 retry.extend(ops)
         singles = [self.zk.create_async(path, data, ephemeral=eph) for path, data, eph in retry]

@@ -92,7 +92,7 @@ class KafkaAdmin:
     def __init__(
         self,
         bootstrap_servers: str,
-        properties: Mapping[str, str] | None = None,
+        properties: Mapping[str, Any] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import groupby, repeat
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from confluent_kafka import Consumer, KafkaError
 from confluent_kafka import Message as KafkaMessage
@@ -175,9 +175,7 @@ class Fetcher:
                 self._consumer.incremental_unassign([KafkaTopicPartition(t, p) for t, p in gone])
             if added:
                 self._refresh_metadata(added)
-                self._consumer.incremental_assign(
-                    [KafkaTopicPartition(t, p, pending[(t, p)].next_offset) for t, p in added]
-                )
+                self._consumer.incremental_assign([KafkaTopicPartition(*tp, pending[tp].next_offset) for tp in added])
         # a kept partition keeps its route (and position); a new or re-opened one starts where the worker says
         self._routes = {tp: (r if tp in added else self._routes[tp]) for tp, r in pending.items()}
 
@@ -237,7 +235,7 @@ class Fetcher:
         chunks: dict[tuple[str, int], tuple[Route, Chunk]] = {}
         keys = zip(map(KafkaMessage.topic, batch), map(KafkaMessage.partition, batch), strict=True)
         for key, run_pairs in groupby(zip(keys, batch, strict=True), _first):
-            route = routes.get(key)  # type: ignore[call-overload]
+            route = routes.get(key)
             if route is None:
                 continue
             run = list(map(_second, run_pairs))
@@ -261,7 +259,7 @@ class Fetcher:
     def _messages(key: tuple[str, int], run: list[Any], route: Route) -> list[Message]:
         """The `Message`s of one partition's run, from `route.next_offset` on (skipping records from before a
         re-seek), advancing it."""
-        offsets = list(map(KafkaMessage.offset, run))
+        offsets = cast(list[int], list(map(KafkaMessage.offset, run)))  # a record (not an error) has one
         if all(map(operator.lt, offsets, offsets[1:])):  # ascending, as fetched: skip a prefix
             cut = bisect.bisect_left(offsets, route.next_offset)
             if cut:

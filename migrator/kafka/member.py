@@ -179,12 +179,15 @@ class EmbeddedMember:
                     continue
                 next_poll = time.monotonic() + self._poll_s  # coordination.migration.poll.interval.ms
                 msg = self._consumer.poll(0)
-                if msg is not None and msg.error() is not None:
-                    self._on_error(msg.error())
+                error = msg.error() if msg is not None else None
+                if error is not None:
+                    self._on_error(error)
                 elif msg is not None:
                     # paused partitions deliver nothing; a record here means a pause raced an assign
-                    log.warning("embedded member received a record of %s-%s; pausing", msg.topic(), msg.partition())
-                    self._consumer.pause([KafkaTopicPartition(msg.topic(), msg.partition())])
+                    topic, partition = msg.topic(), msg.partition()
+                    log.warning("embedded member received a record of %s-%s; pausing", topic, partition)
+                    if topic is not None and partition is not None:  # always, for a record
+                        self._consumer.pause([KafkaTopicPartition(topic, partition)])
         except Exception:
             log.exception("embedded member poll loop failed")
             self._post(KafkaLost("embedded member poll loop failed"))

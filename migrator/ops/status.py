@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 from kazoo.client import KazooClient
 
+from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions
 from migrator.assign.model import consumer_of_thread
 from migrator.coordination.authority import KafkaHealth, decide_authority
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
@@ -20,6 +21,7 @@ from migrator.protocol.codecs import Authority, Mode
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
 from migrator.protocol.partition import TopicPartition
+from migrator.table import align
 from migrator.zk.group_reader import read_group
 
 log = logging.getLogger(__name__)
@@ -116,10 +118,6 @@ def _legacy_expected(
     """The legacy assignment (range or roundrobin, whichever the owners match best)."""
     if any(m.registration.is_wildcard for m in view.members):
         return None, "owners only (wildcard subscriptions)"
-    try:
-        from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions
-    except ImportError:
-        return None, "owners only (legacy assignors unavailable)"
     subs = {m.consumer_id: dict(m.registration.subscription) for m in view.members}
     ctx = context_from_subscriptions("status", subs, partitions)
     best: tuple[int, str, dict[TopicPartition, str]] | None = None
@@ -204,6 +202,7 @@ def build_report(
         )
     held_by_kafka = {tp: f"kafka:{m.client_id}" for m in plain for tp in m.partitions}
 
+    expected: dict[TopicPartition, str] | None
     if authority is Authority.KAFKA and kafka is not None:
         expected, basis = _kafka_expected(view, kafka)
     elif partitions:
@@ -279,12 +278,6 @@ def _cell(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-def _table(headers: list[str], rows: list[list[object]]) -> list[str]:
-    cells = [headers] + [[_cell(v) for v in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-
-
 def _authority_cell(bridge: BridgeRow) -> str | None:
     return f"{bridge.authority} (holding nothing)" if bridge.held else bridge.authority
 
@@ -309,14 +302,14 @@ def render_text(report: StatusReport) -> str:
     ]
     member_rows += [["corrupt", cid, "", "", "", "", ""] for cid, _problem in report.corrupt]  # problem: see warnings
     headers = ["kind", "id", "authority", "generation", "age_s", "in_kafka_group", "partitions"]
-    lines += ["  " + line for line in _table(headers, member_rows)] if member_rows else ["  (none)"]
+    lines += ["  " + line for line in align([headers, *member_rows])] if member_rows else ["  (none)"]
     lines += ["", "partitions:"]
     part_rows: list[list[object]] = [
         [f"{r.topic}-{r.partition}", r.owner, r.expected_owner, r.zk_offset, r.kafka_offset, r.log_end, r.lag]
         for r in report.partitions
     ]
     headers = ["partition", "owner", "expected", "zk_offset", "kafka_offset", "log_end", "lag"]
-    lines += ["  " + line for line in _table(headers, part_rows)] if part_rows else ["  (none)"]
+    lines += ["  " + line for line in align([headers, *part_rows])] if part_rows else ["  (none)"]
     lines += ["", "warnings:"] + ([f"  - {w}" for w in report.warnings] or ["  (none)"])
     return "\n".join(lines)
 

@@ -275,7 +275,7 @@ def decode_broker(data: bytes | None) -> tuple[str, int]:
         host, _, port = hostport.rpartition(":")
         if host and port.isdigit():
             return host.strip("[]"), int(port)
-    host, port = obj.get("host"), obj.get("port")
-    if isinstance(host, str) and isinstance(port, int):
-        return host, port
+    legacy_host, legacy_port = obj.get("host"), obj.get("port")  # before listeners/endpoints existed
+    if isinstance(legacy_host, str) and isinstance(legacy_port, int):
+        return legacy_host, legacy_port
     raise CorruptNodeError("broker node has no endpoint")

@@ -132,7 +132,7 @@ def connect(
     return client
 
 
-class _QuietUntilConnected(logging.LoggerAdapter):  # type: ignore[type-arg]
+class _QuietUntilConnected(logging.LoggerAdapter):
     """kazoo's logger for one client. Until its first connection, kazoo's lines for each attempt (`Connecting
     to`, `Connection dropped`, `Connection time-out`) are DEBUG: the caller gets one clear
     `ZooKeeperUnavailable` instead of a line per retry. Once connected, they keep their own level."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from migrator.config import ConsumerConfig, FrozenMap, parse_properties
+from migrator.config import ConsumerConfig, Property, parse_properties, property_definitions
 from migrator.errors import ConfigError
 
 BASE = {"zookeeper.connect": "zk1:2181,zk2:2181/kafka", "group.id": "orders"}
@@ -30,54 +30,34 @@ def error_of(mapping: dict[str, str | int | bool]) -> str:
 
 # ---------------------------------------------------------------------- defaults
 
-EXPECTED_DEFAULTS = {
-    "zookeeper_session_timeout_ms": 6000,
-    "zookeeper_connection_timeout_ms": 6000,
-    "zookeeper_sync_time_ms": 2000,
-    "consumer_id": None,
-    "client_id": "orders",
-    "socket_timeout_ms": 30000,
-    "socket_receive_buffer_bytes": 65536,
-    "fetch_message_max_bytes": 1048576,
-    "num_consumer_fetchers": 1,
-    "fetch_min_bytes": 1,
-    "fetch_wait_max_ms": 100,
-    "queued_max_message_chunks": 2,
-    "refresh_leader_backoff_ms": 200,
-    "auto_commit_enable": True,
-    "auto_commit_interval_ms": 60000,
-    "auto_offset_reset": "largest",
-    "consumer_timeout_ms": -1,
-    "rebalance_max_retries": 4,
-    "rebalance_backoff_ms": 2000,
-    "partition_assignment_strategy": "range",
-    "offsets_storage": "zookeeper",
-    "offsets_channel_backoff_ms": 1000,
-    "offsets_channel_socket_timeout_ms": 10000,
-    "offsets_commit_max_retries": 5,
-    "dual_commit_enabled": False,
-    "exclude_internal_topics": True,
-    "migration_enabled": False,
-    "migration_poll_interval_ms": 1000,
-    "migration_properties": {},
-    "fetcher_properties": {},
-    "kafka_properties": {},
-    "metrics_port": None,
-    "zookeeper_auth": None,
-    "migration_static_membership": False,
-}
+DEFINITIONS = property_definitions()
 
 
-@pytest.mark.parametrize(("attr", "expected"), EXPECTED_DEFAULTS.items())
-def test_default(attr, expected):
-    value = getattr(cfg(), attr)
+@pytest.mark.parametrize("definition", [d for d in DEFINITIONS if not d.required], ids=lambda d: d.name)
+def test_default(definition: Property) -> None:
+    """Each default is the one its definition states (or derives from BASE), with the field's own type."""
+    c = cfg()
+    value = getattr(c, definition.attr)
+    expected = definition.default if definition.derive is None else definition.derive(dataclasses.asdict(c))
     assert value == expected
-    assert type(value) is type(expected) or isinstance(value, FrozenMap)
+    assert type(value) is type(expected)
 
 
-def test_every_attribute_has_a_default_test():
+def test_every_field_is_a_property_or_a_prefix_family() -> None:
     fields = {f.name for f in dataclasses.fields(ConsumerConfig)}
-    assert fields - {"zookeeper_connect", "group_id", "explicit_keys"} == set(EXPECTED_DEFAULTS)
+    families = {"migration_properties", "fetcher_properties", "kafka_properties"}
+    assert fields - families - {"explicit_keys"} == {d.attr for d in DEFINITIONS}
+    for family in families:
+        assert getattr(cfg(), family) == {}
+
+
+def test_derived_defaults_are_legacy_values() -> None:
+    """Scala's derived defaults, spelled out once here as the legacy connector's behaviour to match."""
+    c = cfg()
+    assert c.zookeeper_connection_timeout_ms == c.zookeeper_session_timeout_ms
+    assert c.rebalance_backoff_ms == c.zookeeper_sync_time_ms
+    assert c.client_id == "orders"
+    assert c.dual_commit_enabled is False
 
 
 def test_required_values_are_kept():
@@ -570,6 +550,13 @@ def test_properties_file_latin1_fallback(tmp_path):
         ("a=\\u0041\\t\\n", {"a": "A\t\n"}),
         ("a=keep\\ ", {"a": "keep "}),
         ("a=trailing   ", {"a": "trailing"}),
+        ("a=trailing \t\f\r\nb=1  \t", {"a": "trailing", "b": "1"}),
+        ("a=in side ", {"a": "in side"}),
+        ("a=x\\  ", {"a": "x "}),
+        ("a=x\\\\  ", {"a": "x\\"}),
+        ("a=x\\   \nb=y", {"a": "x ", "b": "y"}),
+        ("a=x  \\\n  y  ", {"a": "x  y"}),
+        ("a   ", {"a": ""}),
         ("a=x\\", {"a": "x"}),
     ],
 )
@@ -580,3 +567,34 @@ def test_parse_properties(text, expected):
 def test_parse_properties_malformed_unicode_escape():
     with pytest.raises(ConfigError, match="malformed"):
         parse_properties("a=\\u12")
+
+
+# ---------------------------------------------------------------------- the documented table
+
+
+def _documented_default(definition: Property) -> str:
+    if definition.required:
+        return "required"
+    if definition.derive is not None:
+        return "derived"
+    if definition.default is None:
+        return "unset"
+    if isinstance(definition.default, bool):
+        return "true" if definition.default else "false"
+    return str(definition.default)
+
+
+def properties_table() -> str:
+    """The table of docs/application.md, rendered from the definitions (the one place defaults live)."""
+    lines = ["| property | default | what it does |", "|---|---|---|"]
+    for d in DEFINITIONS:
+        allowed = f" One of {', '.join(d.choices)}." if d.choices else ""
+        lines.append(f"| `{d.name}` | {_documented_default(d)} | {d.doc}{allowed} |")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_documented_properties_are_the_definitions() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "application.md").read_text()
+    begin, end = "<!-- properties: generated from migrator/config.py -->\n", "<!-- /properties -->"
+    documented = doc[doc.index(begin) + len(begin) : doc.index(end)]
+    assert documented == properties_table(), f"replace the table in docs/application.md with:\n{properties_table()}"
