@@ -23,9 +23,6 @@ from migrator.config import ConsumerConfig
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.consumer.stream import KafkaStream
-<<<<<<< HEAD:migrator/connector.py
-=======
->>>>>>> cfg:migrator/consumer/connector.py
 from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.worker import RebalanceWorker, WorkerSettings

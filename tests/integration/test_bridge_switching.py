@@ -121,6 +121,12 @@ def test_canary_bridge_among_three_legacy_connectors_gets_its_fair_share(
         timeout=30,
         what="the canary owns 3 ± 1 partitions",
     )
+    # the bridge publishes its authority after it has claimed: wait for the node rather than race it
+    wait_until(
+        lambda: f"{unique_group}_canary" in published(zk_client, unique_group),
+        timeout=30,
+        what="the canary publishes its authority",
+    )
     assert published(zk_client, unique_group)[f"{unique_group}_canary"].authority.value == "zookeeper"
     for m in [*members, canary]:
         m.shutdown()
