@@ -62,7 +62,7 @@ from migrator.errors import ListenerError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.kafka.admin import KafkaUnavailable as AdminUnavailable
 from migrator.metrics import ConnectorMetrics
-from migrator.zk.codecs import Authority, PublishedAuthority, Registration
+from migrator.zk.codecs import Authority, Mode, PublishedAuthority, Registration
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import Snapshot, SnapshotReader
 
@@ -466,7 +466,7 @@ class RebalanceWorker:
         else:
             health, group = self._kafka.health(snap)
         decision = decide_authority(snap.mode, snap.member_ids, snap.migration_ids, health)
-        self.state.mode_is_kafka = snap.mode.raw == "kafka"
+        self.state.mode_is_kafka = snap.mode.mode is Mode.KAFKA
         if decision.unknown_mode_value is not None:
             log.warning(
                 "unknown value %r in %s; obeying ZooKeeper", decision.unknown_mode_value, self._snapshots.mode_path
