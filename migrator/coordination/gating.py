@@ -85,8 +85,9 @@ def publishes(changed: bool, triggers: Set[Trigger]) -> bool:
     return changed or bool(OPERATOR_TRIGGERS & set(triggers))
 
 
-def retry_due(now: float, retry_at: float | None) -> bool:
-    return retry_at is not None and now >= retry_at
+def due(now: float, deadline: float | None) -> bool:
+    """Whether a deadline of the worker's (a retry, a re-check, the next auto-commit) has come."""
+    return deadline is not None and now >= deadline
 
 
 def wait_timeout(now: float, *deadlines: float | None) -> float | None:

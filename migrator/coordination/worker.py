@@ -45,12 +45,12 @@ from migrator.coordination.events import (
 from migrator.coordination.gating import (
     Gate,
     coalesces,
+    due,
     gate,
     label,
     publishes,
     refreshable,
     releases_on_revoke,
-    retry_due,
     tells_listener,
     wait_timeout,
 )
@@ -280,7 +280,7 @@ class RebalanceWorker:
                         done.set_result(None)
                     return
         now = self._clock()
-        if retry_due(now, self.state.retry_at):
+        if due(now, self.state.retry_at):
             self.state.retry_at = None
             triggers.add(Trigger.RETRY)
         match gate(triggers, mode_is_kafka=self.state.mode_is_kafka, authority=self.state.authority):
@@ -288,7 +288,7 @@ class RebalanceWorker:
                 self._evaluate(triggers)
             case Gate.PREFETCH if self._kafka is not None:
                 self._kafka.prefetch()
-        if retry_due(now, self._next_commit):
+        if due(now, self._next_commit):
             self._commit_processed(measure_lag=True)
             self._next_commit = self._commit_deadline()
 

@@ -27,12 +27,12 @@ from migrator.coordination.gating import (
     KAFKA_TRIGGERS,
     Gate,
     coalesces,
+    due,
     gate,
     label,
     publishes,
     refreshable,
     releases_on_revoke,
-    retry_due,
     tells_listener,
     wait_timeout,
 )
@@ -123,7 +123,7 @@ def test_deadlines() -> None:
     assert wait_timeout(10.0) is None and wait_timeout(10.0, None, None) is None
     assert wait_timeout(10.0, 12.5, None, 11.0) == 1.0
     assert wait_timeout(10.0, 9.0) == 0.0  # overdue: do not block
-    assert not retry_due(10.0, None) and not retry_due(10.0, 10.5) and retry_due(10.0, 10.0)
+    assert not due(10.0, None) and not due(10.0, 10.5) and due(10.0, 10.0)
 
 
 def test_the_log_names_triggers_in_a_stable_order() -> None:
