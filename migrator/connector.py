@@ -23,9 +23,10 @@ from migrator.config import ConsumerConfig
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.consumer.stream import KafkaStream
+from migrator.coordination.holdings import Holdings
 from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
-from migrator.coordination.worker import RebalanceWorker, WorkerSettings
+from migrator.coordination.worker import RebalanceWorker, WorkerParts, WorkerSettings
 from migrator.errors import ConfigError, MigratorError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.kafka.commit import commit_sync
@@ -40,6 +41,7 @@ from migrator.zk.brokers import registered_brokers
 from migrator.zk.client import connect
 from migrator.zk.paths import BROKER_IDS, GroupPaths
 from migrator.zk.registry import Registry, Watches
+from migrator.zk.snapshot import SnapshotReader
 
 log = logging.getLogger(__name__)
 
@@ -266,6 +268,8 @@ class ConsumerConnector:
         fetcher_consumer = self._fetcher.consumer
         commit = self._member.commit if self._member is not None else partial(commit_sync, fetcher_consumer)
         kafka_offsets = _KafkaOffsets(commit, admin, self.group)
+        bridge = cfg.migration_enabled
+        tracker = KafkaGroupTracker(self.group, self.consumer_id, self._member, admin) if self._member else None
         offsets = OffsetStore(
             self._zk,
             self.paths,
@@ -275,33 +279,47 @@ class ConsumerConnector:
             self.metrics,
             cfg.offsets_commit_max_retries,
             cfg.offsets_channel_backoff_ms,
+            kafka_available=tracker.coordinated if tracker is not None else lambda: True,
         )
-        bridge = cfg.migration_enabled
-        tracker = KafkaGroupTracker(self.group, self.consumer_id, self._member, admin) if self._member else None
-        worker = RebalanceWorker(
-            WorkerSettings(
-                consumer_id=self.consumer_id,
-                strategy=cfg.partition_assignment_strategy,
-                max_retries=cfg.rebalance_max_retries,
-                backoff_ms=cfg.rebalance_backoff_ms,
-                auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
-                exclude_internal=cfg.exclude_internal_topics,
-                resolve_start=self._resolve_start,
-                bootstrap_servers=self.bootstrap_servers,
-            ),
+        settings = WorkerSettings(
+            consumer_id=self.consumer_id,
+            strategy=cfg.partition_assignment_strategy,
+            max_retries=cfg.rebalance_max_retries,
+            backoff_ms=cfg.rebalance_backoff_ms,
+            auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
+            bootstrap_servers=self.bootstrap_servers,
+        )
+        holdings = Holdings(
+            zk=self._zk,
+            paths=self.paths,
+            fetcher=self._fetcher,
+            handoff=self._handoff,
+            streams=self._streams,
+            offsets=offsets,
+            metrics=self.metrics,
+            backoff_s=cfg.rebalance_backoff_ms / 1000.0,
+            resolve_start=self._resolve_start,
+            commit_on_release=cfg.auto_commit_enable,
+        )
+        snapshots = SnapshotReader(
             self._zk,
             self.paths,
-            registration,
-            Registry(self._zk, self.paths, self.consumer_id, bridge),
-            Watches(self._zk, self.paths, lambda what: post(Changed(what)), bridge),
-            offsets,
-            self._fetcher,
-            self._handoff,
-            self._streams,
-            self.metrics,
+            exclude_internal=cfg.exclude_internal_topics,
+            kafka_partitions=admin.partitions,
+            kafka_topics=lambda: sorted(admin.topics()),
+        )
+        parts = WorkerParts(
+            snapshots=snapshots,
+            registry=Registry(self._zk, self.paths, self.consumer_id, bridge),
+            watches=Watches(self._zk, self.paths, lambda what: post(Changed(what)), bridge),
+            holdings=holdings,
+            offsets=offsets,
+            handoff=self._handoff,
+            metrics=self.metrics,
             kafka=tracker,
             admin=admin,
         )
+        worker = RebalanceWorker(settings=settings, registration=registration, parts=parts)
         worker.listener = self._listener
         worker_box.append(worker)
         self._worker = worker

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Set
 from dataclasses import dataclass, replace
+from enum import Enum
 
 from migrator.protocol.codecs import Authority, Mode, ModeNode
 from migrator.protocol.kafka import KafkaGroup
@@ -35,17 +36,29 @@ class KafkaHealth:
 UNKNOWN_KAFKA = KafkaHealth(joined=False, reason="embedded member has not joined the Kafka group")
 
 
+class HoldKind(Enum):
+    """Why the guard keeps a bridge empty: the worker branches on this, never on the reason's text."""
+
+    REBALANCE = "rebalance"
+    """Only because a Kafka rebalance is in progress (every Kafka join or leave goes through one): transient,
+    it normally ends within the rebalance, so the worker logs it quietly unless it lasts."""
+    PLAIN = "plain"
+    """The guard proper: the group has, may have, or last had plain Kafka consumers."""
+
+
 @dataclass(frozen=True, slots=True)
 class AuthorityDecision:
-    """`held`: the rule said `zookeeper` but the guard forbids obeying it; the bridge owns nothing.
-    `transient`: held only because a Kafka rebalance is in progress (every Kafka join or leave goes through
-    one), so it normally ends within the rebalance; the worker logs such a hold quietly unless it lasts."""
+    """`hold` (None when not held): the rule said `zookeeper` but the guard forbids obeying it, and why; the
+    bridge owns nothing."""
 
     authority: Authority
     reason: str
     unknown_mode_value: str | None = None
-    held: bool = False
-    transient: bool = False
+    hold: HoldKind | None = None
+
+    @property
+    def held(self) -> bool:
+        return self.hold is not None
 
 
 def decide_authority(mode: ModeNode, members: Set[str], bridges: Set[str], kafka: KafkaHealth) -> AuthorityDecision:
@@ -109,8 +122,8 @@ def guard_fallback(
     """
     if decision.authority is Authority.KAFKA or mode.mode is not Mode.KAFKA:
         return decision
-    transient = group.rebalancing
-    if transient:
+    kind = HoldKind.REBALANCE if group.rebalancing else HoldKind.PLAIN
+    if kind is HoldKind.REBALANCE:
         why = "a Kafka rebalance is in progress (a plain Kafka consumer may be joining)"
     elif group.described is None:
         why = "the Kafka group's members are unknown (it could not be described yet)"
@@ -124,7 +137,7 @@ def guard_fallback(
         f"holding nothing instead of falling back to zookeeper ({decision.reason}): {why}; ZooKeeper's "
         "assignment knows nothing of plain Kafka consumers"
     )
-    return replace(decision, reason=reason, held=True, transient=transient)
+    return replace(decision, reason=reason, hold=kind)
 
 
 # -- how loud a hold is -------------------------------------------------------------------------------------
@@ -134,10 +147,10 @@ HOLD_WARN_S = 5.0  # a hold for a Kafka rebalance in progress is routine (INFO) 
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """A bridge's current hold, as far as logging it goes: `kind` "" (none), "rebalance" (transient) or "plain"
-    (the guard proper); `since` when it began (monotonic seconds); `warned` once logged at WARNING or above."""
+    """A bridge's current hold, as far as logging it goes: `kind` None when it holds nothing; `since` when it
+    began (monotonic seconds); `warned` once logged at WARNING or above."""
 
-    kind: str = ""
+    kind: HoldKind | None = None
     since: float = 0.0
     warned: bool = False
 
@@ -146,25 +159,25 @@ def routine(hold: Hold, decision: AuthorityDecision) -> bool:
     """Whether `decision` enters, or ends back under Kafka authority, a hold that only waits for a Kafka
     rebalance in progress and has not lasted: every Kafka join or leave of the group goes through one, so
     it is logged at INFO (the authority switch included), not WARNING."""
-    if decision.held:
-        return decision.transient and hold.kind != "plain" and not hold.warned
-    return hold.kind == "rebalance" and not hold.warned and decision.authority is Authority.KAFKA
+    if decision.hold is not None:
+        return decision.hold is HoldKind.REBALANCE and hold.kind is not HoldKind.PLAIN and not hold.warned
+    return hold.kind is HoldKind.REBALANCE and not hold.warned and decision.authority is Authority.KAFKA
 
 
 def next_hold(hold: Hold, decision: AuthorityDecision, now: float) -> tuple[Hold, int | None, str]:
     """The hold after `decision`, and what to log about it (a level, or None for nothing, and a message):
     entering the guard proper once at ERROR; a rebalance hold at INFO, once at WARNING if it lasts
     `HOLD_WARN_S`; its end at INFO when routine, else WARNING."""
-    kind = "" if not decision.held else ("rebalance" if decision.transient else "plain")
-    since = now if kind and not hold.kind else hold.since
+    kind = decision.hold
+    since = now if kind is not None and hold.kind is None else hold.since
     lasted = now - hold.since
-    if kind == "plain" and hold.kind != "plain":
+    if kind is HoldKind.PLAIN and hold.kind is not HoldKind.PLAIN:
         return Hold(kind, since, True), logging.ERROR, decision.reason
-    if kind == "rebalance" and not hold.kind:
+    if kind is HoldKind.REBALANCE and hold.kind is None:
         return Hold(kind, since), logging.INFO, decision.reason
-    if kind == "rebalance" and not hold.warned and lasted >= HOLD_WARN_S:
+    if kind is HoldKind.REBALANCE and not hold.warned and lasted >= HOLD_WARN_S:
         return Hold(kind, since, True), logging.WARNING, f"still {decision.reason} after {lasted:.0f}s"
-    if not kind and hold.kind:
+    if kind is None and hold.kind is not None:
         level = logging.INFO if routine(hold, decision) else logging.WARNING
         return Hold(), level, f"no longer holding nothing after {lasted:.1f}s: {decision.reason}"
-    return Hold(kind, since, hold.warned) if kind else Hold(), None, ""
+    return Hold(kind, since, hold.warned) if kind is not None else Hold(), None, ""

@@ -5,7 +5,8 @@ in the `Handoff`, and its route in the `Fetcher`. `Holdings` changes all three t
 keeps the lock meaningful: a partition is routed away and revoked (in-flight records finish) and its
 offset committed before its owner node goes; its owner node exists before it is routed again.
 
-Used only by the rebalance worker's thread. `laps` collects where the time went, for the rebalance log.
+Built by the connector, used only by the rebalance worker's thread. It measures where its time went
+(`take_laps`), for the rebalance log.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ StartResolver = Callable[[Mapping[TopicPartition, int]], dict[TopicPartition, in
 class Holdings:
     def __init__(
         self,
+        *,
         zk: KazooClient,
         paths: GroupPaths,
         fetcher: Fetcher,
@@ -47,7 +49,7 @@ class Holdings:
         metrics: ConnectorMetrics,
         backoff_s: float,
         resolve_start: StartResolver,
-        commit_on_release: bool = True,
+        commit_on_release: bool,
     ) -> None:
         """`commit_on_release` is `auto.commit.enable`: without it only the application's
         `commit_offsets()` commits (as in Scala), e.g. from `before_releasing_partitions`."""
@@ -63,9 +65,14 @@ class Holdings:
         self._commit_on_release = commit_on_release
         self.listener = ConsumerRebalanceListener()
         self.owned: dict[TopicPartition, ThreadId] = {}
-        self.laps: dict[str, float] = {}
+        self._laps: dict[str, float] = {}
         self._routes: dict[TopicPartition, Route] = {}
         self._owner_session: object = None  # the ZooKeeper session our owner nodes were created in
+
+    def take_laps(self) -> dict[str, float]:
+        """Where the time went (name -> seconds) since the last call, in the order it was spent."""
+        laps, self._laps = self._laps, {}
+        return laps
 
     def positions(self) -> dict[TopicPartition, int]:
         """Next offset to process of every held partition that has one."""
@@ -110,7 +117,7 @@ class Holdings:
             t3 = time.monotonic()
         owners.release(self._zk, self._paths, release, verify=self._zk.client_id != self._owner_session)
         laps["delete owners"] = time.monotonic() - t3
-        self.laps.update(laps)
+        self._laps.update(laps)
         self._forget(release)
         self.owned = keep
         log.info("released %d partitions (%s): %s", len(release), why,
@@ -138,7 +145,7 @@ class Holdings:
                 del self.owned[tp]
         moved = {tp: th for tp, th in moves.items() if tp not in lost}
         self._open(moved, {tp: start[tp] for tp in moved})
-        self.laps.update({"move": t1 - t0, "rewrite owners": time.monotonic() - t1})
+        self._laps.update({"move": t1 - t0, "rewrite owners": time.monotonic() - t1})
 
     def claim(self, claim: Mapping[TopicPartition, ThreadId]) -> bool:
         """Create our owner nodes, fetch where to start, and open; False on a conflict (after waiting, at
@@ -150,7 +157,7 @@ class Holdings:
         t1 = time.monotonic()
         result = owners.claim(self._zk, self._paths, claim)
         t2 = time.monotonic()
-        self.laps.update({"wait for owners": t1 - t0, "create owners": t2 - t1})
+        self._laps.update({"wait for owners": t1 - t0, "create owners": t2 - t1})
         if result.conflicts:
             owners.release(self._zk, self._paths, result.claimed)  # delete what this attempt created
             self._metrics.conflicts(len(result.conflicts))
@@ -166,7 +173,7 @@ class Holdings:
         except Exception:
             owners.release(self._zk, self._paths, result.claimed)  # never keep a node we do not fetch for
             raise
-        self.laps["fetch offsets"] = time.monotonic() - t2
+        self._laps["fetch offsets"] = time.monotonic() - t2
         self._owner_session = self._zk.client_id
         self._open(claim, start)
         return True

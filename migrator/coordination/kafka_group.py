@@ -26,6 +26,7 @@ from migrator.coordination.authority import (
     guard_fallback,
     needs_group_check,
 )
+from migrator.coordination.clock import Clock
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.member import EmbeddedMember
 from migrator.protocol.codecs import Authority, Mode
@@ -40,7 +41,15 @@ REBALANCE_HOLD_S = 30.0  # a Kafka rebalance with no assignment and no error for
 
 
 class KafkaGroupTracker:
-    def __init__(self, group: str, consumer_id: str, member: EmbeddedMember, admin: KafkaAdmin | None) -> None:
+    def __init__(
+        self,
+        group: str,
+        consumer_id: str,
+        member: EmbeddedMember,
+        admin: KafkaAdmin | None,
+        *,
+        clock: Clock = time.monotonic,
+    ) -> None:
         self._group = group
         self._consumer_id = consumer_id
         self.member = member
@@ -51,6 +60,7 @@ class KafkaGroupTracker:
         self._last: KafkaGroup | None = None  # the group at the last DescribeGroups that answered
         self._described: KafkaGroup | None = None  # the stable group since our last assignment
         self._describe_retry_at = 0.0
+        self._clock = clock
 
     # -- the embedded member's events ----------------------------------------------------------------
     def assigned(self, partitions: tuple[TopicPartition, ...]) -> None:
@@ -65,11 +75,15 @@ class KafkaGroupTracker:
         if lost:
             self.problem = "the embedded member lost its Kafka assignment"
         else:
-            self._revoked_at = time.monotonic()
+            self._revoked_at = self._clock()
 
     def unavailable(self, reason: str) -> None:
         self.problem = reason
         self._described = None
+
+    def coordinated(self) -> bool:
+        """Whether the embedded member has a generation Kafka accepts commits under (the offset store asks)."""
+        return not self.problem
 
     # -- decisions' inputs ---------------------------------------------------------------------------
     def prefetch(self) -> None:
@@ -87,7 +101,7 @@ class KafkaGroupTracker:
         try:
             group = self._stable_group()
         except KafkaUnavailable as exc:
-            self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S  # the guard does not ask again now
+            self._describe_retry_at = self._clock() + DESCRIBE_RETRY_S  # the guard does not ask again now
             return KafkaHealth(joined=False, reason=str(exc)), None
         missing = frozenset((snap.migration_ids & snap.member_ids) - group.client_ids)
         if self._consumer_id in missing:
@@ -102,7 +116,7 @@ class KafkaGroupTracker:
             group = self._describe_afresh()
         rebalancing = (
             self.assignment is None and not self.problem and self._revoked_at is not None
-            and time.monotonic() - self._revoked_at < REBALANCE_HOLD_S
+            and self._clock() - self._revoked_at < REBALANCE_HOLD_S
         )  # fmt: skip
         view = KafkaGroupView(self._last, current=group is not None, rebalancing=rebalancing)
         return guard_fallback(decision, snap.mode, snap.member_ids & snap.migration_ids, view)
@@ -121,13 +135,13 @@ class KafkaGroupTracker:
     def _describe_afresh(self) -> KafkaGroup | None:
         """DescribeGroups through the admin client, which works whether or not the embedded member could join.
         None (and the last known members stay) when it fails."""
-        if self._admin is None or time.monotonic() < self._describe_retry_at:
+        if self._admin is None or self._clock() < self._describe_retry_at:
             return None
         try:
             return self._remember(self._admin.describe_group(self._group))
         except KafkaUnavailable as exc:
             log.warning("cannot describe the Kafka group (%s); the guard uses its last known members", exc)
-            self._describe_retry_at = time.monotonic() + DESCRIBE_RETRY_S
+            self._describe_retry_at = self._clock() + DESCRIBE_RETRY_S
             return None
 
     def _remember(self, group: KafkaGroup) -> KafkaGroup:

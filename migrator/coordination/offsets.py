@@ -62,7 +62,9 @@ class OffsetStore:
         self._retries = max_retries
         self._backoff_s = backoff_ms / 1000.0
         self._committed: dict[TopicPartition, int] = {}
-        self.kafka_available = kafka_available
+        self._kafka_available = kafka_available
+        """Owned by whoever knows (a bridge's `KafkaGroupTracker.coordinated`): Kafka refuses a commit
+        without a generation, so while it is False only ZooKeeper is written."""
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
         """Commit what changed since the last commit; True when every store took every partition."""
@@ -70,7 +72,7 @@ class OffsetStore:
         if not todo:
             return True
         accepted = set(todo)
-        if self._use_kafka and self.kafka_available():
+        if self._use_kafka and self._kafka_available():
             accepted = self._commit_kafka(todo)
         elif self._use_kafka:
             self._metrics.committed("kafka", False)

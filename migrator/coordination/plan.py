@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping, Set
 from dataclasses import dataclass
+from typing import Protocol
 
 from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions, own_partitions
 from migrator.assign.model import ThreadId
 from migrator.assign.subdivide import global_thread_assignment, subdivide
+from migrator.coordination.authority import AuthorityDecision
+from migrator.protocol.codecs import Authority
 from migrator.protocol.partition import TopicPartition
 
 
@@ -48,6 +51,44 @@ def kafka_target(
     members = dict(kafka_members)
     members[consumer_id] = tuple(assigned)
     return Target(own=own, global_=global_thread_assignment(members, bridges))
+
+
+class DescribedMember(Protocol):
+    """A member of the Kafka group as DescribeGroups reports it (`kafka.admin.KafkaMember`)."""
+
+    @property
+    def member_id(self) -> str: ...
+
+    @property
+    def client_id(self) -> str: ...
+
+    @property
+    def partitions(self) -> tuple[TopicPartition, ...]: ...
+
+
+def kafka_members(members: Iterable[DescribedMember], bridges: Set[str]) -> dict[str, tuple[TopicPartition, ...]]:
+    """The described members keyed as `kafka_target` wants them: a registered bridge (`bridges`) by its
+    consumerId, which is its embedded member's `client.id`; anyone else by its Kafka member id, since plain
+    consumers often share a client.id."""
+    return {(m.client_id if m.client_id in bridges else m.member_id): m.partitions for m in members}
+
+
+def decided_target(
+    decision: AuthorityDecision,
+    consumer_id: str,
+    subscriptions: Mapping[str, Mapping[str, int]],
+    partitions: Mapping[str, Collection[int]],
+    strategy: str,
+    assigned: Collection[TopicPartition] | None,
+    members: Mapping[str, Collection[TopicPartition]] | None,
+) -> Target:
+    """What this member must hold under `decision`: nothing while held; its Kafka assignment (`assigned`,
+    None before any) subdivided under Kafka authority; ZooKeeper's `strategy` otherwise."""
+    if decision.held:
+        return Target(own={}, global_={})
+    if decision.authority is Authority.KAFKA:
+        return kafka_target(consumer_id, subscriptions, assigned or (), members)
+    return zookeeper_target(consumer_id, subscriptions, partitions, strategy)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,26 +19,37 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Set
 from dataclasses import dataclass, field
+from enum import Enum
 
-from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
 from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
-from migrator.consumer.stream import KafkaStream
 from migrator.coordination.authority import AuthorityDecision, Hold, KafkaHealth, decide_authority, next_hold, routine
+from migrator.coordination.clock import Clock
+from migrator.coordination.gating import (
+    Gate,
+    coalesces,
+    due,
+    gate,
+    label,
+    publishes,
+    refreshable,
+    releases_on_revoke,
+    tells_listener,
+    wait_timeout,
+)
 from migrator.coordination.holdings import Holdings
 from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
-from migrator.coordination.plan import Target, kafka_target, transition, zookeeper_target
+from migrator.coordination.plan import Target, decided_target, kafka_members, transition
 from migrator.errors import ListenerError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.kafka.fetcher import Fetcher
 from migrator.metrics import ConnectorMetrics
-from migrator.protocol.codecs import Authority, PublishedAuthority, Registration
+from migrator.protocol.codecs import Authority, Mode, PublishedAuthority, Registration
 from migrator.protocol.events import (
     Changed,
     CommitRequest,
@@ -49,11 +60,11 @@ from migrator.protocol.events import (
     SessionLost,
     SessionRestored,
     Shutdown,
+    Trigger,
 )
 from migrator.protocol.partition import TopicPartition
-from migrator.zk.paths import GroupPaths
 from migrator.zk.registry import Registry, Watches
-from migrator.zk.snapshot import Snapshot, read_snapshot, refresh_mode, refreshable
+from migrator.zk.snapshot import Snapshot, SnapshotReader
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +82,37 @@ class WorkerSettings:
     max_retries: int
     backoff_ms: int
     auto_commit_interval_ms: int | None
-    exclude_internal: bool
-    resolve_start: Callable[[Mapping[TopicPartition, int]], dict[TopicPartition, int]]
     bootstrap_servers: str = ""
     """Published with the authority (bridges only), so operator commands can find the group's brokers."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerParts:
+    """The collaborators the connector builds for one worker. `kafka` for a bridge (its embedded member's
+    view of the Kafka group); `admin` for the lag gauge; `clock` (monotonic seconds) for every deadline."""
+
+    snapshots: SnapshotReader
+    registry: Registry
+    watches: Watches
+    holdings: Holdings
+    offsets: OffsetStore
+    handoff: Handoff
+    metrics: ConnectorMetrics
+    kafka: KafkaGroupTracker | None = None
+    admin: KafkaAdmin | None = None
+    clock: Clock = time.monotonic
+
+
+class Attempt(Enum):
+    """How one rebalance attempt ended."""
+
+    DONE = "done"
+    UNUSABLE = "unusable"
+    """The snapshot cannot be decided over (corrupt, or not registered yet): keep everything, wait for a change."""
+    CONFLICT = "conflict"
+    """Another member still held a partition to claim; the claim already waited for it: retry at once."""
+    FAILED = "failed"
+    """ZooKeeper or Kafka failed: retry after the back-off."""
 
 
 @dataclass(slots=True)
@@ -88,65 +126,35 @@ class State:
     retry_at: float | None = None
     closed: bool = False
     hold: Hold = field(default_factory=Hold)
-    """Whether, why and since when the bridge holds nothing (`Hold.kind` "" when it does not)."""
+    """Whether, why and since when the bridge holds nothing (`Hold.kind` None when it does not)."""
     failed: ListenerError | None = None
     """The application's listener raised: the connector left the group and only waits for `shutdown()`."""
 
 
 class RebalanceWorker:
-    def __init__(
-        self,
-        settings: WorkerSettings,
-        zk: KazooClient,
-        paths: GroupPaths,
-        registration: Registration,
-        registry: Registry,
-        watches: Watches,
-        offsets: OffsetStore,
-        fetcher: Fetcher,
-        handoff: Handoff,
-        streams: Mapping[tuple[str, str], KafkaStream],
-        metrics: ConnectorMetrics,
-        kafka: KafkaGroupTracker | None = None,
-        admin: KafkaAdmin | None = None,
-    ) -> None:
-        """`kafka` for a bridge (its embedded member's view of the Kafka group); `admin` for topic lookups
-        and the lag gauge."""
+    def __init__(self, *, settings: WorkerSettings, registration: Registration, parts: WorkerParts) -> None:
         self.s = settings
-        self._zk = zk
-        self._paths = paths
+        self._snapshots = parts.snapshots
         self._registration = registration
-        self._registry = registry
-        self._watches = watches
-        self._offsets = offsets
-        self._handoff = handoff
-        self._holdings = Holdings(
-            zk,
-            paths,
-            fetcher,
-            handoff,
-            streams,
-            offsets,
-            metrics,
-            settings.backoff_ms / 1000.0,
-            settings.resolve_start,
-            commit_on_release=settings.auto_commit_interval_ms is not None,
-        )
-        self._metrics = metrics
-        self._kafka = kafka
-        self._admin = admin
+        self._registry = parts.registry
+        self._watches = parts.watches
+        self._offsets = parts.offsets
+        self._handoff = parts.handoff
+        self._holdings = parts.holdings
+        self._metrics = parts.metrics
+        self._kafka = parts.kafka
+        self._admin = parts.admin
+        self._clock = parts.clock
         self.state = State()
         self._events: queue.Queue[Event] = queue.Queue()
         self._stopping = threading.Event()  # set by `stop_soon`: no further attempts or back-offs
         self._thread = threading.Thread(target=self._run, name=f"rebalance-{settings.consumer_id}", daemon=True)
         self._lag_due = 0.0
         self._published_reason = ""
-        self._laps: dict[str, float] = {}  # where the last attempt spent its time, for the rebalance log
         self._snapshot: Snapshot | None = None  # the last full read, reused while only the mode changes
         self._missing_topics: tuple[str, ...] = ()  # as last logged
+        self._last_error = ""  # logged with its traceback once; the same again only at DEBUG
         self._left = False  # shutdown deregistered and left the Kafka group before deleting the owner nodes
-        if kafka is not None:
-            offsets.kafka_available = lambda: not kafka.problem
         self._next_commit = self._commit_deadline()
 
     # -- the outside world's side ----------------------------------------------------------------------
@@ -203,35 +211,37 @@ class RebalanceWorker:
         # The first evaluation goes through the queue, after anything posted before the thread started
         # (a bridge's first Kafka assignment in particular): deciding without it would obey ZooKeeper and
         # claim partitions that plain Kafka consumers are processing.
-        self.post(Changed("start"))
-        last_error = ""
+        self.post(Changed(Trigger.START))
         while not self.state.closed:
-            batch = self._next_batch()
-            try:
-                if self.state.failed is not None:
-                    self._handle_failed(batch)
-                else:
-                    self._handle(batch)
-            except ListenerError as exc:
-                self._fail(exc)
-                self._handle_failed(batch)  # what the batch still had waiting for an answer
-            except Exception as exc:  # keep the loop alive: the application must never lose its connector
-                # once with its traceback; the same error again (every retry) only at DEBUG
-                error = f"{type(exc).__name__}: {exc}"
-                level = logging.DEBUG if error == last_error else logging.ERROR
-                log.log(level, "rebalance failed (%s); retrying in %d ms", error, self.s.backoff_ms,
-                        exc_info=level == logging.ERROR)  # fmt: skip
-                last_error = error
-                self.state.retry_at = time.monotonic() + self.s.backoff_ms / 1000.0
+            self.step(self._next_batch())
+
+    def step(self, batch: list[Event]) -> None:
+        """One turn of the loop over a batch of events; it never raises, so the loop survives anything. Unit
+        tests call it directly, driving the worker without its thread."""
+        try:
+            if self.state.failed is not None:
+                self._handle_failed(batch)
+            else:
+                self._handle(batch)
+        except ListenerError as exc:
+            self._fail(exc)
+            self._handle_failed(batch)  # what the batch still had waiting for an answer
+        except Exception as exc:  # keep the loop alive: the application must never lose its connector
+            # once with its traceback; the same error again (every retry) only at DEBUG
+            error = f"{type(exc).__name__}: {exc}"
+            level = logging.DEBUG if error == self._last_error else logging.ERROR
+            log.log(level, "rebalance failed (%s); retrying in %d ms", error, self.s.backoff_ms,
+                    exc_info=level == logging.ERROR)  # fmt: skip
+            self._last_error = error
+            self.state.retry_at = self._clock() + self.s.backoff_ms / 1000.0
 
     def _next_batch(self) -> list[Event]:
-        deadlines = [d for d in (self._next_commit, self.state.retry_at) if d is not None]
-        timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        timeout = wait_timeout(self._clock(), self._next_commit, self.state.retry_at)
         try:
             batch = [self._events.get(timeout=timeout)]
         except queue.Empty:
             return []
-        if not isinstance(batch[0], (KafkaRevoked, Shutdown, CommitRequest)):
+        if coalesces(batch[0]):
             time.sleep(COALESCE_S)
         while True:
             try:
@@ -240,24 +250,24 @@ class RebalanceWorker:
                 return batch
 
     def _handle(self, batch: list[Event]) -> None:
-        reasons: set[str] = set()
+        triggers: set[Trigger] = set()
         for event in batch:
             match event:
                 case KafkaRevoked():
                     self._on_kafka_revoked(event)
                 case KafkaAssigned(partitions=partitions) if self._kafka is not None:
                     self._kafka.assigned(partitions)
-                    reasons.add("kafka assignment")
+                    triggers.add(Trigger.KAFKA_ASSIGNMENT)
                 case KafkaLost(reason=reason) if self._kafka is not None:
                     self._kafka.unavailable(reason)
-                    reasons.add("kafka unavailable")
+                    triggers.add(Trigger.KAFKA_LOST)
                 case Changed(what=what):
-                    reasons.add(what)
+                    triggers.add(what)
                 case SessionLost():
                     self._on_session_lost()
                 case SessionRestored():
                     self._register()
-                    reasons.add("new session")
+                    triggers.add(Trigger.NEW_SESSION)
                 case CommitRequest(done=done):
                     try:
                         self._commit_processed(measure_lag=True)
@@ -269,16 +279,16 @@ class RebalanceWorker:
                     finally:
                         done.set_result(None)
                     return
-        now = time.monotonic()
-        if self.state.retry_at is not None and now >= self.state.retry_at:
+        now = self._clock()
+        if due(now, self.state.retry_at):
             self.state.retry_at = None
-            reasons.add("retry")
-        kafka_only = reasons <= {"kafka assignment", "kafka unavailable"}
-        if reasons and (not kafka_only or self.state.mode_is_kafka or self.state.authority is Authority.KAFKA):
-            self._evaluate(reasons)
-        elif "kafka assignment" in reasons and self._kafka is not None:
-            self._kafka.prefetch()
-        if self._next_commit is not None and now >= self._next_commit:
+            triggers.add(Trigger.RETRY)
+        match gate(triggers, mode_is_kafka=self.state.mode_is_kafka, authority=self.state.authority):
+            case Gate.EVALUATE:
+                self._evaluate(triggers)
+            case Gate.PREFETCH if self._kafka is not None:
+                self._kafka.prefetch()
+        if due(now, self._next_commit):
             self._commit_processed(measure_lag=True)
             self._next_commit = self._commit_deadline()
 
@@ -317,7 +327,7 @@ class RebalanceWorker:
     def _commit_deadline(self) -> float | None:
         """None with `auto.commit.enable=false`: then only `commit_offsets()` commits."""
         interval = self.s.auto_commit_interval_ms
-        return None if interval is None else time.monotonic() + interval / 1000.0
+        return None if interval is None else self._clock() + interval / 1000.0
 
     # -- registration and sessions ---------------------------------------------------------------------
     def _register(self) -> None:
@@ -327,7 +337,7 @@ class RebalanceWorker:
             self._handoff.resume()
         except KazooException as exc:  # ZooKeeper unreachable or the session gone: one line, not a traceback
             log.warning("registration in ZooKeeper failed (%s); retrying", type(exc).__name__)
-            self.state.retry_at = time.monotonic() + self.s.backoff_ms / 1000.0
+            self.state.retry_at = self._clock() + self.s.backoff_ms / 1000.0
 
     def _on_session_lost(self) -> None:
         """Our ephemeral owners are gone with the session: stop everything we no longer own."""
@@ -340,16 +350,13 @@ class RebalanceWorker:
         if self._kafka is not None:
             self._kafka.revoked(event.lost)
         try:
-            # In mode kafka release on every revoke, even when obeying ZooKeeper: the rebalance may be a plain
-            # Kafka consumer joining, and Kafka's barrier (our callback) must not let it start on a partition
-            # we still hold. The next decision claims again if no plain member is there.
-            if self.owned and (self.state.authority is Authority.KAFKA or self.state.mode_is_kafka):
+            if self.owned and releases_on_revoke(self.state.authority, self.state.mode_is_kafka):
                 self._holdings.release(dict(self.owned), "kafka revoke")
         finally:
             event.done.set_result(None)
 
     # -- the rebalance ---------------------------------------------------------------------------------
-    def _evaluate(self, reasons: set[str]) -> None:
+    def _evaluate(self, triggers: Set[Trigger]) -> None:
         if not self.state.registered:
             self._register()  # a registration that failed earlier is retried with the next evaluation
             if not self.state.registered:
@@ -357,34 +364,33 @@ class RebalanceWorker:
         started = time.monotonic()
         for attempt in range(1, self.s.max_retries + 1):
             if self._stopping.is_set():
-                log.info("shutting down: rebalance (%s) abandoned after %d attempts", ", ".join(reasons), attempt - 1)
+                log.info("shutting down: rebalance (%s) abandoned after %d attempts", label(triggers), attempt - 1)
                 return
             try:
-                outcome = self._attempt(reasons)
+                outcome = self._attempt(triggers)
             except (KazooException, KafkaUnavailable) as exc:
                 log.warning("rebalance attempt %d failed: %s", attempt, exc)
-                outcome = None
+                outcome = Attempt.FAILED
             finally:
                 self._handoff.ungate()  # whatever the attempt opened (a failed one: the next attempt decides)
-            if outcome is True:
+            if outcome is Attempt.DONE:
                 self._metrics.rebalanced(time.monotonic() - started)
                 return
-            if outcome == "unusable":
+            if outcome is Attempt.UNUSABLE:
                 return
-            if attempt < self.s.max_retries and outcome is not None:
+            if attempt < self.s.max_retries and outcome is Attempt.CONFLICT:
                 continue  # the claim waited for the conflicting owners already
             if attempt < self.s.max_retries:
                 self._stopping.wait(self.s.backoff_ms / 1000.0)
-        log.error("rebalance failed after %d attempts (%s); retrying later", self.s.max_retries, ", ".join(reasons))
+        log.error("rebalance failed after %d attempts (%s); retrying later", self.s.max_retries, label(triggers))
         self._metrics.rebalance_failed()
-        self.state.retry_at = time.monotonic() + self.s.backoff_ms / 1000.0
+        self.state.retry_at = self._clock() + self.s.backoff_ms / 1000.0
 
-    def _attempt(self, reasons: set[str]) -> bool | str:
-        """One attempt: True done, 'unusable' (keep everything, wait for a change), False conflict."""
+    def _attempt(self, triggers: Set[Trigger]) -> Attempt:
         cid = self.s.consumer_id
-        self._laps = self._holdings.laps = {}
+        self._holdings.take_laps()  # what releases outside a rebalance measured is not this attempt's
         t_start, cpu_start = time.monotonic(), time.thread_time()
-        snap, read = self._read_snapshot(reasons)
+        snap, read = self._read_snapshot(triggers)
         own_topics = snap.subscriptions.get(cid, {})
         self._watches.watch_topics(own_topics, self._registration.is_wildcard)
         for other in snap.subscriptions.values():
@@ -397,14 +403,14 @@ class RebalanceWorker:
         if not snap.usable:
             log.error("not rebalancing: %s; keeping %d partitions", "; ".join(snap.problems), len(self.owned))
             self._metrics.snapshot_rejected()
-            return "unusable"
+            return Attempt.UNUSABLE
         if cid not in snap.registrations:
             log.info("not registered in ZooKeeper yet; rebalance waits")
-            return "unusable"
+            return Attempt.UNUSABLE
         if self._kafka is not None:
             self._kafka.member.subscribe(sorted(own_topics))
         t_snapshot = time.monotonic()
-        self._laps[read] = t_snapshot - t_start
+        laps = {read: t_snapshot - t_start}
         target, decision = self._target(snap)
         plan = transition(self.owned, target.own)
         t_decided = time.monotonic()
@@ -415,48 +421,41 @@ class RebalanceWorker:
             self._holdings.move(plan.moves)
         arriving = {tp: th for tp, th in plan.claim.items() if self.owned.get(tp) != th}
         if arriving and not self._holdings.claim(arriving):
-            return False
+            return Attempt.CONFLICT
         changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
-        if changed or "start" in reasons:
+        if tells_listener(changed, triggers):
             try:
                 self.listener.before_starting_fetchers(cid, by_topic(target.global_))
             except Exception as exc:
                 failure = ListenerError(f"before_starting_fetchers raised {type(exc).__name__}: {exc}")
                 raise failure from exc
         self._handoff.ungate()
-        self._finish(decision, publish=changed or bool(reasons & {"start", "mode", "new session"}))
+        self._finish(decision, publish=publishes(changed, triggers))
         if changed:
-            self._laps["decide"] = t_decided - t_snapshot
-            self._laps["release"] = t_released - t_decided
-            self._laps["claim"] = time.monotonic() - t_released
-            self._laps["worker cpu"] = time.thread_time() - cpu_start
+            laps.update(self._holdings.take_laps())
+            laps["decide"] = t_decided - t_snapshot
+            laps["release"] = t_released - t_decided
+            laps["claim"] = time.monotonic() - t_released
+            laps["worker cpu"] = time.thread_time() - cpu_start
             log.info(
                 "rebalance (%s): %s authority, released %d, moved %d, claimed %d; %s",
-                ", ".join(sorted(reasons)),
+                label(triggers),
                 decision.authority.value,
                 len(plan.leaving),
                 len(plan.moves),
                 len(plan.arriving),
-                ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in self._laps.items()),
+                ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in laps.items()),
             )
-        return True
+        return Attempt.DONE
 
-    def _read_snapshot(self, reasons: set[str]) -> tuple[Snapshot, str]:
+    def _read_snapshot(self, triggers: Set[Trigger]) -> tuple[Snapshot, str]:
         """The full snapshot, or the last one with a fresh mode when only the mode changed; and
         the name of what was read, for the rebalance log."""
         last, self._snapshot = self._snapshot, None  # a failed read leaves nothing to reuse
-        if refreshable(reasons, last):
-            assert last is not None
-            snap, read = refresh_mode(self._zk, self._paths, last), "mode read"
+        if last is not None and refreshable(triggers, last.usable):
+            snap, read = self._snapshots.refresh_mode(last), "mode read"
         else:
-            read, admin = "snapshot", self._admin
-            snap = read_snapshot(
-                self._zk,
-                self._paths,
-                self.s.exclude_internal,
-                kafka_partitions=admin.partitions if admin else None,
-                kafka_topics=(lambda: sorted(admin.topics())) if admin else None,
-            )
+            snap, read = self._snapshots.read(), "snapshot"
         self._snapshot = snap if snap.usable else None
         return snap, read
 
@@ -467,25 +466,18 @@ class RebalanceWorker:
         else:
             health, group = self._kafka.health(snap)
         decision = decide_authority(snap.mode, snap.member_ids, snap.migration_ids, health)
-        self.state.mode_is_kafka = snap.mode.raw == "kafka"
+        self.state.mode_is_kafka = snap.mode.mode is Mode.KAFKA
         if decision.unknown_mode_value is not None:
-            log.warning("unknown value %r in %s; obeying ZooKeeper", decision.unknown_mode_value, self._paths.mode)
+            log.warning(
+                "unknown value %r in %s; obeying ZooKeeper", decision.unknown_mode_value, self._snapshots.mode_path
+            )
             self._metrics.unknown_mode()
         if self._kafka is not None:
             decision = self._kafka.guard(snap, decision, group)
-        if decision.held:
-            return Target(own={}, global_={}), decision
-        if decision.authority is Authority.KAFKA:
-            members = None
-            if group is not None:
-                bridges = snap.migration_ids & snap.member_ids
-                members = {
-                    (m.client_id if m.client_id in bridges else m.member_id): m.partitions for m in group.members
-                }
-            assigned = self._kafka.assignment if self._kafka is not None else None
-            target = kafka_target(cid, snap.subscriptions, assigned or (), members)
-            return target, decision
-        return zookeeper_target(cid, snap.subscriptions, snap.partitions, self.s.strategy), decision
+        members = None if group is None else kafka_members(group.members, snap.migration_ids & snap.member_ids)
+        assigned = self._kafka.assignment if self._kafka is not None else None
+        target = decided_target(decision, cid, snap.subscriptions, snap.partitions, self.s.strategy, assigned, members)
+        return target, decision
 
     def _finish(self, decision: AuthorityDecision, publish: bool) -> None:
         """Record the outcome; publish it when it changed, or when an operator is waiting for it (a mode
@@ -522,13 +514,13 @@ class RebalanceWorker:
     def _note_hold(self, decision: AuthorityDecision) -> None:
         """Log the hold as `authority.next_hold` says, expose it, and keep re-evaluating while it lasts: plain
         members may leave with no ZooKeeper or Kafka event reaching us."""
-        self.state.hold, level, message = next_hold(self.state.hold, decision, time.monotonic())
+        self.state.hold, level, message = next_hold(self.state.hold, decision, self._clock())
         if level is not None:
             log.log(level, "%s", message)
-        held = self.state.hold.kind
-        self._metrics.fallback_held(bool(held))
+        held = self.state.hold.kind is not None
+        self._metrics.fallback_held(held)
         if held:
-            due = time.monotonic() + GUARD_RECHECK_S
+            due = self._clock() + GUARD_RECHECK_S
             self.state.retry_at = due if self.state.retry_at is None else min(self.state.retry_at, due)
 
     def _leave_kafka_group(self) -> None:
@@ -559,8 +551,8 @@ class RebalanceWorker:
             self._offsets.commit(positions)
         except KazooException:
             log.warning("offset commit failed; retrying at the next commit", exc_info=True)
-        if measure_lag and self._admin is not None and time.monotonic() >= self._lag_due:
-            self._lag_due = time.monotonic() + LAG_EVERY_S
+        if measure_lag and self._admin is not None and self._clock() >= self._lag_due:
+            self._lag_due = self._clock() + LAG_EVERY_S
             try:
                 ends = self._admin.log_end_offsets(positions)
             except KafkaUnavailable:

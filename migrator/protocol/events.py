@@ -8,15 +8,35 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from enum import Enum
 
 from migrator.protocol.partition import TopicPartition
+
+
+class Trigger(Enum):
+    """Why the worker evaluates: what the rebalance gating (`coordination.gating`) branches on. The values
+    are what the rebalance log line names."""
+
+    START = "start"
+    IDS = "ids"
+    MIGRATION_IDS = "migration ids"
+    MODE = "mode"
+    TOPICS = "topics"
+    """The topic list changed (watched for a wildcard subscription)."""
+    TOPIC = "topic"
+    """The partitions of a subscribed topic changed."""
+    NEW_SESSION = "new session"
+    RETRY = "retry"
+    """A retry or re-check the worker scheduled for itself (`State.retry_at`)."""
+    KAFKA_ASSIGNMENT = "kafka assignment"
+    KAFKA_LOST = "kafka lost"
 
 
 @dataclass(frozen=True, slots=True)
 class Changed:
     """Something a rebalance depends on changed (ids, migration ids, mode, topics); re-evaluate."""
 
-    what: str
+    what: Trigger
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from migrator.protocol.codecs import PublishedAuthority, Registration
+from migrator.protocol.events import Trigger
 from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
 
 
@@ -63,7 +64,7 @@ class Registry:
 class Watches:
     """kazoo watch recipes that re-arm themselves (also across sessions) and only post a trigger."""
 
-    def __init__(self, zk: KazooClient, paths: GroupPaths, post: Callable[[str], None], bridge: bool) -> None:
+    def __init__(self, zk: KazooClient, paths: GroupPaths, post: Callable[[Trigger], None], bridge: bool) -> None:
         self._zk = zk
         self._paths = paths
         self._post = post
@@ -74,32 +75,32 @@ class Watches:
 
     def start(self) -> None:
         self._zk.ensure_path(self._paths.ids)
-        self._children(self._paths.ids, "ids")
+        self._children(self._paths.ids, Trigger.IDS)
         if self._bridge:
             self._zk.ensure_path(self._paths.migration_ids)
-            self._children(self._paths.migration_ids, "migration ids")
-            DataWatch(self._zk, self._paths.mode, self._on_data("mode"))
+            self._children(self._paths.migration_ids, Trigger.MIGRATION_IDS)
+            DataWatch(self._zk, self._paths.mode, self._on_data(Trigger.MODE))
 
     def watch_topics(self, topics: Iterable[str], wildcard: bool) -> None:
         """Watch `/brokers/topics/<t>` (partitions added) and, for wildcards, the topic list."""
         if wildcard and not self._wildcard:
             self._wildcard = True
             if self._zk.exists(BROKER_TOPICS):
-                self._children(BROKER_TOPICS, "topics")
+                self._children(BROKER_TOPICS, Trigger.TOPICS)
         for topic in sorted(set(topics) - self._topics):
             self._topics.add(topic)
-            DataWatch(self._zk, broker_topic(topic), self._on_data(f"topic {topic}"))
+            DataWatch(self._zk, broker_topic(topic), self._on_data(Trigger.TOPIC))
 
     def stop(self) -> None:
         self._stopped = True
 
-    def _children(self, path: str, what: str) -> None:
+    def _children(self, path: str, what: Trigger) -> None:
         ChildrenWatch(self._zk, path, self._trigger(what))
 
-    def _on_data(self, what: str) -> Callable[..., bool | None]:
+    def _on_data(self, what: Trigger) -> Callable[..., bool | None]:
         return self._trigger(what)
 
-    def _trigger(self, what: str) -> Callable[..., bool | None]:
+    def _trigger(self, what: Trigger) -> Callable[..., bool | None]:
         """A watch callback that posts `what` on every change after the first call (which only arms it),
         and disarms itself once the watches are stopped."""
         first = True

@@ -130,19 +130,6 @@ def read_snapshot(
     return Snapshot(registrations, migration_ids, mode, subscriptions, partitions, tuple(problems), tuple(missing))
 
 
-def refreshable(reasons: set[str], last: Snapshot | None) -> bool:
-    """Whether a rebalance for `reasons` may reuse `last`, re-reading only the mode node.
-
-    Members, migration ids and the partitions of topics in ZooKeeper are each covered by a kazoo watch
-    recipe that posts its own reason on any change, including after a reconnect; so when the only reason
-    is the mode, nothing else can have changed since `last` was read. An operator's switch then costs each
-    bridge one read instead of three dependent round trips. A Kafka event reads everything: partitions
-    of a topic known only to the brokers (not in this ZooKeeper) are not watched, and a Kafka rebalance is
-    how their change shows.
-    """
-    return last is not None and last.usable and reasons == {"mode"}
-
-
 def refresh_mode(zk: KazooClient, paths: GroupPaths, last: Snapshot) -> Snapshot:
     """`last` with the mode node read again."""
     return replace(last, mode=_mode_of(zk.get_async(paths.mode)))
@@ -153,3 +140,34 @@ def _mode_of(read: IAsyncResult) -> ModeNode:
         return ModeNode.decode(read.get()[0])
     except NoNodeError:
         return ModeNode.absent()
+
+
+class SnapshotReader:
+    """One group's snapshots, as the rebalance worker reads them: the worker's only view of ZooKeeper's group
+    state, built by the connector (topics known only to the brokers are looked up with `kafka_partitions`
+    and `kafka_topics`, the admin client's)."""
+
+    def __init__(
+        self,
+        zk: KazooClient,
+        paths: GroupPaths,
+        *,
+        exclude_internal: bool,
+        kafka_partitions: PartitionLookup | None = None,
+        kafka_topics: TopicLister | None = None,
+    ) -> None:
+        self._zk = zk
+        self._paths = paths
+        self._exclude_internal = exclude_internal
+        self._kafka_partitions = kafka_partitions
+        self._kafka_topics = kafka_topics
+
+    @property
+    def mode_path(self) -> str:
+        return self._paths.mode
+
+    def read(self) -> Snapshot:
+        return read_snapshot(self._zk, self._paths, self._exclude_internal, self._kafka_partitions, self._kafka_topics)
+
+    def refresh_mode(self, last: Snapshot) -> Snapshot:
+        return refresh_mode(self._zk, self._paths, last)

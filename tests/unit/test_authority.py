@@ -12,6 +12,7 @@ from migrator.coordination.authority import (
     NEVER_DESCRIBED,
     AuthorityDecision,
     Hold,
+    HoldKind,
     KafkaGroupView,
     KafkaHealth,
     decide_authority,
@@ -132,15 +133,16 @@ def test_a_group_never_described_or_rebalancing_is_held_conservatively() -> None
     assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, NEVER_DESCRIBED).held
     rebalancing = KafkaGroupView(described("a"), rebalancing=True)
     d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, rebalancing)
-    assert d.held and "rebalance is in progress" in d.reason
+    assert d.hold is HoldKind.REBALANCE and "rebalance is in progress" in d.reason
 
 
 def test_only_a_hold_for_a_rebalance_in_progress_is_transient() -> None:
     """The worker logs a transient hold at INFO (every Kafka join or leave has one), the others at ERROR."""
-    assert guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(described("a"), rebalancing=True)).transient
+    d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, KafkaGroupView(described("a"), rebalancing=True))
+    assert d.hold is HoldKind.REBALANCE
     for lasting in (NEVER_DESCRIBED, WITH_PLAIN, KafkaGroupView(described("rdkafka"), current=False)):
         d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, lasting)
-        assert d.held and not d.transient
+        assert d.hold is HoldKind.PLAIN
 
 
 def test_kafka_authority_and_other_modes_are_never_held() -> None:
@@ -176,7 +178,7 @@ def test_the_guard_never_lets_a_bridge_obey_zookeeper_next_to_plain_consumers_in
     plain_possible = clients is None or rebalancing or bool(set(clients) - registered)
     must_hold = raw == b"kafka" and rule.authority is Authority.ZOOKEEPER and plain_possible
     assert d.held == must_hold
-    assert d.transient == (d.held and rebalancing)
+    assert (d.hold is HoldKind.REBALANCE) == (d.held and rebalancing)
     if d.held:
         assert rule.reason in d.reason
     else:
@@ -199,14 +201,14 @@ def levels(decisions: list[tuple[float, AuthorityDecision]]) -> list[int | None]
 
 
 def test_a_short_hold_for_a_rebalance_in_progress_is_logged_at_info_both_ways() -> None:
-    assert routine(Hold(), REBALANCING) and routine(Hold("rebalance", 0.0), BACK_TO_KAFKA)
+    assert routine(Hold(), REBALANCING) and routine(Hold(HoldKind.REBALANCE, 0.0), BACK_TO_KAFKA)
     assert levels([(0.0, REBALANCING), (0.05, BACK_TO_KAFKA)]) == [logging.INFO, logging.INFO]
 
 
 def test_a_rebalance_hold_that_lasts_warns_once_and_its_end_warns() -> None:
     lasting = [(0.0, REBALANCING), (2.0, REBALANCING), (HOLD_WARN_S, REBALANCING), (7.0, REBALANCING)]
     assert levels([*lasting, (8.0, BACK_TO_KAFKA)]) == [logging.INFO, None, logging.WARNING, None, logging.WARNING]
-    assert not routine(Hold("rebalance", 0.0, warned=True), BACK_TO_KAFKA)
+    assert not routine(Hold(HoldKind.REBALANCE, 0.0, warned=True), BACK_TO_KAFKA)
 
 
 def test_the_guard_proper_is_an_error_and_its_end_a_warning() -> None:
@@ -218,7 +220,7 @@ def test_the_guard_proper_is_an_error_and_its_end_a_warning() -> None:
 
 def test_a_rebalance_hold_that_ends_in_a_real_fallback_warns() -> None:
     """The rebalance is over and the rule says zookeeper with no plain member: the bridge obeys ZooKeeper."""
-    assert not routine(Hold("rebalance", 0.0), LEGACY_FALLBACK)
+    assert not routine(Hold(HoldKind.REBALANCE, 0.0), LEGACY_FALLBACK)
     assert levels([(0.0, REBALANCING), (0.1, LEGACY_FALLBACK)]) == [logging.INFO, logging.WARNING]
 
 
@@ -229,5 +231,5 @@ def test_a_hold_that_is_not_a_short_rebalance_is_never_only_at_info(decisions: l
     for i, decision in enumerate(decisions):
         hold, level, _ = next_hold(hold, decision, float(i) * 2.0)
         loud = loud or (level is not None and level >= logging.WARNING)
-        if decision is PLAIN_HOLD or (hold.kind and float(i) * 2.0 - hold.since >= HOLD_WARN_S):
+        if decision is PLAIN_HOLD or (hold.kind is not None and float(i) * 2.0 - hold.since >= HOLD_WARN_S):
             assert loud and hold.warned

@@ -1,0 +1,101 @@
+"""Which events make the rebalance worker evaluate, and what an evaluation may skip: pure rules over the
+triggers of one batch of events and the worker's state, so that the worker's loop only carries them out.
+
+No I/O here: the worker (`coordination/worker.py`) reads the clock and the queue, these functions decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from enum import Enum
+
+from migrator.protocol.codecs import Authority
+from migrator.protocol.events import (
+    CommitRequest,
+    Event,
+    KafkaRevoked,
+    Shutdown,
+    Trigger,
+)
+
+KAFKA_TRIGGERS = frozenset({Trigger.KAFKA_ASSIGNMENT, Trigger.KAFKA_LOST})
+"""The embedded member's events: they matter to a decision only where Kafka may be obeyed."""
+
+OPERATOR_TRIGGERS = frozenset({Trigger.START, Trigger.MODE, Trigger.NEW_SESSION})
+"""Triggers an operator may be waiting on (`set-mode --wait`, `status`): the authority is published after
+them even when nothing changed."""
+
+
+class Gate(Enum):
+    """What the worker does with a batch of triggers."""
+
+    EVALUATE = "evaluate"
+    """Read the snapshot, decide, release, claim."""
+    PREFETCH = "prefetch"
+    """Only describe the Kafka group now, so a later switch to Kafka does not wait for it."""
+    IDLE = "idle"
+
+
+def gate(triggers: Set[Trigger], *, mode_is_kafka: bool, authority: Authority) -> Gate:
+    """A batch of only Kafka events cannot change the outcome of a bridge that neither obeys Kafka nor is in
+    mode `kafka` (the rule says `zookeeper` whatever Kafka does): skip the evaluation, but still describe
+    the group after an assignment. Anything else evaluates."""
+    if not triggers:
+        return Gate.IDLE
+    if not triggers <= KAFKA_TRIGGERS or mode_is_kafka or authority is Authority.KAFKA:
+        return Gate.EVALUATE
+    return Gate.PREFETCH if Trigger.KAFKA_ASSIGNMENT in triggers else Gate.IDLE
+
+
+def coalesces(first: Event) -> bool:
+    """Whether the worker waits a moment for more events after `first`, to merge them into one evaluation.
+    Not for events whose poster waits for an answer (a revoke holds Kafka's rebalance barrier)."""
+    return not isinstance(first, (KafkaRevoked, Shutdown, CommitRequest))
+
+
+def refreshable(triggers: Set[Trigger], last_usable: bool) -> bool:
+    """Whether a rebalance for `triggers` may reuse the last full snapshot (`last_usable`: there is one and
+    it was usable), re-reading only the mode node.
+
+    Members, migration ids and the partitions of topics in ZooKeeper are each covered by a kazoo watch
+    recipe that posts its own trigger on any change, including after a reconnect; so when the only trigger
+    is the mode, nothing else can have changed since the last read. An operator's switch then costs each
+    bridge one read instead of three dependent round trips. A Kafka event reads everything: partitions of a
+    topic known only to the brokers (not in this ZooKeeper) are not watched, and a Kafka rebalance is how
+    their change shows.
+    """
+    return last_usable and set(triggers) == {Trigger.MODE}
+
+
+def releases_on_revoke(authority: Authority, mode_is_kafka: bool) -> bool:
+    """In mode `kafka` a Kafka revoke releases everything, even while ZooKeeper is obeyed: the rebalance may
+    be a plain Kafka consumer joining, and Kafka's barrier (the revoke callback) must not let it start on a
+    partition this bridge still holds. The next decision claims again if no plain member is there."""
+    return authority is Authority.KAFKA or mode_is_kafka
+
+
+def tells_listener(changed: bool, triggers: Set[Trigger]) -> bool:
+    """`before_starting_fetchers` after every change of ownership or authority, and once at the start."""
+    return changed or Trigger.START in triggers
+
+
+def publishes(changed: bool, triggers: Set[Trigger]) -> bool:
+    """Publish the authority when it changed, or when an operator may be waiting for it; not on every Kafka
+    retry of a bridge the broker refuses."""
+    return changed or bool(OPERATOR_TRIGGERS & set(triggers))
+
+
+def due(now: float, deadline: float | None) -> bool:
+    """Whether a deadline of the worker's (a retry, a re-check, the next auto-commit) has come."""
+    return deadline is not None and now >= deadline
+
+
+def wait_timeout(now: float, *deadlines: float | None) -> float | None:
+    """How long the worker may wait for an event before the earliest deadline (None: no deadline)."""
+    due = [d for d in deadlines if d is not None]
+    return max(0.0, min(due) - now) if due else None
+
+
+def label(triggers: Set[Trigger]) -> str:
+    """The triggers as the rebalance log names them."""
+    return ", ".join(sorted(t.value for t in triggers))

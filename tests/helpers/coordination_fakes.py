@@ -1,0 +1,251 @@
+"""In-memory stand-ins for the rebalance worker's and the Kafka group tracker's collaborators.
+
+For the UNIT tests of that pure-ish logic only (tests/unit/test_worker.py, test_kafka_group.py): they let a
+test drive the state machines event by event with a hand-moved clock. Everything that claims a behaviour of
+ZooKeeper or Kafka is proved on the real cluster in tests/integration and tests/chaos, never with these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
+
+from migrator.assign.model import ThreadId
+from migrator.consumer.handoff import Handoff
+from migrator.consumer.listener import ConsumerRebalanceListener
+from migrator.coordination.kafka_group import KafkaGroupTracker
+from migrator.coordination.worker import RebalanceWorker, WorkerParts, WorkerSettings
+from migrator.kafka.admin import KafkaUnavailable
+from migrator.metrics import ConnectorMetrics
+from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration
+from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.partition import TopicPartition
+from migrator.zk.snapshot import Snapshot
+
+GROUP = "g"
+
+
+class FakeClock:
+    """Monotonic seconds that move only when a test says so."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def snapshot(
+    members: Mapping[str, Mapping[str, int]],
+    *,
+    bridges: Iterable[str] = (),
+    mode: bytes | None = None,
+    partitions: Mapping[str, tuple[int, ...]] | None = None,
+) -> Snapshot:
+    """A group's snapshot: consumerId -> static subscription; every topic has partitions 0..3 unless told."""
+    topics = {t for sub in members.values() for t in sub}
+    return Snapshot(
+        {cid: Registration(dict(sub)) for cid, sub in members.items()},
+        frozenset(bridges),
+        ModeNode.absent() if mode is None else ModeNode.decode(mode),
+        members,
+        partitions if partitions is not None else {t: (0, 1, 2, 3) for t in topics},
+    )
+
+
+class FakeSnapshots:
+    """What ZooKeeper holds for the group, as `SnapshotReader` reads it; counts full reads and mode reads."""
+
+    mode_path = f"/consumers/{GROUP}/migration/mode"
+
+    def __init__(self, current: Snapshot) -> None:
+        self.current = current
+        self.reads = 0
+        self.mode_reads = 0
+
+    def read(self) -> Snapshot:
+        self.reads += 1
+        return self.current
+
+    def refresh_mode(self, last: Snapshot) -> Snapshot:
+        self.mode_reads += 1
+        return replace(last, mode=self.current.mode)
+
+
+@dataclass
+class FakeRegistry:
+    registered: bool = False
+    published: list[PublishedAuthority] = field(default_factory=list)
+
+    def register(self, registration: Registration) -> None:
+        self.registered = True
+
+    def deregister(self) -> None:
+        self.registered = False
+
+    def publish(self, authority: PublishedAuthority) -> None:
+        self.published.append(authority)
+
+
+class FakeWatches:
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def watch_topics(self, topics: Iterable[str], wildcard: bool) -> None: ...
+
+
+class FakeHoldings:
+    """Ownership without owner nodes: `conflicts` claims are refused before one succeeds."""
+
+    def __init__(self) -> None:
+        self.owned: dict[TopicPartition, ThreadId] = {}
+        self.listener = ConsumerRebalanceListener()
+        self.conflicts = 0
+        self.released: list[tuple[set[TopicPartition], str]] = []
+        self.claims = 0
+
+    def take_laps(self) -> dict[str, float]:
+        return {}
+
+    def positions(self) -> dict[TopicPartition, int]:
+        return {tp: 7 for tp in self.owned}
+
+    def release(
+        self,
+        release: Mapping[TopicPartition, ThreadId],
+        why: str,
+        in_flight_wait_s: float = 0.0,
+        tell_listener: bool = True,
+        before_delete: Callable[[], None] | None = None,
+    ) -> None:
+        if before_delete is not None:
+            before_delete()
+        self.released.append((set(release), why))
+        self.owned = {tp: th for tp, th in self.owned.items() if tp not in release}
+
+    def move(self, moves: Mapping[TopicPartition, ThreadId]) -> None:
+        self.owned.update(moves)
+
+    def claim(self, claim: Mapping[TopicPartition, ThreadId]) -> bool:
+        self.claims += 1
+        if self.conflicts:
+            self.conflicts -= 1
+            return False
+        self.owned.update(claim)
+        return True
+
+    def drop_all(self) -> int:
+        lost = len(self.owned)
+        self.owned.clear()
+        return lost
+
+
+@dataclass
+class FakeOffsets:
+    commits: list[dict[TopicPartition, int]] = field(default_factory=list)
+
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
+        self.commits.append(dict(offsets))
+        return True
+
+
+class FakeMember:
+    """The embedded member as the worker and the tracker see it (its events are posted by the test)."""
+
+    def __init__(self, client_id: str) -> None:
+        self.client_id = client_id
+        self.subscribed: list[str] | None = None
+        self.left = False
+
+    def member_id(self) -> str:
+        return f"{self.client_id}-m"
+
+    def subscribe(self, topics: list[str]) -> None:
+        self.subscribed = list(topics)
+
+    def leave(self) -> None:
+        self.left = True
+
+    def wait_left(self, timeout_s: float) -> bool:
+        return self.left
+
+
+class FakeAdmin:
+    """DescribeGroups answers from `members` (client id -> partitions) until `down`; counts the describes."""
+
+    def __init__(self, members: Mapping[str, tuple[TopicPartition, ...]] | None = None, state: str = "Stable") -> None:
+        self.members = dict(members or {})
+        self.state = state
+        self.down = False
+        self.describes = 0
+
+    def describe_group(self, group: str) -> KafkaGroup:
+        self.describes += 1
+        if self.down:
+            raise KafkaUnavailable("DescribeGroups: all brokers down")
+        described = tuple(KafkaMember(f"{c}-m", c, "/127.0.0.1", None, tps) for c, tps in self.members.items())
+        return KafkaGroup(group, self.state, "range", described)
+
+    def log_end_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        return {tp: 10 for tp in tps}
+
+
+def tracker(member: FakeMember, admin: FakeAdmin | None, clock: FakeClock) -> KafkaGroupTracker:
+    return KafkaGroupTracker(GROUP, member.client_id, cast(Any, member), cast(Any, admin), clock=clock)
+
+
+@dataclass
+class Rig:
+    """A worker over fakes, driven with `step` and a hand-moved clock."""
+
+    worker: RebalanceWorker
+    clock: FakeClock
+    snapshots: FakeSnapshots
+    registry: FakeRegistry
+    holdings: FakeHoldings
+    offsets: FakeOffsets
+    member: FakeMember | None
+    admin: FakeAdmin | None
+
+
+def rig(
+    consumer_id: str,
+    current: Snapshot,
+    *,
+    bridge: bool = False,
+    admin: FakeAdmin | None = None,
+    max_retries: int = 2,
+    auto_commit_interval_ms: int | None = None,
+) -> Rig:
+    clock = FakeClock()
+    snapshots, registry, holdings, offsets = FakeSnapshots(current), FakeRegistry(), FakeHoldings(), FakeOffsets()
+    member = FakeMember(consumer_id) if bridge else None
+    admin = admin if admin is not None else FakeAdmin()
+    parts = WorkerParts(
+        snapshots=cast(Any, snapshots),
+        registry=cast(Any, registry),
+        watches=cast(Any, FakeWatches()),
+        holdings=cast(Any, holdings),
+        offsets=cast(Any, offsets),
+        handoff=Handoff(),
+        metrics=ConnectorMetrics(GROUP, consumer_id),
+        kafka=tracker(member, admin, clock) if member is not None else None,
+        admin=cast(Any, admin),
+        clock=clock,
+    )
+    settings = WorkerSettings(
+        consumer_id=consumer_id,
+        strategy="range",
+        max_retries=max_retries,
+        backoff_ms=1,
+        auto_commit_interval_ms=auto_commit_interval_ms,
+        bootstrap_servers="127.0.0.1:9092" if bridge else "",
+    )
+    worker = RebalanceWorker(settings=settings, registration=current.registrations[consumer_id], parts=parts)
+    worker.register()
+    return Rig(worker, clock, snapshots, registry, holdings, offsets, member, admin)

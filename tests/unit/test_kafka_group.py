@@ -1,0 +1,105 @@
+"""What a bridge knows of its Kafka group (`KafkaGroupTracker`), with a hand-moved clock: when it describes
+the group, how long a Kafka rebalance counts as in progress, what it keeps when DescribeGroups fails."""
+
+from __future__ import annotations
+
+from migrator.coordination.authority import AuthorityDecision, HoldKind
+from migrator.coordination.kafka_group import DESCRIBE_RETRY_S, REBALANCE_HOLD_S, KafkaGroupTracker
+from migrator.protocol.codecs import Authority
+from migrator.protocol.partition import TopicPartition
+from tests.helpers.coordination_fakes import FakeAdmin, FakeClock, FakeMember, snapshot, tracker
+
+T = tuple(TopicPartition("t", p) for p in range(4))
+BRIDGES = snapshot({"g_b0": {"t": 1}, "g_b1": {"t": 1}}, bridges={"g_b0", "g_b1"}, mode=b"kafka")
+WITH_LEGACY = snapshot({"g_b0": {"t": 1}, "g_l": {"t": 1}}, bridges={"g_b0"}, mode=b"kafka")
+FALLBACK = AuthorityDecision(Authority.ZOOKEEPER, "legacy connector registered: g_l")
+
+
+def _tracker(admin: FakeAdmin) -> tuple[KafkaGroupTracker, FakeClock]:
+    clock = FakeClock()
+    return tracker(FakeMember("g_b0"), admin, clock), clock
+
+
+def test_kafka_takes_commits_only_while_the_member_has_an_assignment() -> None:
+    t, _ = _tracker(FakeAdmin())
+    assert not t.coordinated()
+    t.assigned(T)
+    assert t.coordinated()
+    t.unavailable("GROUP_MAX_SIZE_REACHED")
+    assert not t.coordinated()
+    t.assigned(T)
+    t.revoked(lost=True)
+    assert not t.coordinated()
+
+
+def test_the_group_is_described_once_per_kafka_rebalance() -> None:
+    admin = FakeAdmin({"g_b0": T[:2], "g_b1": T[2:]})
+    t, _ = _tracker(admin)
+    t.assigned(T[:2])
+    for _ in range(3):
+        health, group = t.health(BRIDGES)
+        assert health.healthy and group is not None
+    assert admin.describes == 1
+    t.assigned(T[:2])  # the next rebalance
+    t.health(BRIDGES)
+    assert admin.describes == 2
+
+
+def test_a_group_still_rebalancing_is_described_again() -> None:
+    admin = FakeAdmin({"g_b0": T[:2], "g_b1": T[2:]}, state="PreparingRebalance")
+    t, _ = _tracker(admin)
+    t.assigned(T[:2])
+    t.health(BRIDGES)
+    t.health(BRIDGES)
+    assert admin.describes == 2
+
+
+def test_a_bridge_missing_from_the_group_is_named() -> None:
+    t, _ = _tracker(FakeAdmin({"g_b0": T}))
+    t.assigned(T)
+    health, _ = t.health(BRIDGES)
+    assert health.joined and health.missing_bridges == {"g_b1"}
+    t2, _ = _tracker(FakeAdmin({"g_b1": T}))
+    t2.assigned(T)
+    assert not t2.health(BRIDGES)[0].joined  # this bridge itself is not in the described group
+
+
+def test_a_revoke_holds_as_a_rebalance_in_progress_only_for_a_while() -> None:
+    t, clock = _tracker(FakeAdmin({"g_b0": T}))
+    t.assigned(T)
+    t.revoked(lost=False)
+    assert t.guard(WITH_LEGACY, FALLBACK, None).hold is HoldKind.REBALANCE
+    clock.advance(REBALANCE_HOLD_S)
+    assert t.guard(WITH_LEGACY, FALLBACK, None) == FALLBACK  # no plain member described: obey ZooKeeper
+
+
+def test_when_describing_fails_the_last_known_members_count_and_it_asks_again_only_later() -> None:
+    admin = FakeAdmin({"g_b0": T[:2], "rdkafka": T[2:]})
+    t, clock = _tracker(admin)
+    assert t.guard(WITH_LEGACY, FALLBACK, None).hold is HoldKind.PLAIN
+    admin.down = True
+    d = t.guard(WITH_LEGACY, FALLBACK, None)
+    assert d.hold is HoldKind.PLAIN and "when it was last described" in d.reason
+    asked = admin.describes
+    clock.advance(DESCRIBE_RETRY_S / 2)
+    assert t.guard(WITH_LEGACY, FALLBACK, None).hold is HoldKind.PLAIN
+    assert admin.describes == asked  # each failure costs the admin timeout: not again so soon
+    admin.down, admin.members = False, {"g_b0": T}
+    clock.advance(DESCRIBE_RETRY_S / 2)
+    assert t.guard(WITH_LEGACY, FALLBACK, None) == FALLBACK  # described again: the plain consumer is gone
+    assert admin.describes == asked + 1
+
+
+def test_a_group_never_described_is_held_conservatively() -> None:
+    admin = FakeAdmin()
+    admin.down = True
+    t, _ = _tracker(admin)
+    assert t.guard(WITH_LEGACY, FALLBACK, None).hold is HoldKind.PLAIN
+
+
+def test_kafka_authority_and_other_modes_pass_the_guard_untouched() -> None:
+    t, _ = _tracker(FakeAdmin({"rdkafka": T}))
+    kafka = AuthorityDecision(Authority.KAFKA, "mode is kafka and every member is a bridge in the Kafka group")
+    assert t.guard(WITH_LEGACY, kafka, None) == kafka
+    zk_mode = snapshot({"g_b0": {"t": 1}}, bridges={"g_b0"}, mode=b"zookeeper")
+    assert t.guard(zk_mode, FALLBACK, None) == FALLBACK

@@ -1,0 +1,175 @@
+"""The rebalance worker's loop, event by event, over in-memory collaborators and a hand-moved clock.
+
+What ZooKeeper and Kafka do is proved on the real cluster (tests/integration, tests/chaos); here only the
+worker's own decisions: when it evaluates, what it reads, when it retries and re-checks, what it releases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from migrator.consumer.listener import ConsumerRebalanceListener
+from migrator.coordination.authority import HoldKind
+from migrator.coordination.worker import GUARD_RECHECK_S
+from migrator.protocol.codecs import Authority, ModeNode
+from migrator.protocol.events import (
+    Changed,
+    CommitRequest,
+    KafkaAssigned,
+    KafkaLost,
+    KafkaRevoked,
+    SessionLost,
+    SessionRestored,
+    Shutdown,
+    Trigger,
+)
+from migrator.protocol.partition import TopicPartition
+from tests.helpers.coordination_fakes import FakeAdmin, Rig, rig, snapshot
+
+T = [TopicPartition("t", p) for p in range(4)]
+TWO_MEMBERS = {"g_a": {"t": 1}, "g_b": {"t": 1}}
+START = Changed(Trigger.START)
+
+
+def test_the_start_claims_zookeepers_assignment_and_publishes_it() -> None:
+    r = rig("g_a", snapshot(TWO_MEMBERS))
+    r.worker.step([START])
+    assert r.holdings.owned == {T[0]: "g_a-0", T[1]: "g_a-0"}  # range: the first half
+    assert [(p.authority, p.generation, p.held) for p in r.registry.published] == [(Authority.ZOOKEEPER, 1, False)]
+
+
+def test_a_rebalance_that_keeps_conflicting_is_retried_once_its_deadline_passes_on_the_clock() -> None:
+    r = rig("g_a", snapshot(TWO_MEMBERS), max_retries=2)
+    r.holdings.conflicts = 2
+    r.worker.step([START])
+    assert r.holdings.claims == 2 and not r.holdings.owned
+    assert r.worker.state.retry_at is not None
+    r.worker.step([])  # the back-off has not passed on the worker's clock: nothing to do
+    assert r.holdings.claims == 2
+    r.clock.advance(0.001)
+    r.worker.step([])
+    assert r.holdings.claims == 3 and set(r.holdings.owned) == {T[0], T[1]}
+    assert r.worker.state.retry_at is None
+
+
+def _held_bridge() -> Rig:
+    """A bridge in mode kafka next to a legacy connector (so the rule says zookeeper) while a plain Kafka
+    consumer is in the group: the guard holds nothing."""
+    members = {"g_b0": {"t": 1}, "g_l": {"t": 1}}
+    current = snapshot(members, bridges={"g_b0"}, mode=b"kafka")
+    return rig("g_b0", current, bridge=True, admin=FakeAdmin({"rdkafka": (T[2], T[3])}))
+
+
+def test_a_hold_is_rechecked_on_the_clock_and_ends_when_the_plain_consumer_left() -> None:
+    r = _held_bridge()
+    r.worker.step([START])
+    assert r.worker.state.hold.kind is HoldKind.PLAIN and not r.holdings.owned
+    assert r.registry.published[-1].held and r.registry.published[-1].authority is Authority.ZOOKEEPER
+    assert r.worker.state.retry_at == r.clock.now + GUARD_RECHECK_S
+    assert r.admin is not None
+    r.admin.members = {}  # the plain consumer left; no event reaches the bridge
+    describes = r.admin.describes
+    r.clock.advance(GUARD_RECHECK_S / 2)
+    r.worker.step([])
+    assert r.admin.describes == describes and r.worker.state.hold.kind is HoldKind.PLAIN
+    r.clock.advance(GUARD_RECHECK_S / 2)
+    r.worker.step([])
+    assert r.worker.state.hold.kind is None
+    assert set(r.holdings.owned) == {T[0], T[1]}  # ZooKeeper's range, which now overlaps nobody
+    assert not r.registry.published[-1].held
+
+
+def test_kafka_events_alone_do_not_read_zookeeper_while_zookeeper_rules() -> None:
+    r = rig("g_b0", snapshot({"g_b0": {"t": 1}}, bridges={"g_b0"}, mode=b"zookeeper"), bridge=True)
+    r.worker.step([START])
+    assert r.snapshots.reads == 1 and r.admin is not None
+    describes = r.admin.describes
+    r.worker.step([KafkaAssigned(tuple(T))])
+    assert r.snapshots.reads == 1
+    assert r.admin.describes == describes + 1  # prefetched, so a later switch does not wait for it
+    r.worker.step([KafkaLost("GROUP_MAX_SIZE_REACHED")])
+    assert r.snapshots.reads == 1
+
+
+def test_a_mode_change_alone_rereads_only_the_mode() -> None:
+    r = rig("g_a", snapshot(TWO_MEMBERS))
+    r.worker.step([START])
+    r.snapshots.current = replace(r.snapshots.current, mode=ModeNode.decode(b"zookeeper"))
+    r.worker.step([Changed(Trigger.MODE)])
+    assert (r.snapshots.reads, r.snapshots.mode_reads) == (1, 1)
+    assert r.registry.published[-1].generation == 2  # an operator waits for it after a mode write
+    r.worker.step([Changed(Trigger.MODE), Changed(Trigger.IDS)])
+    assert (r.snapshots.reads, r.snapshots.mode_reads) == (2, 1)
+
+
+def _kafka_bridge() -> Rig:
+    """The only member, a bridge in mode kafka, assigned everything by Kafka."""
+    current = snapshot({"g_b0": {"t": 2}}, bridges={"g_b0"}, mode=b"kafka")
+    r = rig("g_b0", current, bridge=True, admin=FakeAdmin({"g_b0": tuple(T)}))
+    r.worker.step([KafkaAssigned(tuple(T)), START])
+    assert r.worker.state.authority is Authority.KAFKA and set(r.holdings.owned) == set(T)
+    assert set(r.holdings.owned.values()) == {"g_b0-0", "g_b0-1"}  # subdivided among its two threads
+    return r
+
+
+def test_a_revoke_under_kafka_authority_releases_everything_before_answering() -> None:
+    r = _kafka_bridge()
+    revoke = KafkaRevoked()
+    r.worker.step([revoke])
+    assert revoke.done.done() and not r.holdings.owned
+    assert r.holdings.released[-1] == (set(T), "kafka revoke")
+
+
+def test_a_revoke_while_zookeeper_rules_outside_mode_kafka_keeps_everything() -> None:
+    r = rig("g_b0", snapshot({"g_b0": {"t": 1}}, bridges={"g_b0"}), bridge=True)
+    r.worker.step([START])
+    revoke = KafkaRevoked()
+    r.worker.step([revoke])
+    assert revoke.done.done() and set(r.holdings.owned) == set(T)
+
+
+def test_processed_offsets_are_committed_when_the_interval_passes_on_the_clock() -> None:
+    r = rig("g_a", snapshot(TWO_MEMBERS), auto_commit_interval_ms=1000)
+    r.worker.step([START])
+    r.worker.step([])
+    assert r.offsets.commits == []
+    r.clock.advance(1.0)
+    r.worker.step([])
+    assert r.offsets.commits == [{T[0]: 7, T[1]: 7}]
+
+
+def test_shutdown_under_kafka_authority_leaves_both_groups_while_the_owners_still_lock() -> None:
+    r = _kafka_bridge()
+    done = Shutdown()
+    r.worker.step([done])
+    assert r.member is not None and r.member.left and not r.registry.registered
+    assert r.holdings.released[-1] == (set(T), "shutdown")
+    assert done.done.done() and r.worker.state.closed
+
+
+def test_an_expired_session_drops_everything_and_the_new_one_registers_and_claims_again() -> None:
+    r = rig("g_a", snapshot(TWO_MEMBERS))
+    r.worker.step([START])
+    r.worker.step([SessionLost()])
+    assert not r.holdings.owned and not r.worker.state.registered
+    r.worker.step([SessionRestored()])
+    assert r.registry.registered and set(r.holdings.owned) == {T[0], T[1]}
+
+
+class _Raising(ConsumerRebalanceListener):
+    def before_starting_fetchers(self, consumer_id: str, assignment: object) -> None:  # type: ignore[override]
+        raise RuntimeError("application bug")
+
+
+def test_a_listener_that_raises_makes_the_member_leave_and_only_answer_until_shutdown() -> None:
+    r = rig("g_a", snapshot(TWO_MEMBERS))
+    r.worker.listener = _Raising()
+    r.worker.step([START])
+    assert r.worker.state.failed is not None and not r.holdings.owned and not r.registry.registered
+    reads = r.snapshots.reads
+    commit = CommitRequest()
+    r.worker.step([Changed(Trigger.IDS), commit])
+    assert commit.done.done() and r.snapshots.reads == reads  # no more rebalances
+    done = Shutdown()
+    r.worker.step([done])
+    assert done.done.done() and r.worker.state.closed
