@@ -78,35 +78,33 @@ class FakeGroup:
 
         wait_until(stable, timeout, interval=0.3, what=f"Kafka group {self.group} stable with {client_ids}")
 
+    @contextlib.contextmanager
+    def following(self, zk: KazooClient, bridges: list[str]) -> Iterator[None]:
+        """For the length of a `with` block, a thread plays the bridges' part of a switch to kafka."""
+        stop = threading.Event()
+        thread = threading.Thread(target=self._follow_switch, args=(zk, bridges, stop), daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(5)
+
+    def _follow_switch(self, zk: KazooClient, bridges: list[str], stop: threading.Event) -> None:
+        """Once the mode is kafka: publish the new authority, then claim the partitions again."""
+        p = self.paths
+        while not stop.is_set():
+            if zk.exists(p.mode) and zk.get(p.mode)[0] == b"kafka":
+                time.sleep(0.3)
+                for i, cid in enumerate(bridges):
+                    pa = PublishedAuthority(Authority.KAFKA, 2, int(time.time() * 1000))
+                    zk.create(p.published_authority(cid), pa.encode(), makepath=True, ephemeral=True)
+                    zk.create(p.owner(self.topic, i), f"{cid}-0".encode(), makepath=True, ephemeral=True)
+                zk.create(p.owner(self.topic, 2), f"{bridges[0]}-0".encode(), makepath=True, ephemeral=True)
+                return
+            time.sleep(0.05)
+
     def close(self) -> None:
         for member in self.members:
             member.close()
         self._sessions.close()
-
-
-def follow_switch(zk: KazooClient, fake: FakeGroup, bridges: list[str], stop: threading.Event) -> None:
-    """Play the bridges' part of a switch to kafka: publish the new authority, then claim the partitions again."""
-    p = fake.paths
-    while not stop.is_set():
-        if zk.exists(p.mode) and zk.get(p.mode)[0] == b"kafka":
-            time.sleep(0.3)
-            for i, cid in enumerate(bridges):
-                pa = PublishedAuthority(Authority.KAFKA, 2, int(time.time() * 1000))
-                zk.create(p.published_authority(cid), pa.encode(), makepath=True, ephemeral=True)
-                zk.create(p.owner(fake.topic, i), f"{cid}-0".encode(), makepath=True, ephemeral=True)
-            zk.create(p.owner(fake.topic, 2), f"{bridges[0]}-0".encode(), makepath=True, ephemeral=True)
-            return
-        time.sleep(0.05)
-
-
-@contextlib.contextmanager
-def following(zk: KazooClient, fake: FakeGroup, bridges: list[str]) -> Iterator[None]:
-    """`follow_switch` in a daemon thread for the length of a `with` block."""
-    stop = threading.Event()
-    thread = threading.Thread(target=follow_switch, args=(zk, fake, bridges, stop), daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(5)

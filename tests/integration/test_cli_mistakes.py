@@ -22,7 +22,7 @@ from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.zk.codecs import Registration
 from migrator.zk.paths import GroupPaths
 from tests.helpers import cli
-from tests.helpers.fake_group import PLAIN, FakeGroup, following
+from tests.helpers.fake_group import PLAIN, FakeGroup
 from tests.helpers.kafka import PollingMember, make_topic
 from tests.helpers.wait import wait_until
 
@@ -368,7 +368,7 @@ def test_set_mode_kafka_on_a_rebalancing_group(
         assert "it is rebalancing; retry in about 10s, or add --wait" in line
         assert cli.zk_state(zk_client) == before
 
-        with following(zk_client, fake_group, [b1, b2]):
+        with fake_group.following(zk_client, [b1, b2]):
             waited = cli.run(*argv, "--wait", "--timeout", "60")  # settles when the stalled member is dropped
         assert waited.code == EXIT_OK, waited.stderr
         assert "it is rebalancing" not in waited.stderr and "switch complete" in waited.stdout

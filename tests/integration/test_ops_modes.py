@@ -15,7 +15,7 @@ from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.ops import modes
 from migrator.zk.codecs import AuditEntry, Mode
 from migrator.zk.paths import GroupPaths
-from tests.helpers.fake_group import FakeGroup, following
+from tests.helpers.fake_group import FakeGroup
 from tests.helpers.wait import wait_until
 
 
@@ -176,7 +176,7 @@ def test_concurrent_change_is_detected(cluster, zk_client, fake_group, monkeypat
 def test_wait_reports_the_pause(cluster, zk_client, fake_group, capsys) -> None:
     bridges = [fake_group.add_bridge(f"{fake_group.group}_b{i}") for i in range(2)]
     fake_group.wait_kafka_members(set(bridges))
-    with following(zk_client, fake_group, bridges):
+    with fake_group.following(zk_client, bridges):
         assert run(cluster, "set-mode", "kafka", "-g", fake_group.group, "--wait", "--timeout", "20") == 0
     out = capsys.readouterr().out
     assert "switch complete: every bridge obeys kafka; pause" in out
