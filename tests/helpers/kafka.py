@@ -166,8 +166,6 @@ def high_watermarks(bootstrap: str, topic: str, partitions: int, timeout: float 
     """Every partition's high watermark. Around a broker's stop or return a leader moves and the answer is an
     error (NOT_LEADER_FOR_PARTITION, unknown partition) or none at all; it is asked again with a new client
     (a long-lived one was seen timing out for more than 30 s after a broker restart), for up to `timeout`."""
-    from confluent_kafka import TopicPartition as KafkaTopicPartition
-
     deadline = time.monotonic() + timeout
     marks: dict[int, int] = {}
     while True:
@@ -175,7 +173,7 @@ def high_watermarks(bootstrap: str, topic: str, partitions: int, timeout: float 
         try:
             for p in range(partitions):
                 if p not in marks:
-                    marks[p] = probe.get_watermark_offsets(KafkaTopicPartition(topic, p), timeout=10)[1]
+                    marks[p] = probe.get_watermark_offsets(KafkaTP(topic, p), timeout=10)[1]
             return marks
         except KafkaException:
             if time.monotonic() > deadline:
