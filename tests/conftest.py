@@ -23,7 +23,7 @@ from kazoo.client import KazooClient  # noqa: E402
 
 from migrator.devcluster import DevCluster  # noqa: E402
 from tests.helpers.cluster import ExternalCluster, external_from_env  # noqa: E402
-from tests.helpers.workload import shut_down_leftovers  # noqa: E402
+from tests.helpers.workload import Member, shut_down_leftovers  # noqa: E402
 from tests.helpers.zk import zk_client as _zk_client  # noqa: E402
 
 Cluster = DevCluster | ExternalCluster
@@ -94,3 +94,12 @@ def zk_client(cluster: Cluster) -> Iterator[KazooClient]:
     """A started kazoo client on the session cluster, stopped after the test."""
     with _zk_client(cluster) as client:
         yield client
+
+
+@pytest.fixture
+def members() -> Iterator[list[Member]]:
+    """In-process members a test starts; shut down in reverse order when it ends, even by failure."""
+    started: list[Member] = []
+    yield started
+    for m in reversed(started):
+        m.shutdown()

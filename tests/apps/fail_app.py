@@ -10,11 +10,11 @@ Prints `ready` once its stream exists.
 
 from __future__ import annotations
 
-import argparse
 import os
-import signal
 import threading
 import time
+
+from common import app_parser, app_props, stop_on_sigterm
 
 from migrator import ConsumerConnector, KafkaStream
 from migrator.observe import ProcessingLog
@@ -25,23 +25,13 @@ class Failed(Exception):
 
 
 def main() -> None:
-    p = argparse.ArgumentParser()
-    for name in ("zookeeper", "group", "topic", "consumer_id", "log"):
-        p.add_argument(name)
+    p = app_parser()
     p.add_argument("mode", choices=["with", "thread"])
     p.add_argument("--fail-at", default="")
     args = p.parse_args()
     fail_at = tuple(map(int, args.fail_at.split(":"))) if args.fail_at else None
     log = ProcessingLog(args.log)
-    props = {
-        "zookeeper.connect": args.zookeeper,
-        "group.id": args.group,
-        "consumer.id": args.consumer_id,
-        "auto.offset.reset": "smallest",
-        "auto.commit.interval.ms": "200",
-        "rebalance.backoff.ms": "500",
-        "zookeeper.session.timeout.ms": "6000",
-    }
+    props = app_props(args) | {"auto.commit.interval.ms": "200", "rebalance.backoff.ms": "500"}
 
     def work(stream: KafkaStream, member: str) -> None:
         for m in stream:
@@ -56,8 +46,7 @@ def main() -> None:
             print("ready", flush=True)
             work(stream, f"{connector.consumer_id}@{os.getpid()}")
         return
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = stop_on_sigterm()
     connector = ConsumerConnector(props)
     stream = connector.create_message_streams({args.topic: 1})[args.topic][0]
     threading.Thread(target=work, args=(stream, f"{connector.consumer_id}@{os.getpid()}"), daemon=True).start()

@@ -9,35 +9,24 @@ Prints `ready` once its streams exist and `stopped <seconds>` with how long comm
 
 from __future__ import annotations
 
-import argparse
 import os
-import signal
-import threading
 import time
+
+from common import app_parser, app_props, serve, stop_on_sigterm
 
 from migrator import ConsumerConnector, ConsumerTimeout, KafkaStream
 from migrator.observe import ProcessingLog
 
 
 def main() -> None:
-    p = argparse.ArgumentParser()
-    for name in ("zookeeper", "group", "topic", "consumer_id", "log"):
-        p.add_argument(name)
+    p = app_parser()
     p.add_argument("--streams", type=int, default=2)
     p.add_argument("--process-ms", type=float, default=5.0)
     p.add_argument("--property", action="append", default=[], help="another consumer property, K=V")
     args = p.parse_args()
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = stop_on_sigterm()
     log = ProcessingLog(args.log)
-    props = {
-        "zookeeper.connect": args.zookeeper,
-        "group.id": args.group,
-        "consumer.id": args.consumer_id,
-        "auto.offset.reset": "smallest",
-        "consumer.timeout.ms": "200",  # so that an idle thread notices the stop too
-        "zookeeper.session.timeout.ms": "6000",
-    }
+    props = app_props(args) | {"consumer.timeout.ms": "200"}  # so that an idle thread notices the stop too
     props.update(item.split("=", 1) for item in args.property)
     connector = ConsumerConnector(props)
     member = f"{connector.consumer_id}@{os.getpid()}"
@@ -54,13 +43,7 @@ def main() -> None:
                 continue
 
     streams = connector.create_message_streams({args.topic: args.streams})[args.topic]
-    threads = [threading.Thread(target=work, args=(s,)) for s in streams]
-    for t in threads:
-        t.start()
-    print("ready", flush=True)
-    stop.wait()
-    for t in threads:
-        t.join()
+    serve(streams, work, stop)
     started = time.monotonic()
     connector.commit_offsets()
     connector.shutdown()

@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import threading
 import time
 from collections.abc import Mapping
+
+from common import app_parser, app_props, serve, stop_on_sigterm
 
 from migrator import ConsumerConnector, ConsumerRebalanceListener, ConsumerTimeout, KafkaStream, MigratorError
 from migrator.observe import ProcessingLog
@@ -45,9 +45,7 @@ class Listener(ConsumerRebalanceListener):
 
 
 def main() -> None:
-    p = argparse.ArgumentParser()
-    for name in ("zookeeper", "group", "topic", "consumer_id", "log"):
-        p.add_argument(name)
+    p = app_parser()
     p.add_argument("--streams", type=int, default=1)
     p.add_argument("--property", action="append", default=[])
     p.add_argument("--commit-in-release", action="store_true")
@@ -56,17 +54,8 @@ def main() -> None:
     p.add_argument("--process-ms", type=float, default=1.0)
     p.add_argument("--also", action="append", default=[], help="another topic, with one stream")
     args = p.parse_args()
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    props = {
-        "zookeeper.connect": args.zookeeper,
-        "group.id": args.group,
-        "consumer.id": args.consumer_id,
-        "auto.offset.reset": "smallest",
-        "consumer.timeout.ms": "200",
-        "rebalance.backoff.ms": "500",
-        "zookeeper.session.timeout.ms": "6000",
-    }
+    stop = stop_on_sigterm()
+    props = app_props(args) | {"consumer.timeout.ms": "200", "rebalance.backoff.ms": "500"}
     props.update(item.split("=", 1) for item in args.property)
     log = ProcessingLog(args.log)
     connector = ConsumerConnector(props)
@@ -89,13 +78,7 @@ def main() -> None:
 
     by_topic = connector.create_message_streams({args.topic: args.streams} | {t: 1 for t in args.also})
     streams = [s for topic_streams in by_topic.values() for s in topic_streams]
-    threads = [threading.Thread(target=work, args=(s,)) for s in streams]
-    for t in threads:
-        t.start()
-    print("ready", flush=True)
-    stop.wait()
-    for t in threads:
-        t.join()
+    serve(streams, work, stop)
     started = time.monotonic()
     if args.commit_in_release:
         connector.commit_offsets()

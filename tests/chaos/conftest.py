@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
 from migrator.observe import (
@@ -31,26 +30,17 @@ from migrator.observe import (
     load_many,
 )
 from migrator.zk.paths import GroupPaths
-from tests.helpers.bridge import bridge_props, owners, published, wait_converged
+from tests.helpers.bridge import bridge_props, owners, published, set_mode, wait_converged
 from tests.helpers.cluster import restart_process
 from tests.helpers.kafka import high_watermarks, make_topic
 from tests.helpers.member_proc import MemberProcess
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member, SequencedProducer
+from tests.helpers.zk import zk_client
 
 PARTITIONS = 8
 STREAMS = 2
 RATE = 300.0
-
-
-def expire_session(zookeeper: str, client: KazooClient) -> None:
-    """Expire `client`'s session now: a twin attaches with the same id and password and closes it, so the
-    server drops the session and its ephemerals at once while the owner only notices on its next packet."""
-    session_id, password = client.client_id
-    twin = KazooClient(hosts=zookeeper, client_id=(session_id, password), timeout=10.0)
-    twin.start(timeout=10.0)
-    twin.stop()
-    twin.close()
 
 
 @dataclass(frozen=True)
@@ -87,8 +77,8 @@ class Drill:
         self._tailed: list[Processed] = []
         self._tmp = tmp_path
         self.partitions = PARTITIONS
-        self.zk = KazooClient(hosts=cluster.zookeeper, timeout=10.0)
-        self.zk.start(timeout=10.0)
+        self._closing = contextlib.ExitStack()
+        self.zk = self._closing.enter_context(zk_client(cluster))
         self.watcher: OwnersWatcher | None = None
         self.producer: SequencedProducer | None = None
         self.started_at = time.monotonic()
@@ -213,19 +203,20 @@ class Drill:
         reacting to. (Generations are not compared: a bridge may re-publish the same decision.)"""
         names = list(names)
         deadline = time.monotonic() + timeout
-        while True:
+
+        def converged_and_quiet() -> bool:
             self.converge(authority, names, max(1.0, deadline - time.monotonic()), legacy)
             owners_then, quiet_until = self.owners(), time.monotonic() + quiet_s
-            while time.monotonic() < quiet_until:
+            while time.monotonic() < quiet_until:  # not a wait: it must hold throughout
                 pub = self.published()
                 if self.owners() != owners_then or any(
                     self.cid(n) not in pub or pub[self.cid(n)].authority.value != authority for n in names
                 ):
-                    break
+                    return False
                 time.sleep(0.1)
-            else:
-                return
-            assert time.monotonic() < deadline, f"{names} did not settle under {authority} in {timeout:.0f}s"
+            return True
+
+        wait_until(converged_and_quiet, timeout, interval=0, what=f"{names} to settle under {authority}")
 
     def committed(self, partitions: Iterable[int]) -> dict[int, int]:
         """The ZooKeeper offsets of `partitions` now (0 where none): a lower bound of the last commit, since a
@@ -325,8 +316,7 @@ class Drill:
         if self.watcher is not None:
             with contextlib.suppress(Exception):
                 self.watcher.stop()
-        self.zk.stop()
-        self.zk.close()
+        self._closing.close()
 
 
 @pytest.fixture
@@ -370,3 +360,25 @@ def drill_on(
     finally:
         for d in made:
             d.close()
+
+
+@pytest.fixture
+def both_modes(drill_on: Callable[..., Drill]) -> Callable[[list[str], float], dict[str, Drill]]:
+    """`both_modes(names, rate)`: two loaded groups on one dedicated cluster, keyed by the authority each obeys,
+    each with the bridges `names` in their own processes, settled, and every bridge past its first commit. One
+    fault of that cluster (`drills["kafka"].outage(..., alongside=[drills["zookeeper"]])`) serves both."""
+
+    def make(names: list[str], rate: float) -> dict[str, Drill]:
+        kafka = drill_on()
+        drills = {"kafka": kafka, "zookeeper": drill_on(alongside=kafka)}
+        for d in drills.values():
+            d.start(rate=rate)
+            for name in names:
+                d.spawn_bridge(name)
+        set_mode(kafka.zk, kafka.group, "kafka")
+        for authority, d in drills.items():
+            d.settle(authority, names)
+        time.sleep(1.5)  # every bridge processes and commits at least once
+        return drills
+
+    return make

@@ -15,10 +15,10 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-from kazoo.client import KazooClient
 
 from tests.helpers.bridge import set_mode
 from tests.helpers.wait import wait_until
+from tests.helpers.zk import zk_client as open_zk
 
 if TYPE_CHECKING:
     from tests.chaos.conftest import Drill
@@ -60,9 +60,7 @@ def test_malformed_ids_node_from_a_foreign_process(drill: Drill) -> None:
         drill.bridge(name)
     drill.converge("zookeeper", names)
     before = drill.owners()
-    foreign = KazooClient(hosts=drill.cluster.zookeeper, timeout=10.0)
-    foreign.start(timeout=10.0)
-    try:
+    with open_zk(drill.cluster) as foreign:  # the ephemeral node goes with the foreign session
         foreign.create(drill.paths.member(drill.cid("foreign")), b"{not json", ephemeral=True)
         drill.bridge("b2")  # joins while the group cannot rebalance: it must wait, not guess
         time.sleep(3.0)
@@ -71,9 +69,6 @@ def test_malformed_ids_node_from_a_foreign_process(drill: Drill) -> None:
         drill.resumes()
         assert all(m.conn.owned for n, m in drill.members.items() if n != "b2"), "a connector released"
         assert foreign.get(drill.paths.member(drill.cid("foreign")))[0] == b"{not json", "someone rewrote it"
-    finally:
-        foreign.stop()  # the ephemeral node goes with the foreign session
-        foreign.close()
     drill.converge("zookeeper", [*names, "b2"])
     wait_until(lambda: len(drill.owned_by("b2")) >= 2, 30, what="the late bridge to get its range share")
     resumed_s = drill.resumes()

@@ -16,13 +16,10 @@ expires and nothing may be processed twice.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
-
-from tests.helpers.bridge import set_mode
 
 if TYPE_CHECKING:
     from tests.chaos.conftest import Drill, Outage
@@ -43,18 +40,10 @@ def recover(drills: dict[str, Drill], names: list[str], outage: Outage) -> float
     return outage.since_ready()
 
 
-def test_only_broker_down_5_20_60s(drill_on: Callable[..., Drill]) -> None:
-    kafka = drill_on()
-    drills = {"kafka": kafka, "zookeeper": drill_on(alongside=kafka)}
+def test_only_broker_down_5_20_60s(both_modes: Callable[[list[str], float], dict[str, Drill]]) -> None:
     names = ["b0", "b1", "b2"]
-    for d in drills.values():
-        d.start(rate=RATE)
-        for name in names:
-            d.spawn_bridge(name)
-    set_mode(kafka.zk, kafka.group, "kafka")
-    for authority, d in drills.items():
-        d.settle(authority, names)
-    time.sleep(1.5)  # every bridge processes and commits at least once
+    drills = both_modes(names, RATE)
+    kafka = drills["kafka"]
 
     timings = []
     for down_s in ROUNDS_S:

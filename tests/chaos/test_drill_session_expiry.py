@@ -17,9 +17,9 @@ import pytest
 from kazoo.client import KazooState
 
 from migrator.observe import after_commit
-from tests.chaos.conftest import expire_session
 from tests.helpers.bridge import set_mode
 from tests.helpers.wait import wait_until
+from tests.helpers.zk import expire_session
 
 if TYPE_CHECKING:
     from tests.chaos.conftest import Drill

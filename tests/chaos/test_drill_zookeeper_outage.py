@@ -16,14 +16,12 @@ offset committed when ZooKeeper stopped.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
 
 from migrator.observe import after_commit
-from tests.helpers.bridge import set_mode
 
 if TYPE_CHECKING:
     from tests.chaos.conftest import Drill
@@ -36,18 +34,10 @@ RESUME_BOUND_S = 60.0  # ZooKeeper ready -> every partition of both groups proce
 RATE = 150.0  # per group
 
 
-def test_zookeeper_down_20s(drill_on: Callable[..., Drill]) -> None:
-    kafka = drill_on()
-    drills = {"kafka": kafka, "zookeeper": drill_on(alongside=kafka)}
+def test_zookeeper_down_20s(both_modes: Callable[[list[str], float], dict[str, Drill]]) -> None:
     names = ["b0", "b1", "b2"]
-    for d in drills.values():
-        d.start(rate=RATE)
-        for name in names:
-            d.spawn_bridge(name)
-    set_mode(kafka.zk, kafka.group, "kafka")
-    for authority, d in drills.items():
-        d.settle(authority, names)
-    time.sleep(1.5)  # every bridge processes and commits at least once
+    drills = both_modes(names, RATE)
+    kafka = drills["kafka"]
 
     committed = {authority: d.committed(range(d.partitions)) for authority, d in drills.items()}
     outage = kafka.outage("zookeeper", DOWN_S, alongside=[drills["zookeeper"]])

@@ -8,7 +8,6 @@ password) and closes it, so the server expires it at once while the member itsel
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 from kazoo.client import KazooClient, KazooState
@@ -19,24 +18,9 @@ from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import make_topic
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member, SequencedProducer
+from tests.helpers.zk import expire_session
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow]
-
-
-def expire_session(zookeeper: str, client: KazooClient) -> None:
-    session_id, password = client.client_id
-    twin = KazooClient(hosts=zookeeper, client_id=(session_id, password), timeout=10.0)
-    twin.start(timeout=10.0)
-    twin.stop()  # closing the twin closes the shared session: its ephemerals go now
-    twin.close()
-
-
-@pytest.fixture
-def members() -> Iterator[list[Member]]:
-    started: list[Member] = []
-    yield started
-    for m in reversed(started):
-        m.shutdown()
 
 
 def test_expired_member_recovers_without_dual_processing(

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kazoo.client import KazooClient
 
 from tests.helpers.kafka import make_topic
 from tests.helpers.wait import wait_until
+from tests.helpers.zk import zk_client as open_zk
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow]
 
@@ -150,14 +150,9 @@ def test_application_sigterm_with_zookeeper_gone_for_good(
     procs.append(proc)
     _ready(proc)
     paths = f"/consumers/{unique_group}/owners/{unique_topic}"
-    zk = KazooClient(hosts=own.zookeeper, timeout=10.0)
-    zk.start(timeout=10.0)
-    try:
+    with open_zk(own) as zk:
         wait_until(lambda: len(zk.get_children(paths)) == 4 if zk.exists(paths) else False, 60,
                    what="the application owns every partition")  # fmt: skip
-    finally:
-        zk.stop()
-        zk.close()
     own.stop_process("zookeeper")
     time.sleep(3 * TIMEOUT_S)  # past the session timeout: the client retries a server that is gone
     rc, took = _signal_and_time(proc, signal.SIGTERM)

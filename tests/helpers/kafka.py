@@ -7,14 +7,17 @@ the migrator reads partitions from ZooKeeper while consumers read them from the 
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import TopicPartition as KafkaTP
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from migrator.protocol.codecs import decode_broker_topic
@@ -142,20 +145,20 @@ def consume(
         }
     )
     out: list[Consumed] = []
-    try:
-        consumer.subscribe([topic])
-        deadline = time.monotonic() + timeout
-        while len(out) < count and time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is None:
-                continue
+
+    def read_enough() -> bool:
+        msg = consumer.poll(0.5)
+        if msg is not None:
             if msg.error():
                 raise KafkaException(msg.error())
             out.append(Consumed(msg.topic(), msg.partition(), msg.offset(), msg.key(), msg.value()))
+        return len(out) >= count
+
+    try:
+        consumer.subscribe([topic])
+        wait_until(read_enough, timeout, interval=0, what=f"{count} records from {topic}")
     finally:
         consumer.close()
-    if len(out) < count:
-        raise AssertionError(f"consumed {len(out)} of {count} records from {topic} in {timeout:.0f}s")
     return out
 
 
@@ -163,8 +166,6 @@ def high_watermarks(bootstrap: str, topic: str, partitions: int, timeout: float 
     """Every partition's high watermark. Around a broker's stop or return a leader moves and the answer is an
     error (NOT_LEADER_FOR_PARTITION, unknown partition) or none at all; it is asked again with a new client
     (a long-lived one was seen timing out for more than 30 s after a broker restart), for up to `timeout`."""
-    from confluent_kafka import TopicPartition as KafkaTopicPartition
-
     deadline = time.monotonic() + timeout
     marks: dict[int, int] = {}
     while True:
@@ -172,7 +173,7 @@ def high_watermarks(bootstrap: str, topic: str, partitions: int, timeout: float 
         try:
             for p in range(partitions):
                 if p not in marks:
-                    marks[p] = probe.get_watermark_offsets(KafkaTopicPartition(topic, p), timeout=10)[1]
+                    marks[p] = probe.get_watermark_offsets(KafkaTP(topic, p), timeout=10)[1]
             return marks
         except KafkaException:
             if time.monotonic() > deadline:
@@ -180,3 +181,85 @@ def high_watermarks(bootstrap: str, topic: str, partitions: int, timeout: float 
             time.sleep(0.5)
         finally:
             probe.close()
+
+
+class PollingMember:
+    """A plain Kafka group member: a confluent-kafka Consumer that its own thread polls, so that it stays in the
+    group and serves every rebalance until `stall` or `close`. It never commits on its own.
+
+    Tests use it for what a bridge's embedded member or a plain application looks like to the brokers.
+    `paused` keeps it from fetching, like an embedded member; `config` overrides the consumer settings.
+    """
+
+    def __init__(
+        self,
+        bootstrap: str,
+        group: str,
+        topic: str,
+        client_id: str,
+        *,
+        paused: bool = False,
+        config: Mapping[str, str | int] | None = None,
+    ) -> None:
+        self.assigned: list[int] = []
+        self._paused = paused
+        self._commits: queue.Queue[tuple[list[KafkaTP], threading.Event]] = queue.Queue()
+        self._halt = threading.Event()
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "client.id": client_id,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 500,
+                "partition.assignment.strategy": "range",
+                **(config or {}),
+            }
+        )
+        self._consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
+        self._thread = threading.Thread(target=self._run, daemon=True, name=f"member-{client_id}")
+        self._thread.start()
+
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTP]) -> None:
+        if self._paused:
+            consumer.pause(partitions)
+        self.assigned = sorted(p.partition for p in partitions)
+
+    def _on_revoke(self, _consumer: Consumer, _partitions: list[KafkaTP]) -> None:
+        self.assigned = []
+
+    def commit(self, offsets: list[KafkaTP]) -> threading.Event:
+        """Commit through the group (its generation and member id), from the poll thread; set when done."""
+        done = threading.Event()
+        self._commits.put((offsets, done))
+        return done
+
+    def _run(self) -> None:
+        while not self._halt.is_set():
+            self._consumer.poll(0.1)
+            try:
+                offsets, done = self._commits.get_nowait()
+            except queue.Empty:
+                continue
+            try:
+                self._consumer.commit(offsets=offsets, asynchronous=False)
+                done.set()
+            except KafkaException:  # e.g. a rebalance in between: retry after the next poll
+                self._commits.put((offsets, done))
+
+    def stall(self) -> None:
+        """Stop polling but stay in the group: the next rebalance waits for this member (up to its
+        max.poll.interval.ms), then the coordinator drops it."""
+        self._halt.set()
+        self._thread.join(15)
+
+    def close(self, *, block: bool = True) -> None:
+        """Leave the group. A stalled member's close() may wait for a rebalance it never serves; `block=False`
+        leaves that wait to a daemon thread."""
+        self.stall()
+        if block:
+            self._consumer.close()
+        else:
+            threading.Thread(target=self._consumer.close, daemon=True).start()

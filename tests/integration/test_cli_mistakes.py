@@ -6,7 +6,7 @@ ZooKeeper (all of it but the broker's own nodes) and the group's Kafka offsets a
 
 from __future__ import annotations
 
-import threading
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer
 from kazoo.client import KazooClient
 
 from migrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED
@@ -23,10 +22,9 @@ from migrator.protocol.codecs import Registration
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers import cli
-from tests.helpers.kafka import make_topic
+from tests.helpers.fake_group import PLAIN, FakeGroup
+from tests.helpers.kafka import PollingMember, make_topic
 from tests.helpers.wait import wait_until
-from tests.integration.test_ops_fakes import FakeGroup, fake_group  # noqa: F401  (fixture)
-from tests.integration.test_ops_modes import _bridges_follow
 
 PARTITIONS = 3
 ZK_OFFSETS = {0: 5, 1: 6, 2: 7}
@@ -96,12 +94,10 @@ def chroot(zk_client: KazooClient) -> Iterator[str]:
 def test_set_mode_zookeeper_without_b_finds_the_brokers_and_sees_the_plain_consumer(
     cluster: Any,
     zk_client: KazooClient,
-    fake_group: FakeGroup,  # noqa: F811
+    fake_group: FakeGroup,
 ) -> None:
     """The issue's first case: without -b it warned, switched, and two members owned partitions 1 and 2."""
-    bridge = fake_group.add_bridge(f"{fake_group.group}_b1")
-    fake_group.add_kafka_member("plain-app")
-    fake_group.wait_kafka_members({bridge, "plain-app"})
+    fake_group.add_bridge_and_plain()
     zk_client.create(fake_group.paths.mode, b"kafka", makepath=True)
     before = cli.zk_state(zk_client)
 
@@ -116,7 +112,7 @@ def test_set_mode_zookeeper_without_b_finds_the_brokers_and_sees_the_plain_consu
 
 def test_set_mode_kafka_without_b_finds_the_brokers(
     cluster: Any,
-    fake_group: FakeGroup,  # noqa: F811
+    fake_group: FakeGroup,
 ) -> None:
     bridge = fake_group.add_bridge(f"{fake_group.group}_b1")
     fake_group.wait_kafka_members({bridge})
@@ -148,7 +144,7 @@ def test_without_brokers_ids_the_brokers_the_bridges_published_are_used(
     cluster: Any,
     zk_client: KazooClient,
     chroot: str,
-    fake_group: FakeGroup,  # noqa: F811
+    fake_group: FakeGroup,
 ) -> None:
     """A KRaft cluster has no /brokers/ids (a chroot without Kafka stands in): a bridge's publication names them."""
     from migrator.protocol.codecs import Authority, PublishedAuthority
@@ -161,8 +157,8 @@ def test_without_brokers_ids_the_brokers_the_bridges_published_are_used(
     zk_client.create(chroot + p.published_authority(cid), pa.encode(), makepath=True)
     zk_client.create(chroot + p.mode, b"kafka")
     fake_group.add_kafka_member(cid)
-    fake_group.add_kafka_member("plain-app")
-    fake_group.wait_kafka_members({cid, "plain-app"})
+    fake_group.add_kafka_member(PLAIN)
+    fake_group.wait_kafka_members({cid, PLAIN})
     before = cli.zk_state(zk_client)
 
     done = cli.run("set-mode", "zookeeper", "-z", cluster.zookeeper + chroot, "-g", group)
@@ -338,42 +334,26 @@ REBALANCING = frozenset({"PREPARING_REBALANCING", "COMPLETING_REBALANCING"})
 """confluent-kafka's names (ConsumerGroupState) of a group between generations."""
 
 
-def _stalled_member(bootstrap: str, group: str, topic: str, with_: set[str]) -> Consumer:
+def _stalled_member(bootstrap: str, group: str, topic: str, with_: set[str]) -> PollingMember:
     """A plain member that polls until the group is stable with it and `with_`, then stops polling: the next
     rebalance waits for it (up to its max.poll.interval.ms), so the Kafka group stays PREPARING_REBALANCING
     long enough to be seen, then drops it and settles."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "client.id": "stalled-app",
-            "session.timeout.ms": 6000,
-            "max.poll.interval.ms": 40000,
-            "partition.assignment.strategy": "range",
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([topic])
+    member = PollingMember(bootstrap, group, topic, "stalled-app", config={"max.poll.interval.ms": 40000})
     admin = KafkaAdmin(bootstrap)
 
     def stable() -> bool:
-        consumer.poll(0.2)
         kafka = admin.describe_group(group)
         return kafka.state == "STABLE" and kafka.client_ids == {*with_, "stalled-app"}
 
     wait_until(stable, timeout=90, interval=0.2, what="the stalled member in a stable group")
-    return consumer
-
-
-def _close_in_background(consumer: Consumer) -> None:
-    """A member that stopped polling may wait in close() for a rebalance it never serves: do not block on it."""
-    threading.Thread(target=consumer.close, daemon=True).start()
+    member.stall()
+    return member
 
 
 def test_set_mode_kafka_on_a_rebalancing_group(
     cluster: Any,
     zk_client: KazooClient,
-    fake_group: FakeGroup,  # noqa: F811
+    fake_group: FakeGroup,
 ) -> None:
     b1 = fake_group.add_bridge(f"{fake_group.group}_b1")
     stalled = _stalled_member(cluster.bootstrap_servers, fake_group.group, fake_group.topic, {b1})
@@ -388,30 +368,33 @@ def test_set_mode_kafka_on_a_rebalancing_group(
         assert "it is rebalancing; retry in about 10s, or add --wait" in line
         assert cli.zk_state(zk_client) == before
 
-        stop = threading.Event()
-        follower = threading.Thread(target=_bridges_follow, args=(zk_client, fake_group, [b1, b2], stop), daemon=True)
-        follower.start()
-        waited = cli.run(*argv, "--wait", "--timeout", "60")  # settles when the stalled member is dropped
-        stop.set()
+        with fake_group.following(zk_client, [b1, b2]):
+            waited = cli.run(*argv, "--wait", "--timeout", "60")  # settles when the stalled member is dropped
         assert waited.code == EXIT_OK, waited.stderr
         assert "it is rebalancing" not in waited.stderr and "switch complete" in waited.stdout
         assert zk_client.get(fake_group.paths.mode)[0] == b"kafka"
     finally:
-        _close_in_background(stalled)
+        stalled.close(block=False)  # it may wait in close() for a rebalance it never serves
+
+
+def _switching(cluster: Any, zk: KazooClient, fake: FakeGroup, *extra: str) -> tuple[str, subprocess.Popen[str]]:
+    """One bridge in a stable group, and `set-mode kafka --wait` running on it, past its write of the mode."""
+    b1 = fake.add_bridge(f"{fake.group}_b1")
+    fake.wait_kafka_members({b1})
+    proc = cli.start("set-mode", "kafka", "-z", cluster.zookeeper, "-g", fake.group, "--wait", *extra)
+    wait_until(lambda: zk.exists(fake.paths.mode) is not None, timeout=30, what="set-mode to write the mode")
+    return b1, proc
 
 
 def test_wait_timeout_names_the_reason_a_bridge_published(
     cluster: Any,
     zk_client: KazooClient,
-    fake_group: FakeGroup,  # noqa: F811
+    fake_group: FakeGroup,
 ) -> None:
     from migrator.protocol.codecs import Authority, PublishedAuthority
 
-    b1 = fake_group.add_bridge(f"{fake_group.group}_b1")
-    fake_group.wait_kafka_members({b1})
     why = "legacy connector(s) registered: g_old"
-    proc = cli.start("set-mode", "kafka", "-z", cluster.zookeeper, "-g", fake_group.group, "--wait", "--timeout", "8")
-    wait_until(lambda: zk_client.exists(fake_group.paths.mode) is not None, timeout=30)
+    b1, proc = _switching(cluster, zk_client, fake_group, "--timeout", "8")
     refusal = PublishedAuthority(Authority.ZOOKEEPER, 2, int(time.time() * 1000), reason=why)
     zk_client.create(fake_group.paths.published_authority(b1), refusal.encode(), makepath=True, ephemeral=True)
     out, err = proc.communicate(timeout=60)
@@ -422,12 +405,9 @@ def test_wait_timeout_names_the_reason_a_bridge_published(
 def test_ctrl_c_during_wait_after_the_write_says_how_to_roll_back(
     cluster: Any,
     zk_client: KazooClient,
-    fake_group: FakeGroup,  # noqa: F811
+    fake_group: FakeGroup,
 ) -> None:
-    b1 = fake_group.add_bridge(f"{fake_group.group}_b1")
-    fake_group.wait_kafka_members({b1})
-    proc = cli.start("set-mode", "kafka", "-z", cluster.zookeeper, "-g", fake_group.group, "--wait")
-    wait_until(lambda: zk_client.exists(fake_group.paths.mode) is not None, timeout=30)
+    _, proc = _switching(cluster, zk_client, fake_group)
     time.sleep(0.5)  # inside the wait loop
     line = cli.interrupt(proc).single_error(EXIT_INTERRUPTED)
     assert f"the mode of {fake_group.group} IS written (kafka" in line
@@ -468,11 +448,9 @@ def test_fleet_scan_refuses_to_switch_where_kafka_cannot_be_found(
 def test_status_names_the_partitions_a_plain_consumer_also_holds(
     cluster: Any,
     zk_client: KazooClient,
-    fake_group: FakeGroup,  # noqa: F811
+    fake_group: FakeGroup,
 ) -> None:
-    bridge = fake_group.add_bridge(f"{fake_group.group}_b1")
-    fake_group.add_kafka_member("plain-app")
-    fake_group.wait_kafka_members({bridge, "plain-app"})
+    bridge = fake_group.add_bridge_and_plain()
     for partition in range(PARTITIONS):  # the bridge, under zookeeper authority, claims every partition
         zk_client.create(fake_group.paths.owner(fake_group.topic, partition), f"{bridge}-0".encode(), makepath=True)
     held = KafkaAdmin(cluster.bootstrap_servers).describe_group(fake_group.group).assignment_by_client()["plain-app"]

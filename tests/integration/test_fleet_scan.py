@@ -1,8 +1,8 @@
 """`migrator fleet-scan` against the real cluster, with simulated bridges.
 
 A simulated bridge is what the scan can observe of a real one: its `ids` and `migration/ids` nodes, a live
-confluent-kafka member in the Kafka group with `client.id` = its consumerId (paused, committing through
-the group like an embedded member), and, on every mode change, a published authority with a new
+Kafka member in the Kafka group with `client.id` = its consumerId (a paused `PollingMember`, committing
+through the group like an embedded member), and, on every mode change, a published authority with a new
 generation and `owners` rewritten to the assignment of the authority it obeys. A bridge made with
 `obey=False` keeps publishing zookeeper, so a switch of its group can never converge.
 """
@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTP
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
@@ -27,63 +26,11 @@ from migrator.fleet.lock import FleetLock
 from migrator.fleet.plan import Plan
 from migrator.protocol.codecs import Authority, PublishedAuthority, Registration, encode_offset, encode_owner
 from migrator.zk.paths import GroupPaths
-from tests.helpers.kafka import make_topic, produce
+from tests.helpers.kafka import PollingMember, make_topic, produce
 from tests.helpers.wait import wait_until
+from tests.helpers.zk import zk_client as open_zk
 
 RECORDS_PER_PARTITION = 5
-
-
-class EmbeddedMember:
-    """A paused Kafka group member with a poll thread, like a bridge's embedded member."""
-
-    def __init__(self, bootstrap: str, group: str, topic: str, client_id: str) -> None:
-        self.assigned: list[int] = []
-        self._commits: queue.Queue[tuple[list[KafkaTP], threading.Event]] = queue.Queue()
-        self._stop = threading.Event()
-        self._consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": group,
-                "client.id": client_id,
-                "enable.auto.commit": False,
-                "partition.assignment.strategy": "range",
-                "session.timeout.ms": 10_000,
-            }
-        )
-        self._consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTP]) -> None:
-        consumer.pause(partitions)  # an embedded member never fetches
-        self.assigned = sorted(p.partition for p in partitions)
-
-    def _on_revoke(self, _consumer: Consumer, _partitions: list[KafkaTP]) -> None:
-        self.assigned = []
-
-    def commit(self, offsets: list[KafkaTP]) -> threading.Event:
-        """Commit through the group (generation and member id), from the poll thread; set when done."""
-        done = threading.Event()
-        self._commits.put((offsets, done))
-        return done
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._consumer.poll(0.1)
-            try:
-                offsets, done = self._commits.get_nowait()
-            except queue.Empty:
-                continue
-            try:
-                self._consumer.commit(offsets=offsets, asynchronous=False)
-                done.set()
-            except Exception:  # e.g. a rebalance in between: retry on the next poll
-                self._commits.put((offsets, done))
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-        self._consumer.close()
 
 
 class SimGroup:
@@ -115,7 +62,12 @@ class SimGroup:
             zk.create(self.paths.mode, mode.encode(), makepath=True)
         for p in range(partitions):
             zk.create(self.paths.offset(topic, p), encode_offset(RECORDS_PER_PARTITION), makepath=True)
-        self.members = [EmbeddedMember(cluster.bootstrap_servers, group, topic, cid) for cid in self.bridges]
+        self.members = [
+            PollingMember(
+                cluster.bootstrap_servers, group, topic, cid, paused=True, config={"session.timeout.ms": 10_000}
+            )
+            for cid in self.bridges
+        ]
         wait_until(
             lambda: all(m.assigned for m in self.members) and sum(len(m.assigned) for m in self.members) == partitions,
             30,
@@ -214,19 +166,12 @@ def _exact_topic(cluster, name: str) -> str:
 
 
 def _scan(cluster, *args: str) -> int:
-    return main(
-        [
-            "fleet-scan",
-            "-z",
-            cluster.zookeeper,
-            "-b",
-            cluster.bootstrap_servers,
-            "--stable-for",
-            "0s",
-            "--no-progress",
-            *args,
-        ]
-    )
+    return _scan_ensembles(cluster.zookeeper, "-b", cluster.bootstrap_servers, *args)
+
+
+def _scan_ensembles(ensembles: str, *args: str) -> int:
+    """`fleet-scan -z ensembles`, with no wait for stability and no progress bar."""
+    return main(["fleet-scan", "-z", ensembles, "--stable-for", "0s", "--no-progress", *args])
 
 
 @pytest.mark.slow
@@ -334,9 +279,7 @@ def test_a_group_whose_bridges_do_not_obey_is_rolled_back(cluster, zk_client, si
 
 
 def test_a_second_apply_refuses_with_the_holders_identity(cluster, spark, capsys, tmp_path: Path):
-    holder = KazooClient(hosts=cluster.zookeeper)
-    holder.start(timeout=10)
-    try:
+    with open_zk(cluster) as holder:
         with FleetLock(holder, "first-run") as lock:
             rc = _scan(cluster, "--include", "^no-such-group$", "--apply")
             err = capsys.readouterr().err
@@ -344,9 +287,6 @@ def test_a_second_apply_refuses_with_the_holders_identity(cluster, spark, capsys
             assert lock.identity in err and "first-run" in err
         rc = _scan(cluster, "--include", "^no-such-group$", "--apply", "--plan-file", str(tmp_path / "p.json"))
         assert rc == 0  # released: the next one proceeds
-    finally:
-        holder.stop()
-        holder.close()
 
 
 @pytest.mark.slow
@@ -356,41 +296,25 @@ def test_a_synthetic_fleet_of_2000_groups_is_classified_correctly(cluster, spark
     from migrator.fleet.model import FleetRow
 
     prefix = f"syn{int(time.time())}"
-    writer = KazooClient(hosts=cluster.zookeeper, timeout=30)
-    writer.start(timeout=10)
-    try:
-        fleet = synthetic.make_fleet(writer, 2000, prefix=prefix, seed=7, now_ms=int(time.time() * 1000))
-        rc = main(
-            [
-                "fleet-scan",
-                "-z",
-                cluster.zookeeper,
-                "--include",
-                f"^{prefix}-",
-                "--stable-for",
-                "0s",
-                "--no-progress",
-                "--output",
-                str(tmp_path),
-                "--format",
-                "json",
+    with open_zk(cluster, timeout=30) as writer:
+        try:
+            fleet = synthetic.make_fleet(writer, 2000, prefix=prefix, seed=7, now_ms=int(time.time() * 1000))
+            rc = _scan_ensembles(
+                cluster.zookeeper, "--include", f"^{prefix}-", "--output", str(tmp_path), "--format", "json"
+            )
+            assert rc == 0
+            rows = [FleetRow.from_dict(json.loads(x)) for x in (tmp_path / "fleet-scan.jsonl").read_text().splitlines()]
+            assert len(rows) == 2000
+            wrong = [
+                (r.group, fleet.shapes[r.group].shape, r.status, r.reasons)
+                for r in rows
+                if r.status != fleet.shapes[r.group].expected_status.value
+                or fleet.shapes[r.group].expected_reason
+                not in {reason_code(x) for x in r.reasons} | {c for x in r.reasons for c in x.replace(":", " ").split()}
             ]
-        )
-        assert rc == 0
-        rows = [FleetRow.from_dict(json.loads(x)) for x in (tmp_path / "fleet-scan.jsonl").read_text().splitlines()]
-        assert len(rows) == 2000
-        wrong = [
-            (r.group, fleet.shapes[r.group].shape, r.status, r.reasons)
-            for r in rows
-            if r.status != fleet.shapes[r.group].expected_status.value
-            or fleet.shapes[r.group].expected_reason
-            not in {reason_code(x) for x in r.reasons} | {c for x in r.reasons for c in x.replace(":", " ").split()}
-        ]
-        assert not wrong, wrong[:5]
-    finally:
-        synthetic.remove_fleet(writer, prefix)
-        writer.stop()
-        writer.close()
+            assert not wrong, wrong[:5]
+        finally:
+            synthetic.remove_fleet(writer, prefix)
 
 
 def test_ensembles_separated_by_semicolons_are_scanned_together(cluster, zk_client, spark, tmp_path: Path):
@@ -401,46 +325,23 @@ def test_ensembles_separated_by_semicolons_are_scanned_together(cluster, zk_clie
     zk_client.ensure_path(chroot)
     second = f"{cluster.zookeeper}{chroot}"
     prefix = f"two{int(time.time())}"
-    first_writer = KazooClient(hosts=cluster.zookeeper)
-    second_writer = KazooClient(hosts=second)
-    first_writer.start(timeout=10)
-    second_writer.start(timeout=10)
-    try:
-        a = synthetic.make_fleet(first_writer, 30, prefix=prefix, seed=1, now_ms=int(time.time() * 1000))
-        b = synthetic.make_fleet(second_writer, 20, prefix=prefix, seed=2, now_ms=int(time.time() * 1000))
-        rc = main(
-            [
-                "fleet-scan",
-                "-z",
-                f"{cluster.zookeeper};{second}",
-                "--include",
-                f"^{prefix}-",
-                "--stable-for",
-                "0s",
-                "--no-progress",
-                "--output",
-                str(tmp_path),
-                "--format",
-                "json",
-                "--plan-file",
-                str(tmp_path / "p.json"),
-            ]
-        )
-        assert rc == 0
-        rows = [json.loads(x) for x in (tmp_path / "fleet-scan.jsonl").read_text().splitlines()]
-        by_ensemble = {
-            e: {r["group"]: r["status"] for r in rows if r["ensemble"] == e} for e in (cluster.zookeeper, second)
-        }
-        assert by_ensemble[cluster.zookeeper] == {g: s.value for g, s in a.expected().items()}
-        assert by_ensemble[second] == {g: s.value for g, s in b.expected().items()}
-    finally:
-        synthetic.remove_fleet(first_writer, prefix)
-        synthetic.remove_fleet(second_writer, prefix)
-        first_writer.stop()
-        second_writer.stop()
-        first_writer.close()
-        second_writer.close()
-        zk_client.delete(chroot, recursive=True)
+    with open_zk(cluster) as first_writer, open_zk(second) as second_writer:
+        try:
+            a = synthetic.make_fleet(first_writer, 30, prefix=prefix, seed=1, now_ms=int(time.time() * 1000))
+            b = synthetic.make_fleet(second_writer, 20, prefix=prefix, seed=2, now_ms=int(time.time() * 1000))
+            rc = _scan_ensembles(f"{cluster.zookeeper};{second}", "--include", f"^{prefix}-", "--output", str(tmp_path),
+                                 "--format", "json", "--plan-file", str(tmp_path / "p.json"))  # fmt: skip
+            assert rc == 0
+            rows = [json.loads(x) for x in (tmp_path / "fleet-scan.jsonl").read_text().splitlines()]
+            by_ensemble = {
+                e: {r["group"]: r["status"] for r in rows if r["ensemble"] == e} for e in (cluster.zookeeper, second)
+            }
+            assert by_ensemble[cluster.zookeeper] == {g: s.value for g, s in a.expected().items()}
+            assert by_ensemble[second] == {g: s.value for g, s in b.expected().items()}
+        finally:
+            synthetic.remove_fleet(first_writer, prefix)
+            synthetic.remove_fleet(second_writer, prefix)
+            zk_client.delete(chroot, recursive=True)
 
 
 @pytest.mark.slow
@@ -466,14 +367,18 @@ def test_real_bridges_are_switched_and_converge(cluster, zk_client, spark, uniqu
         streams = [b.create_message_streams({topic: 1})[topic][0] for b in bridges]
         wait_until(lambda: sum(len(b.owned) for b in bridges) == 2, 60, what="both partitions owned")
         seen = 0
-        deadline = time.monotonic() + 60
-        while seen < 2 * RECORDS_PER_PARTITION and time.monotonic() < deadline:
+
+        def read_every_record() -> bool:
+            nonlocal seen
             for stream in streams:
                 try:
                     for _msg in stream:
                         seen += 1
                 except ConsumerTimeout:
                     pass
+            return seen >= 2 * RECORDS_PER_PARTITION
+
+        wait_until(read_every_record, 60, interval=0, what="every record read")
         assert seen == 2 * RECORDS_PER_PARTITION
         for b in bridges:
             b.commit_offsets()

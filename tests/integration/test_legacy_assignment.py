@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 import pytest
 from kazoo.client import KazooClient
@@ -29,14 +29,6 @@ pytestmark = pytest.mark.integration
 
 def props(cluster: object, group: str, cid: str, **extra: str) -> dict[str, str]:
     return {"zookeeper.connect": cluster.zookeeper, "group.id": group, "consumer.id": cid, **TEST_PROPS, **extra}  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def members() -> Iterator[list[Member]]:
-    started: list[Member] = []
-    yield started
-    for m in reversed(started):
-        m.shutdown()
 
 
 def converge(zk: KazooClient, group: str, topic: str, expected: Mapping[TopicPartition, str],

@@ -26,6 +26,7 @@ from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import admin, make_topic, produce
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member, SequencedProducer
+from tests.helpers.zk import zk_client as open_zk
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,24 +190,23 @@ def test_an_owner_node_left_by_an_earlier_session_of_the_same_consumer_is_recrea
     make_topic(cluster, unique_topic, 2)
     paths = GroupPaths(unique_group)
     thread = f"{unique_group}_c1-0"
-    earlier = KazooClient(hosts=cluster.zookeeper)
-    earlier.start(timeout=10)
-    earlier.create(paths.owner(unique_topic, 0), encode_owner(thread), ephemeral=True, makepath=True)
-    member = Member(cluster.zookeeper, unique_group, "c1", {unique_topic: 1}, ProcessingLog())
+    with open_zk(cluster) as earlier:
+        earlier.create(paths.owner(unique_topic, 0), encode_owner(thread), ephemeral=True, makepath=True)
+        member = Member(cluster.zookeeper, unique_group, "c1", {unique_topic: 1}, ProcessingLog())
 
-    def owned_under_a_live_session_of_ours() -> bool:
-        held = read_owners(zk_client, paths, {unique_topic})
-        stat = zk_client.exists(paths.owner(unique_topic, 0))
-        mine = stat is not None and stat.ephemeralOwner != earlier.client_id[0]
-        return set(held.values()) == {thread} and len(held) == 2 and mine
+        def owned_under_a_live_session_of_ours() -> bool:
+            held = read_owners(zk_client, paths, {unique_topic})
+            stat = zk_client.exists(paths.owner(unique_topic, 0))
+            mine = stat is not None and stat.ephemeralOwner != earlier.client_id[0]
+            return set(held.values()) == {thread} and len(held) == 2 and mine
 
-    try:
-        # Fails without the re-creation: the node keeps the earlier session as its ephemeral owner.
-        wait_until(owned_under_a_live_session_of_ours, timeout=30, what="both partitions owned under the new session")
-        earlier.stop()  # the earlier session ends: its ephemeral nodes go
-        time.sleep(0.5)
-        assert zk_client.exists(paths.owner(unique_topic, 0)) is not None, "the owner node vanished"
-    finally:
-        member.shutdown()
-        earlier.stop()
-        earlier.close()
+        try:
+            # Fails without the re-creation: the node keeps the earlier session as its ephemeral owner.
+            wait_until(
+                owned_under_a_live_session_of_ours, timeout=30, what="both partitions owned under the new session"
+            )
+            earlier.stop()  # the earlier session ends: its ephemeral nodes go
+            time.sleep(0.5)
+            assert zk_client.exists(paths.owner(unique_topic, 0)) is not None, "the owner node vanished"
+        finally:
+            member.shutdown()

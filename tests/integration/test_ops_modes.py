@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from typing import Any
 
@@ -14,10 +13,10 @@ from migrator.cli.main import main
 from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.ops import modes
-from migrator.protocol.codecs import AuditEntry, Authority, Mode, PublishedAuthority
+from migrator.protocol.codecs import AuditEntry, Mode
 from migrator.zk.paths import GroupPaths
+from tests.helpers.fake_group import FakeGroup
 from tests.helpers.wait import wait_until
-from tests.integration.test_ops_fakes import FakeGroup, fake_group  # noqa: F401  (fixture)
 
 
 def snapshot(zk: KazooClient, group: str) -> tuple[object, list[str]]:
@@ -34,6 +33,15 @@ def run(cluster: Any, *args: str, bootstrap: bool = True) -> int:
     return main(argv)
 
 
+def kafka_members(admin: KafkaAdmin, group: str) -> int:
+    """How many members the Kafka group has; 0 while a new cluster's first coordinator lookup outlasts one
+    10 s wait (seen on a loaded host with three brokers)."""
+    try:
+        return len(admin.describe_group(group).members)
+    except KafkaUnavailable:
+        return 0
+
+
 def refused(cluster: Any, zk: KazooClient, fake: FakeGroup, mode: str, capsys: Any, **kw: bool) -> str:
     before = snapshot(zk, fake.group)
     assert run(cluster, "set-mode", mode, "-g", fake.group, **kw) == 2
@@ -43,7 +51,7 @@ def refused(cluster: Any, zk: KazooClient, fake: FakeGroup, mode: str, capsys: A
     return err[0]
 
 
-def test_legacy_member_refuses_kafka(cluster, zk_client, fake_group, capsys) -> None:  # noqa: F811
+def test_legacy_member_refuses_kafka(cluster, zk_client, fake_group, capsys) -> None:
     fake_group.add_bridge(f"{fake_group.group}_b1")
     fake_group.add_legacy(f"{fake_group.group}_old")
     fake_group.wait_kafka_members({f"{fake_group.group}_b1"})
@@ -51,7 +59,7 @@ def test_legacy_member_refuses_kafka(cluster, zk_client, fake_group, capsys) -> 
     assert "legacy connector(s) registered" in err and f"{fake_group.group}_old" in err
 
 
-def test_missing_embedded_member_refuses_kafka(cluster, zk_client, fake_group, capsys) -> None:  # noqa: F811
+def test_missing_embedded_member_refuses_kafka(cluster, zk_client, fake_group, capsys) -> None:
     fake_group.add_bridge(f"{fake_group.group}_b1")
     fake_group.add_bridge(f"{fake_group.group}_b2", embedded=False)
     fake_group.wait_kafka_members({f"{fake_group.group}_b1"})
@@ -65,27 +73,18 @@ def test_group_larger_than_group_max_size_refuses_kafka(cluster_factory, unique_
 
     small = cluster_factory(group_max_size=2)
     make_topic(small, unique_topic, partitions=3)
-    fake = FakeGroup(small, unique_group, unique_topic)
-    try:
+    with FakeGroup(small, unique_group, unique_topic) as fake:
         for i in range(3):
             fake.add_bridge(f"{unique_group}_b{i}")
         admin = KafkaAdmin(small.bootstrap_servers)
-
-        def two_members() -> bool:  # two join, the third is turned away with GROUP_MAX_SIZE_REACHED
-            try:
-                return len(admin.describe_group(unique_group).members) == 2
-            except KafkaUnavailable:  # a new cluster's first coordinator lookup can outlast one 10 s wait
-                return False
-
-        wait_until(two_members, 60, interval=0.3, what="two bridges in the Kafka group")
+        # two join, the third is turned away with GROUP_MAX_SIZE_REACHED
+        wait_until(lambda: kafka_members(admin, unique_group) == 2, 60, interval=0.3, what="two bridges in the group")
         with open_zk(small) as zk:
             err = refused(small, zk, fake, "kafka", capsys)
         assert "group.max.size is 2" in err
-    finally:
-        fake.close()
 
 
-def test_plain_kafka_consumer_refuses_zookeeper(cluster, zk_client, fake_group, capsys) -> None:  # noqa: F811
+def test_plain_kafka_consumer_refuses_zookeeper(cluster, zk_client, fake_group, capsys) -> None:
     zk_client.create(fake_group.paths.mode, b"kafka", makepath=True)
     fake_group.add_bridge(f"{fake_group.group}_b1")
     fake_group.add_kafka_member("plain-consumer")
@@ -95,7 +94,7 @@ def test_plain_kafka_consumer_refuses_zookeeper(cluster, zk_client, fake_group, 
     assert zk_client.get(fake_group.paths.mode)[0] == b"kafka"
 
 
-def test_unknown_value_writes_nothing(cluster, zk_client, fake_group, capsys) -> None:  # noqa: F811
+def test_unknown_value_writes_nothing(cluster, zk_client, fake_group, capsys) -> None:
     fake_group.add_bridge(f"{fake_group.group}_b1", embedded=False)
     err = refused(cluster, zk_client, fake_group, "kafak", capsys)
     assert err == "error: mode must be kafka or zookeeper, not 'kafak'; nothing was written"
@@ -117,7 +116,7 @@ def test_unreachable_zookeeper_fails_fast(capsys) -> None:
     assert capsys.readouterr().err.strip() == "error: ZooKeeper at 127.0.0.1:1 did not answer within 2s"
 
 
-def test_unreachable_brokers_refuse_kafka(cluster, zk_client, fake_group, capsys) -> None:  # noqa: F811
+def test_unreachable_brokers_refuse_kafka(cluster, zk_client, fake_group, capsys) -> None:
     fake_group.add_bridge(f"{fake_group.group}_b1", embedded=False)
     before = snapshot(zk_client, fake_group.group)
     started = time.monotonic()
@@ -128,7 +127,7 @@ def test_unreachable_brokers_refuse_kafka(cluster, zk_client, fake_group, capsys
     assert "the Kafka group cannot be checked" in capsys.readouterr().err
 
 
-def test_switch_is_audited_and_dry_run_writes_nothing(cluster, zk_client, fake_group, capsys) -> None:  # noqa: F811
+def test_switch_is_audited_and_dry_run_writes_nothing(cluster, zk_client, fake_group, capsys) -> None:
     b1, b2 = fake_group.add_bridge(f"{fake_group.group}_b1"), fake_group.add_bridge(f"{fake_group.group}_b2")
     fake_group.wait_kafka_members({b1, b2})
 
@@ -149,7 +148,7 @@ def test_switch_is_audited_and_dry_run_writes_nothing(cluster, zk_client, fake_g
     assert f"{fake_group.group}: kafka" in capsys.readouterr().out
 
 
-def test_force_writes_and_is_recorded(cluster, zk_client, fake_group, capsys) -> None:  # noqa: F811
+def test_force_writes_and_is_recorded(cluster, zk_client, fake_group, capsys) -> None:
     fake_group.add_legacy(f"{fake_group.group}_old")
     assert run(cluster, "set-mode", "kafka", "-g", fake_group.group, "--force", "--reason", "drill") == 0
     assert zk_client.get(fake_group.paths.mode)[0] == b"kafka"
@@ -157,7 +156,7 @@ def test_force_writes_and_is_recorded(cluster, zk_client, fake_group, capsys) ->
     assert isinstance(entry, AuditEntry) and entry.forced and entry.reason == "drill"
 
 
-def test_concurrent_change_is_detected(cluster, zk_client, fake_group, monkeypatch) -> None:  # noqa: F811
+def test_concurrent_change_is_detected(cluster, zk_client, fake_group, monkeypatch) -> None:
     fake_group.add_bridge(f"{fake_group.group}_b1", embedded=False)
     zk_client.create(fake_group.paths.mode, b"kafka", makepath=True)
     real_read_group = modes.read_group
@@ -174,39 +173,18 @@ def test_concurrent_change_is_detected(cluster, zk_client, fake_group, monkeypat
     assert snapshot(zk_client, fake_group.group)[1] == []
 
 
-def _bridges_follow(zk: KazooClient, fake: FakeGroup, bridges: list[str], stop: threading.Event) -> None:
-    """Play the bridges' part of a switch: publish the new authority, then claim the partitions again."""
-    p = fake.paths
-    while not stop.is_set():
-        if zk.exists(p.mode) and zk.get(p.mode)[0] == b"kafka":
-            time.sleep(0.3)
-            for i, cid in enumerate(bridges):
-                pa = PublishedAuthority(Authority.KAFKA, 2, int(time.time() * 1000))
-                zk.create(p.published_authority(cid), pa.encode(), makepath=True, ephemeral=True)
-                zk.create(p.owner(fake.topic, i), f"{cid}-0".encode(), makepath=True, ephemeral=True)
-            zk.create(p.owner(fake.topic, 2), f"{bridges[0]}-0".encode(), makepath=True, ephemeral=True)
-            return
-        time.sleep(0.05)
-
-
-def test_wait_reports_the_pause(cluster, zk_client, fake_group, capsys) -> None:  # noqa: F811
+def test_wait_reports_the_pause(cluster, zk_client, fake_group, capsys) -> None:
     bridges = [fake_group.add_bridge(f"{fake_group.group}_b{i}") for i in range(2)]
     fake_group.wait_kafka_members(set(bridges))
-    stop = threading.Event()
-    follower = threading.Thread(target=_bridges_follow, args=(zk_client, fake_group, bridges, stop), daemon=True)
-    follower.start()
-    try:
+    with fake_group.following(zk_client, bridges):
         assert run(cluster, "set-mode", "kafka", "-g", fake_group.group, "--wait", "--timeout", "20") == 0
-    finally:
-        stop.set()
-        follower.join(5)
     out = capsys.readouterr().out
     assert "switch complete: every bridge obeys kafka; pause" in out
     pause = float(out.rsplit("pause ", 1)[1].rstrip().rstrip("s"))
     assert 0.2 < pause < 20
 
 
-def test_wait_times_out_with_what_is_missing(cluster, zk_client, fake_group, capsys) -> None:  # noqa: F811
+def test_wait_times_out_with_what_is_missing(cluster, zk_client, fake_group, capsys) -> None:
     b1 = fake_group.add_bridge(f"{fake_group.group}_b1")
     fake_group.wait_kafka_members({b1})
     assert run(cluster, "set-mode", "kafka", "-g", fake_group.group, "--wait", "--timeout", "1") == 1
@@ -226,17 +204,12 @@ def test_set_mode_kafka_on_three_brokers(cluster_factory, unique_group, unique_t
 
     three = cluster_factory(brokers=3)
     make_topic(three, unique_topic, partitions=3, replication=3)
-    fake = FakeGroup(three, unique_group, unique_topic)
-    try:
+    with FakeGroup(three, unique_group, unique_topic) as fake:
         fake.add_bridge(f"{unique_group}_b0")
         admin = KafkaAdmin(three.bootstrap_servers)
-        deadline = time.monotonic() + 45
-        while len(admin.describe_group(unique_group).members) != 1 and time.monotonic() < deadline:
-            time.sleep(0.3)
+        wait_until(lambda: kafka_members(admin, unique_group) == 1, 60, interval=0.3, what="the bridge in the group")
         cmd = [sys.executable, "-m", "migrator", "set-mode", "kafka", "-g", unique_group, "-z", three.zookeeper,
                "-b", three.bootstrap_servers, "--reason", "three brokers"]  # fmt: skip
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
         assert f"{unique_group}: absent -> kafka" in done.stdout
-    finally:
-        fake.close()

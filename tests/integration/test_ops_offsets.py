@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from confluent_kafka import Consumer
@@ -14,7 +13,7 @@ from migrator.kafka.admin import KafkaAdmin
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import make_topic, produce
-from tests.integration.test_ops_fakes import FakeGroup, fake_group  # noqa: F401  (fixture)
+from tests.helpers.wait import wait_until
 
 LEGACY_STOPPED_AT = {0: 5, 1: 7, 2: 0}
 
@@ -32,13 +31,16 @@ def first_offsets(cluster: Any, group: str, topic: str, timeout: float = 30) -> 
     consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group,
                          "auto.offset.reset": "latest", "enable.auto.commit": False})  # fmt: skip
     first: dict[int, int] = {}
+
+    def every_partition_read() -> bool:
+        msg = consumer.poll(0.5)
+        if msg is not None and not msg.error():
+            first.setdefault(msg.partition(), msg.offset())
+        return len(first) == 3
+
     try:
         consumer.subscribe([topic])
-        deadline = time.monotonic() + timeout
-        while len(first) < 3 and time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None and not msg.error():
-                first.setdefault(msg.partition(), msg.offset())
+        wait_until(every_partition_read, timeout, interval=0, what=f"a record of every partition of {topic}")
     finally:
         consumer.close()
     return first
@@ -84,7 +86,7 @@ def test_sync_never_moves_backwards(cluster, zk_client, unique_group, unique_top
     ]  # fmt: skip
 
 
-def test_import_into_a_live_kafka_group_is_refused(cluster, zk_client, fake_group, tmp_path, capsys) -> None:  # noqa: F811
+def test_import_into_a_live_kafka_group_is_refused(cluster, zk_client, fake_group, tmp_path, capsys) -> None:
     fake_group.add_kafka_member("plain-consumer")
     fake_group.wait_kafka_members({"plain-consumer"})
     before = kafka_committed(cluster, fake_group.group, fake_group.topic)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from migrator.devcluster import process, state
+from tests.helpers.wait import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -58,9 +58,8 @@ def test_stale_cluster_is_swept_with_its_directory(tmp_path: Path) -> None:
 def _fake_java(marker: str) -> subprocess.Popen[bytes]:
     # argv mentions "java" and the marker, like the JVMs we start
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "java", marker])
-    deadline = time.monotonic() + 5
-    while marker not in process.cmdline(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.01)  # until exec has replaced the forked copy of our own argv
+    # until exec has replaced the forked copy of our own argv
+    wait_until(lambda: marker in process.cmdline(proc.pid), 5, interval=0.01, what=f"{marker} in the argv")
     return proc
 
 
