@@ -231,7 +231,8 @@ class RebalanceWorker:
             batch = [self._events.get(timeout=timeout)]
         except queue.Empty:
             return []
-        if not isinstance(batch[0], (KafkaRevoked, Shutdown, CommitRequest)):
+        # Not for a Kafka assignment either: every partition of the group waits for the bridges to claim it.
+        if not isinstance(batch[0], (KafkaRevoked, KafkaAssigned, Shutdown, CommitRequest)):
             time.sleep(COALESCE_S)
         while True:
             try:
@@ -333,6 +334,7 @@ class RebalanceWorker:
         """Our ephemeral owners are gone with the session: stop everything we no longer own."""
         lost = self._holdings.drop_all()
         self.state.registered = False
+        self._snapshot = None  # the next session's first rebalance reads everything
         log.warning("ZooKeeper session expired; %d partitions dropped until the next rebalance", lost)
         self._metrics.authority(False, 0, 0)
 
@@ -442,12 +444,15 @@ class RebalanceWorker:
         return True
 
     def _read_snapshot(self, reasons: set[str]) -> tuple[Snapshot, str]:
-        """The full snapshot, or the last one with a fresh mode when only the mode changed; and
-        the name of what was read, for the rebalance log."""
+        """The full snapshot, or the last one when `refreshable` allows (with a fresh mode if the mode
+        changed); and the name of what was read, for the rebalance log."""
         last, self._snapshot = self._snapshot, None  # a failed read leaves nothing to reuse
         if refreshable(reasons, last):
             assert last is not None
-            snap, read = refresh_mode(self._zk, self._paths, last), "mode read"
+            if "mode" in reasons:
+                snap, read = refresh_mode(self._zk, self._paths, last), "mode read"
+            else:
+                snap, read = last, "snapshot reused"
         else:
             read = "snapshot"
             snap = read_snapshot(

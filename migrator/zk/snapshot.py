@@ -39,6 +39,10 @@ class Snapshot:
     problems: tuple[str, ...] = field(default=())
     missing_topics: tuple[str, ...] = field(default=())
     """Subscribed topics that exist neither in ZooKeeper nor on the brokers: nothing of them to assign."""
+    watched: bool = True
+    """Whether every part was read from ZooKeeper nodes the connector watches: False when a topic list or a
+    topic's partitions came from the brokers, or a subscribed topic is missing (it may appear on the
+    brokers alone). Only a watched snapshot may be reused for a Kafka rebalance (`refreshable`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "registrations", MappingProxyType(dict(self.registrations)))
@@ -55,14 +59,15 @@ class Snapshot:
         return frozenset(self.registrations)
 
 
-def _all_topics(zk: KazooClient, kafka_topics: TopicLister | None) -> list[str]:
+def _all_topics(zk: KazooClient, kafka_topics: TopicLister | None) -> tuple[list[str], bool]:
+    """Every topic, and whether the list came from ZooKeeper (watched) rather than the brokers."""
     try:
         topics = zk.get_children(BROKER_TOPICS)
     except NoNodeError:
         topics = []
     if not topics and kafka_topics is not None:
-        topics = kafka_topics()
-    return sorted(topics)
+        return sorted(kafka_topics()), False
+    return sorted(topics), True
 
 
 def read_snapshot(
@@ -100,10 +105,11 @@ def read_snapshot(
 
     subscriptions: dict[str, dict[str, int]] = {}
     all_topics: list[str] | None = None
+    watched = True
     for cid, reg in registrations.items():
         if reg.is_wildcard:
             if all_topics is None:
-                all_topics = _all_topics(zk, kafka_topics)
+                all_topics, watched = _all_topics(zk, kafka_topics)
             ((regex, streams),) = reg.subscription.items()
             topic_filter = filter_from_registration(reg.pattern, regex)
             subscriptions[cid] = {t: streams for t in all_topics if topic_filter.is_allowed(t, exclude_internal)}
@@ -125,22 +131,28 @@ def read_snapshot(
             continue
         found = kafka_partitions(topic) if kafka_partitions is not None else None
         partitions[topic] = found or ()
+        watched = False
         if not found:
             missing.append(topic)
-    return Snapshot(registrations, migration_ids, mode, subscriptions, partitions, tuple(problems), tuple(missing))
+    return Snapshot(
+        registrations, migration_ids, mode, subscriptions, partitions, tuple(problems), tuple(missing), watched
+    )
 
 
 def refreshable(reasons: set[str], last: Snapshot | None) -> bool:
-    """Whether a rebalance for `reasons` may reuse `last`, re-reading only the mode node.
+    """Whether a rebalance for `reasons` may reuse `last` (re-reading only the mode node if it changed).
 
-    Members, migration ids and the partitions of topics in ZooKeeper are each covered by a kazoo watch
-    recipe that posts its own reason on any change, including after a reconnect; so when the only reason
-    is the mode, nothing else can have changed since `last` was read. An operator's switch then costs each
-    bridge one read instead of three dependent round trips. A Kafka event reads everything: partitions
-    of a topic known only to the brokers (not in this ZooKeeper) are not watched, and a Kafka rebalance is
-    how their change shows.
+    Members, migration ids, the mode and the partitions of topics in ZooKeeper are each covered by a kazoo
+    watch recipe that posts its own reason on any change, including after a reconnect; so when the only
+    reason is the mode, nothing else can have changed since `last` was read. An operator's switch then
+    costs each bridge one read instead of three dependent round trips. A Kafka assignment changes nothing
+    in ZooKeeper either, and it is on every Kafka rebalance's critical path (the group's partitions wait
+    for it): it reuses `last` too, unless part of `last` came from the brokers (`Snapshot.watched`), whose
+    change only a Kafka rebalance shows. Any other Kafka event reads everything.
     """
-    return last is not None and last.usable and reasons == {"mode"}
+    if last is None or not last.usable:
+        return False
+    return reasons == {"mode"} or (last.watched and reasons in ({"kafka assignment"}, {"mode", "kafka assignment"}))
 
 
 def refresh_mode(zk: KazooClient, paths: GroupPaths, last: Snapshot) -> Snapshot:
