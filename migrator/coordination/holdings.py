@@ -10,9 +10,12 @@ Used only by the rebalance worker's thread. `laps` collects where the time went,
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 
 from kazoo.client import KazooClient
 
@@ -145,12 +148,20 @@ class Holdings:
         # Wait first for the previous owners: in a switch every member releases at about the same time,
         # and claiming early only turns into create-conflict-delete-retry churn.
         t0 = time.monotonic()
-        owners.wait_until_released(self._zk, self._paths, sorted(claim), self._backoff_s, ours=claim)
+        released = owners.wait_until_released(self._zk, self._paths, sorted(claim), self._backoff_s, ours=claim)
         t1 = time.monotonic()
-        result = owners.claim(self._zk, self._paths, claim)
+        # Once every previous owner's node is seen gone, its last commit is in both stores (a release commits
+        # before it deletes): the offsets can be read while our nodes are being created, not after.
+        fetching = self._fetch_meanwhile(claim) if released else None
+        try:
+            result = owners.claim(self._zk, self._paths, claim)
+        except BaseException:
+            self._settle(fetching, claim)
+            raise
         t2 = time.monotonic()
         self.laps.update({"wait for owners": t1 - t0, "create owners": t2 - t1})
         if result.conflicts:
+            self._settle(fetching, claim)
             owners.release(self._zk, self._paths, result.claimed)  # delete what this attempt created
             self._metrics.conflicts(len(result.conflicts))
             log.info(
@@ -161,7 +172,7 @@ class Holdings:
             owners.wait_until_released(self._zk, self._paths, sorted(result.conflicts), self._backoff_s)
             return False
         try:
-            start = self._resolve_start(self._offsets.fetch(claim))
+            start = self._resolve_start(fetching.result() if fetching is not None else self._offsets.fetch(claim))
         except Exception:
             owners.release(self._zk, self._paths, result.claimed)  # never keep a node we do not fetch for
             raise
@@ -169,6 +180,28 @@ class Holdings:
         self._owner_session = self._zk.client_id
         self._open(claim, start)
         return True
+
+    def _fetch_meanwhile(self, claim: Mapping[TopicPartition, ThreadId]) -> Future[dict[TopicPartition, int]]:
+        """`OffsetStore.fetch` on a helper thread; the worker uses the store again only after its result."""
+        future: Future[dict[TopicPartition, int]] = Future()
+
+        def fetch() -> None:
+            try:
+                future.set_result(self._offsets.fetch(claim))
+            except BaseException as exc:  # handed to the worker
+                future.set_exception(exc)
+
+        threading.Thread(target=fetch, name="offsets-fetch", daemon=True).start()
+        return future
+
+    def _settle(
+        self, fetching: Future[dict[TopicPartition, int]] | None, claim: Mapping[TopicPartition, ThreadId]
+    ) -> None:
+        """A claim that failed: let its offset read end (the store is the worker's again), forget what it noted."""
+        if fetching is not None:
+            with contextlib.suppress(Exception):
+                fetching.result()
+            self._offsets.forget(claim)
 
     def drop_all(self) -> int:
         """The session that held our owner nodes expired: they are gone, so hand nothing more out."""
