@@ -62,6 +62,7 @@ LAG_EVERY_S = 5.0  # at most one ListOffsets round trip per this interval for th
 SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0  # a release at shutdown waits less for a record in the application's hands
 GUARD_RECHECK_S = 2.0  # while holding nothing, re-evaluate this often even if no event arrives
 LEAVE_WAIT_S = 5.0  # at shutdown, how long the owner nodes wait for the embedded member's LeaveGroup
+DEFER_S = 5.0  # how long ZooKeeper events wait for the assignment that ends a Kafka rebalance (see `_defer`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +146,8 @@ class RebalanceWorker:
         self._snapshot: Snapshot | None = None  # the last full read, reused while only the mode changes
         self._missing_topics: tuple[str, ...] = ()  # as last logged
         self._left = False  # shutdown deregistered and left the Kafka group before deleting the owner nodes
+        self._deferred: set[str] = set()  # reasons held back until the Kafka rebalance ends (`_defer`)
+        self._defer_due: float | None = None  # the retry set to evaluate them if no assignment comes
         if kafka is not None:
             offsets.kafka_available = lambda: not kafka.problem
         self._next_commit = self._commit_deadline()
@@ -274,6 +277,7 @@ class RebalanceWorker:
         if self.state.retry_at is not None and now >= self.state.retry_at:
             self.state.retry_at = None
             reasons.add("retry")
+        reasons = self._defer(reasons)
         kafka_only = reasons <= {"kafka assignment", "kafka unavailable"}
         if reasons and (not kafka_only or self.state.mode_is_kafka or self.state.authority is Authority.KAFKA):
             self._evaluate(reasons)
@@ -282,6 +286,28 @@ class RebalanceWorker:
         if self._next_commit is not None and now >= self._next_commit:
             self._commit_processed(measure_lag=True)
             self._next_commit = self._commit_deadline()
+
+    def _defer(self, reasons: set[str]) -> set[str]:
+        """The reasons to evaluate now. In mode kafka, between our member's revoke and its next assignment,
+        a bridge that holds nothing could only decide to keep holding nothing (the fallback guard's "Kafka
+        rebalance in progress"), and that evaluation (snapshot, DescribeGroups) would keep the worker busy
+        when the assignment arrives, which every partition of the group is waiting for. Such reasons (a
+        joining bridge registering, typically) wait for the assignment, at most `DEFER_S`; a mode change
+        does not wait."""
+        since = self._kafka.rebalancing_since() if self._kafka is not None else None
+        waiting = since is not None and time.monotonic() - since < DEFER_S
+        if reasons and waiting and self.state.mode_is_kafka and not self.owned and "mode" not in reasons:
+            assert since is not None
+            self._deferred |= reasons
+            due = since + DEFER_S
+            if self.state.retry_at is None or due < self.state.retry_at:
+                self.state.retry_at = self._defer_due = due
+            return set()
+        if reasons and self._deferred:
+            reasons, self._deferred = reasons | self._deferred, set()
+            if self.state.retry_at == self._defer_due:  # the assignment came first: no need to retry then
+                self.state.retry_at = None
+        return reasons
 
     def _fail(self, exc: ListenerError) -> None:
         """The application's listener raised. Keeping the partitions would stall them for the whole group,
