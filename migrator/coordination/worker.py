@@ -372,7 +372,7 @@ class RebalanceWorker:
             # Kafka consumer joining, and Kafka's barrier (our callback) must not let it start on a partition
             # we still hold. The next decision claims again if no plain member is there.
             if self.owned and (self.state.authority is Authority.KAFKA or self.state.mode_is_kafka):
-                self._holdings.release(dict(self.owned), "kafka revoke")
+                self._holdings.release(dict(self.owned), "kafka revoke", await_delete=False)
         finally:
             event.done.set_result(None)
 
