@@ -19,7 +19,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
@@ -63,6 +63,18 @@ SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0  # a release at shutdown waits less for a recor
 GUARD_RECHECK_S = 2.0  # while holding nothing, re-evaluate this often even if no event arrives
 LEAVE_WAIT_S = 5.0  # at shutdown, how long the owner nodes wait for the embedded member's LeaveGroup
 DEFER_S = 5.0  # how long ZooKeeper events wait for the assignment that ends a Kafka rebalance (see `_defer`)
+
+
+def defers(reasons: Set[str], *, rebalancing_s: float | None, mode_is_kafka: bool, holds: bool) -> bool:
+    """Whether a batch of `reasons` waits for the Kafka assignment instead of being evaluated now.
+
+    In mode kafka, between its embedded member's revoke and its next assignment (`rebalancing_s`: for how
+    long; None when no Kafka rebalance is under way), a bridge that `holds` nothing could only decide to go
+    on holding nothing (the fallback guard's "Kafka rebalance in progress"), and that evaluation would keep
+    the worker busy when the assignment arrives, which every partition of the group waits for. At most
+    `DEFER_S`; a mode change is the operator's word and is never deferred."""
+    in_rebalance = rebalancing_s is not None and rebalancing_s < DEFER_S
+    return bool(reasons) and in_rebalance and mode_is_kafka and not holds and "mode" not in reasons
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,15 +300,12 @@ class RebalanceWorker:
             self._next_commit = self._commit_deadline()
 
     def _defer(self, reasons: set[str]) -> set[str]:
-        """The reasons to evaluate now. In mode kafka, between our member's revoke and its next assignment,
-        a bridge that holds nothing could only decide to keep holding nothing (the fallback guard's "Kafka
-        rebalance in progress"), and that evaluation (snapshot, DescribeGroups) would keep the worker busy
-        when the assignment arrives, which every partition of the group is waiting for. Such reasons (a
-        joining bridge registering, typically) wait for the assignment, at most `DEFER_S`; a mode change
-        does not wait."""
+        """The reasons to evaluate now: those `defers` holds back (a joining bridge registering during the
+        Kafka rebalance, typically) join the assignment's evaluation, or are evaluated `DEFER_S` after the
+        revoke if no assignment comes."""
         since = self._kafka.rebalancing_since() if self._kafka is not None else None
-        waiting = since is not None and time.monotonic() - since < DEFER_S
-        if reasons and waiting and self.state.mode_is_kafka and not self.owned and "mode" not in reasons:
+        rebalancing_s = None if since is None else time.monotonic() - since
+        if defers(reasons, rebalancing_s=rebalancing_s, mode_is_kafka=self.state.mode_is_kafka, holds=bool(self.owned)):
             assert since is not None
             self._deferred |= reasons
             due = since + DEFER_S
