@@ -82,6 +82,8 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
             logger = logging.getLogger(name)
             logger.addHandler(handler)
             logger.setLevel(logging.INFO)
+        # when the embedded member's revoke and assignment callbacks ran, between the worker's phases
+        logging.getLogger("migrator.kafka.member").setLevel(logging.DEBUG)
     log = _Outbox()
     member: ConnectorMember | PlainConsumer
     if spec.kind == "plain":

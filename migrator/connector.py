@@ -28,7 +28,7 @@ from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.worker import RebalanceWorker, WorkerParts, WorkerSettings
 from migrator.errors import ConfigError, MigratorError
-from migrator.kafka.admin import KafkaAdmin
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.commit import commit_sync
 from migrator.kafka.fetcher import Fetcher
 from migrator.kafka.member import EmbeddedMember
@@ -326,9 +326,14 @@ class ConsumerConnector:
         self._fetcher.start()
         worker.start_watches()
         if self._member is not None:
-            self._member.start(static_topics or self._wildcard_topics(registration, admin))
+            topics = static_topics or self._wildcard_topics(registration, admin)
+            self._member.start(topics)
+            deadline = time.monotonic() + JOIN_WAIT_S
+            warming = threading.Thread(target=_warm_up, args=(admin, self.group, topics), name="warm-up", daemon=True)
+            warming.start()
             if not self._member.joined.wait(JOIN_WAIT_S):
                 log.warning("embedded member not in the Kafka group after %.0fs; obeying ZooKeeper", JOIN_WAIT_S)
+            warming.join(max(0.0, deadline - time.monotonic()))
         worker.register()
         worker.start()
 
@@ -383,6 +388,19 @@ def _bounded(what: str, close: Callable[[], None], deadline: float) -> None:
     step.join(max(CLOSE_STEP_MIN_S, deadline - time.monotonic()))
     if step.is_alive():
         log.error("shutdown: gave up on %s (its server is unreachable); exiting without it", what)
+
+
+def _warm_up(admin: KafkaAdmin, group: str, topics: list[str]) -> None:
+    """While the embedded member joins, connect the admin client and its offsets reader to the group's
+    coordinator: the new bridge's first claim describes the group and reads committed offsets, its
+    partitions wait for that claim, and each cold client added a coordinator lookup and a connection.
+    Read-only; when Kafka does not answer, the first claim finds out for itself."""
+    try:
+        admin.describe_group(group)
+        if topics:
+            admin.committed_offsets(group, [TopicPartition(topics[0], 0)])
+    except KafkaUnavailable as exc:
+        log.debug("warming up the Kafka clients failed: %s", exc)
 
 
 class _KafkaOffsets:

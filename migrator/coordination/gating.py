@@ -13,6 +13,7 @@ from migrator.protocol.codecs import Authority
 from migrator.protocol.events import (
     CommitRequest,
     Event,
+    KafkaAssigned,
     KafkaRevoked,
     Shutdown,
     Trigger,
@@ -49,22 +50,30 @@ def gate(triggers: Set[Trigger], *, mode_is_kafka: bool, authority: Authority) -
 
 def coalesces(first: Event) -> bool:
     """Whether the worker waits a moment for more events after `first`, to merge them into one evaluation.
-    Not for events whose poster waits for an answer (a revoke holds Kafka's rebalance barrier)."""
-    return not isinstance(first, (KafkaRevoked, Shutdown, CommitRequest))
+    Not for events whose poster waits for an answer (a revoke holds Kafka's rebalance barrier), nor for a
+    Kafka assignment: the group's partitions wait for it."""
+    return not isinstance(first, (KafkaRevoked, KafkaAssigned, Shutdown, CommitRequest))
 
 
-def refreshable(triggers: Set[Trigger], last_usable: bool) -> bool:
+def refreshable(triggers: Set[Trigger], last_usable: bool, last_watched: bool) -> bool:
     """Whether a rebalance for `triggers` may reuse the last full snapshot (`last_usable`: there is one and
-    it was usable), re-reading only the mode node.
+    it was usable), re-reading only the mode node if it changed.
 
-    Members, migration ids and the partitions of topics in ZooKeeper are each covered by a kazoo watch
-    recipe that posts its own trigger on any change, including after a reconnect; so when the only trigger
-    is the mode, nothing else can have changed since the last read. An operator's switch then costs each
-    bridge one read instead of three dependent round trips. A Kafka event reads everything: partitions of a
-    topic known only to the brokers (not in this ZooKeeper) are not watched, and a Kafka rebalance is how
-    their change shows.
+    Members, migration ids, the mode and the partitions of topics in ZooKeeper are each covered by a kazoo
+    watch recipe that posts its own trigger on any change, including after a reconnect; so when the only
+    trigger is the mode, nothing else can have changed since the last read. An operator's switch then costs
+    each bridge one read instead of three dependent round trips. A Kafka assignment changes nothing in
+    ZooKeeper either, and it is on every Kafka rebalance's critical path (the group's partitions wait for
+    it): it reuses the snapshot too, unless part of it came from the brokers (`last_watched` false: a topic
+    known only to the brokers, whose change only a Kafka rebalance shows). Any other Kafka event reads
+    everything.
     """
-    return last_usable and set(triggers) == {Trigger.MODE}
+    if not last_usable:
+        return False
+    kinds = set(triggers)
+    return kinds == {Trigger.MODE} or (
+        last_watched and kinds in ({Trigger.KAFKA_ASSIGNMENT}, {Trigger.MODE, Trigger.KAFKA_ASSIGNMENT})
+    )
 
 
 def releases_on_revoke(authority: Authority, mode_is_kafka: bool) -> bool:
@@ -99,3 +108,18 @@ def wait_timeout(now: float, *deadlines: float | None) -> float | None:
 def label(triggers: Set[Trigger]) -> str:
     """The triggers as the rebalance log names them."""
     return ", ".join(sorted(t.value for t in triggers))
+
+
+DEFER_S = 5.0  # how long ZooKeeper events wait for the assignment that ends a Kafka rebalance
+
+
+def defers(triggers: Set[Trigger], *, rebalancing_s: float | None, mode_is_kafka: bool, holds: bool) -> bool:
+    """Whether a batch of `triggers` waits for the Kafka assignment instead of being evaluated now.
+
+    In mode kafka, between its embedded member's revoke and its next assignment (`rebalancing_s`: for how
+    long; None when no Kafka rebalance is under way), a bridge that `holds` nothing could only decide to go
+    on holding nothing (the fallback guard's "Kafka rebalance in progress"), and that evaluation would keep
+    the worker busy when the assignment arrives, which every partition of the group waits for. At most
+    `DEFER_S`; a mode change is the operator's word and is never deferred."""
+    in_rebalance = rebalancing_s is not None and rebalancing_s < DEFER_S
+    return bool(triggers) and in_rebalance and mode_is_kafka and not holds and Trigger.MODE not in triggers

@@ -11,11 +11,15 @@ Built by the connector, used only by the rebalance worker's thread. It measures 
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException
 
 from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
@@ -68,6 +72,8 @@ class Holdings:
         self._laps: dict[str, float] = {}
         self._routes: dict[TopicPartition, Route] = {}
         self._owner_session: object = None  # the ZooKeeper session our owner nodes were created in
+        self._deleting: list[tuple[Callable[[], None], dict[TopicPartition, ThreadId]]] = []
+        """Owner deletes sent and not yet answered, with the partitions they release (`_settle_deletes`)."""
 
     def take_laps(self) -> dict[str, float]:
         """Where the time went (name -> seconds) since the last call, in the order it was spent."""
@@ -86,13 +92,17 @@ class Holdings:
         in_flight_wait_s: float = IN_FLIGHT_WAIT_S,
         tell_listener: bool = True,
         before_delete: Callable[[], None] | None = None,
+        await_delete: bool = True,
     ) -> None:
         """Stop, let in-flight records finish, commit, tell the listener, (`before_delete`), delete our owner
         nodes. `before_delete` runs once nothing of these partitions is processed or committed any more and
-        they are still locked: a shutting-down bridge leaves the Kafka group there.
+        they are still locked: a shutting-down bridge leaves the Kafka group there. Without `await_delete`
+        the deletes are only sent (a Kafka revoke: the group's JoinGroup waits for us, and the members that
+        claim next wait for the nodes anyway); the next change of holdings waits for their replies.
 
         A listener that raises does not keep the partitions: they are released all the same, then
         `ListenerError` is raised for the worker to fail the connector."""
+        self._settle_deletes()
         keep = {tp: th for tp, th in self.owned.items() if tp not in release}
         self._route_only(keep)
         t0 = time.monotonic()
@@ -115,8 +125,12 @@ class Holdings:
             before_delete()
             laps["leave"] = time.monotonic() - t3
             t3 = time.monotonic()
-        owners.release(self._zk, self._paths, release, verify=self._zk.client_id != self._owner_session)
-        laps["delete owners"] = time.monotonic() - t3
+        finish = owners.start_release(self._zk, self._paths, release, verify=self._zk.client_id != self._owner_session)
+        if await_delete:
+            finish()
+        else:
+            self._deleting.append((finish, dict(release)))
+        laps["delete owners" if await_delete else "delete owners sent"] = time.monotonic() - t3
         self._laps.update(laps)
         self._forget(release)
         self.owned = keep
@@ -131,6 +145,7 @@ class Holdings:
         thread where the old one stopped. Nothing is committed or fetched from the offset stores: the
         position never left this process, and the owner node never disappeared."""
         t0 = time.monotonic()
+        self._settle_deletes()
         self._route_only({tp: th for tp, th in self.owned.items() if tp not in moves})
         self._handoff.revoke(moves, wait_s=IN_FLIGHT_WAIT_S)
         start = {tp: offset for tp, offset in self._handoff.processed().items() if tp in moves}
@@ -153,12 +168,21 @@ class Holdings:
         # Wait first for the previous owners: in a switch every member releases at about the same time,
         # and claiming early only turns into create-conflict-delete-retry churn.
         t0 = time.monotonic()
-        owners.wait_until_released(self._zk, self._paths, sorted(claim), self._backoff_s, ours=claim)
+        self._settle_deletes()
+        released = owners.wait_until_released(self._zk, self._paths, sorted(claim), self._backoff_s, ours=claim)
         t1 = time.monotonic()
-        result = owners.claim(self._zk, self._paths, claim)
+        # Once every previous owner's node is seen gone, its last commit is in both stores (a release commits
+        # before it deletes): the offsets can be read while our nodes are being created, not after.
+        fetching = self._fetch_meanwhile(claim) if released else None
+        try:
+            result = owners.claim(self._zk, self._paths, claim)
+        except BaseException:
+            self._settle(fetching, claim)
+            raise
         t2 = time.monotonic()
         self._laps.update({"wait for owners": t1 - t0, "create owners": t2 - t1})
         if result.conflicts:
+            self._settle(fetching, claim)
             owners.release(self._zk, self._paths, result.claimed)  # delete what this attempt created
             self._metrics.conflicts(len(result.conflicts))
             log.info(
@@ -169,7 +193,7 @@ class Holdings:
             owners.wait_until_released(self._zk, self._paths, sorted(result.conflicts), self._backoff_s)
             return False
         try:
-            start = self._resolve_start(self._offsets.fetch(claim))
+            start = self._resolve_start(fetching.result() if fetching is not None else self._offsets.fetch(claim))
         except Exception:
             owners.release(self._zk, self._paths, result.claimed)  # never keep a node we do not fetch for
             raise
@@ -178,9 +202,43 @@ class Holdings:
         self._open(claim, start)
         return True
 
+    def _settle_deletes(self) -> None:
+        """Wait for the replies to deletes only sent (`release(await_delete=False)`); a delete that failed is
+        done again, reading each node first, so no node of a partition we let go of outlives the attempt."""
+        while self._deleting:
+            finish, released = self._deleting[0]
+            try:
+                finish()
+            except KazooException:
+                owners.release(self._zk, self._paths, released)  # raises if ZooKeeper still fails: retried
+            self._deleting.pop(0)
+
+    def _fetch_meanwhile(self, claim: Mapping[TopicPartition, ThreadId]) -> Future[dict[TopicPartition, int]]:
+        """`OffsetStore.fetch` on a helper thread; the worker uses the store again only after its result."""
+        future: Future[dict[TopicPartition, int]] = Future()
+
+        def fetch() -> None:
+            try:
+                future.set_result(self._offsets.fetch(claim))
+            except BaseException as exc:  # handed to the worker
+                future.set_exception(exc)
+
+        threading.Thread(target=fetch, name="offsets-fetch", daemon=True).start()
+        return future
+
+    def _settle(
+        self, fetching: Future[dict[TopicPartition, int]] | None, claim: Mapping[TopicPartition, ThreadId]
+    ) -> None:
+        """A claim that failed: let its offset read end (the store is the worker's again), forget what it noted."""
+        if fetching is not None:
+            with contextlib.suppress(Exception):
+                fetching.result()
+            self._offsets.forget(claim)
+
     def drop_all(self) -> int:
         """The session that held our owner nodes expired: they are gone, so hand nothing more out."""
         lost = dict(self.owned)
+        self._deleting.clear()  # gone with the session
         self._route_only({})
         self._handoff.revoke(lost, wait_s=0.0)
         self._forget(lost)

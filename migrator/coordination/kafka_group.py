@@ -85,6 +85,12 @@ class KafkaGroupTracker:
         """Whether the embedded member has a generation Kafka accepts commits under (the offset store asks)."""
         return not self.problem
 
+    def rebalancing_since(self) -> float | None:
+        """When our member's revoke began a Kafka rebalance that has not ended yet (no assignment, no error)."""
+        if self.assignment is None and not self.problem:
+            return self._revoked_at
+        return None
+
     # -- decisions' inputs ---------------------------------------------------------------------------
     def prefetch(self) -> None:
         """Describe now (after an assignment), so a later switch to kafka does not wait for it."""
@@ -114,10 +120,8 @@ class KafkaGroupTracker:
             return decision
         if group is None:
             group = self._describe_afresh()
-        rebalancing = (
-            self.assignment is None and not self.problem and self._revoked_at is not None
-            and self._clock() - self._revoked_at < REBALANCE_HOLD_S
-        )  # fmt: skip
+        since = self.rebalancing_since()
+        rebalancing = since is not None and self._clock() - since < REBALANCE_HOLD_S
         view = KafkaGroupView(self._last, current=group is not None, rebalancing=rebalancing)
         return guard_fallback(decision, snap.mode, snap.member_ids & snap.migration_ids, view)
 

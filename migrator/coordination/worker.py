@@ -31,8 +31,10 @@ from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
 from migrator.coordination.authority import AuthorityDecision, Hold, KafkaHealth, decide_authority, next_hold, routine
 from migrator.coordination.clock import Clock
 from migrator.coordination.gating import (
+    DEFER_S,
     Gate,
     coalesces,
+    defers,
     due,
     gate,
     label,
@@ -155,6 +157,8 @@ class RebalanceWorker:
         self._missing_topics: tuple[str, ...] = ()  # as last logged
         self._last_error = ""  # logged with its traceback once; the same again only at DEBUG
         self._left = False  # shutdown deregistered and left the Kafka group before deleting the owner nodes
+        self._deferred: set[Trigger] = set()  # triggers held back until the Kafka rebalance ends (`_defer`)
+        self._defer_due: float | None = None  # the retry set to evaluate them if no assignment comes
         self._next_commit = self._commit_deadline()
 
     # -- the outside world's side ----------------------------------------------------------------------
@@ -283,6 +287,7 @@ class RebalanceWorker:
         if due(now, self.state.retry_at):
             self.state.retry_at = None
             triggers.add(Trigger.RETRY)
+        triggers = self._defer(triggers)
         match gate(triggers, mode_is_kafka=self.state.mode_is_kafka, authority=self.state.authority):
             case Gate.EVALUATE:
                 self._evaluate(triggers)
@@ -291,6 +296,27 @@ class RebalanceWorker:
         if due(now, self._next_commit):
             self._commit_processed(measure_lag=True)
             self._next_commit = self._commit_deadline()
+
+    def _defer(self, triggers: set[Trigger]) -> set[Trigger]:
+        """The triggers to evaluate now: those `defers` holds back (a joining bridge registering during the
+        Kafka rebalance, typically) join the assignment's evaluation, or are evaluated `DEFER_S` after the
+        revoke if no assignment comes."""
+        since = self._kafka.rebalancing_since() if self._kafka is not None else None
+        rebalancing_s = None if since is None else self._clock() - since
+        if defers(
+            triggers, rebalancing_s=rebalancing_s, mode_is_kafka=self.state.mode_is_kafka, holds=bool(self.owned)
+        ):
+            assert since is not None
+            self._deferred |= triggers
+            at = since + DEFER_S
+            if self.state.retry_at is None or at < self.state.retry_at:
+                self.state.retry_at = self._defer_due = at
+            return set()
+        if triggers and self._deferred:
+            triggers, self._deferred = triggers | self._deferred, set()
+            if self.state.retry_at == self._defer_due:  # the assignment came first: no need to retry then
+                self.state.retry_at = None
+        return triggers
 
     def _fail(self, exc: ListenerError) -> None:
         """The application's listener raised. Keeping the partitions would stall them for the whole group,
@@ -343,6 +369,7 @@ class RebalanceWorker:
         """Our ephemeral owners are gone with the session: stop everything we no longer own."""
         lost = self._holdings.drop_all()
         self.state.registered = False
+        self._snapshot = None  # the next session's first rebalance reads everything
         log.warning("ZooKeeper session expired; %d partitions dropped until the next rebalance", lost)
         self._metrics.authority(False, 0, 0)
 
@@ -351,7 +378,9 @@ class RebalanceWorker:
             self._kafka.revoked(event.lost)
         try:
             if self.owned and releases_on_revoke(self.state.authority, self.state.mode_is_kafka):
-                self._holdings.release(dict(self.owned), "kafka revoke")
+                # send-only deletes: ZooKeeper applies our session's requests in order, and the next owners
+                # wait for the nodes to be gone anyway; the replies are checked at the next change of holdings
+                self._holdings.release(dict(self.owned), "kafka revoke", await_delete=False)
         finally:
             event.done.set_result(None)
 
@@ -449,11 +478,14 @@ class RebalanceWorker:
         return Attempt.DONE
 
     def _read_snapshot(self, triggers: Set[Trigger]) -> tuple[Snapshot, str]:
-        """The full snapshot, or the last one with a fresh mode when only the mode changed; and
-        the name of what was read, for the rebalance log."""
+        """The full snapshot, or the last one when `refreshable` allows (with a fresh mode if the mode
+        changed); and the name of what was read, for the rebalance log."""
         last, self._snapshot = self._snapshot, None  # a failed read leaves nothing to reuse
-        if last is not None and refreshable(triggers, last.usable):
-            snap, read = self._snapshots.refresh_mode(last), "mode read"
+        if last is not None and refreshable(triggers, last.usable, last.watched):
+            if Trigger.MODE in triggers:
+                snap, read = self._snapshots.refresh_mode(last), "mode read"
+            else:
+                snap, read = last, "snapshot reused"
         else:
             snap, read = self._snapshots.read(), "snapshot"
         self._snapshot = snap if snap.usable else None

@@ -36,7 +36,8 @@ log = logging.getLogger(__name__)
 DEFAULT_ASSIGNMENT_STRATEGY = "range,roundrobin"
 UNAVAILABLE_CODES = {KafkaError.GROUP_MAX_SIZE_REACHED, KafkaError._ALL_BROKERS_DOWN, KafkaError._FATAL}
 REVOKE_WAIT_S = 240.0  # below the default max.poll.interval.ms, so the broker does not evict us meanwhile
-SERVE_S = 0.05  # how often the poll thread serves queued calls while it waits
+SERVE_S = 0.05  # how often the poll thread serves queued calls while it waits in a revoke callback
+CALL_WAIT_S = 0.01  # the poll thread waits in poll at most this long, then serves queued calls
 CALL_TIMEOUT_S = 30.0
 T = TypeVar("T")
 
@@ -59,7 +60,7 @@ class EmbeddedMember:
         conf["enable.auto.commit"] = False
         conf["error_cb"] = self._on_error
         self._post = post
-        self._poll_s = poll_interval_ms / 1000.0
+        self._wait_s = min(poll_interval_ms / 1000.0, CALL_WAIT_S)  # the longest a queued call waits
         self._consumer = Consumer(conf)
         self._topics: Sequence[str] | None = None
         self._subscribed: tuple[str, ...] = ()
@@ -143,7 +144,7 @@ class EmbeddedMember:
         Called by a shutting-down worker once nothing more is processed or committed, so the group's
         rebalance overlaps the release of the owner nodes. Revoke callbacks from here on return at once."""
         self._closing.set()
-        self._calls.put((lambda: None, Future()))  # wake the poll thread if it waits for queued calls
+        self._calls.put((lambda: None, Future()))  # wake the poll thread if it waits in a revoke callback
 
     def wait_left(self, timeout_s: float) -> bool:
         """Whether the client has closed (LeaveGroup sent) within `timeout_s`."""
@@ -160,7 +161,6 @@ class EmbeddedMember:
 
     # -- the poll thread -----------------------------------------------------------------------------
     def _run(self) -> None:
-        next_poll = time.monotonic()
         try:
             while not self._closing.is_set():
                 if self._topics is not None and self._topics != self._subscribed:
@@ -174,11 +174,12 @@ class EmbeddedMember:
                             on_revoke=self._on_revoke,
                             on_lost=self._on_lost,
                         )
-                self._serve(max(0.0, min(next_poll - time.monotonic(), SERVE_S)))
-                if time.monotonic() < next_poll:
-                    continue
-                next_poll = time.monotonic() + self._poll_s  # coordination.migration.poll.interval.ms
-                msg = self._consumer.poll(0)
+                self._serve()
+                # Wait in poll, not between polls: librdkafka hands a rebalance to its callback only inside
+                # poll, and the group's JoinGroup waits for our revoke callback, so a member polled every
+                # `poll.interval.ms` kept the whole group waiting up to that long twice per rebalance (and
+                # put its heartbeats out of phase with the other members', a further wait at the next one).
+                msg = self._consumer.poll(self._wait_s)
                 error = msg.error() if msg is not None else None
                 if error is not None:
                     self._on_error(error)
@@ -205,6 +206,7 @@ class EmbeddedMember:
         self._assignment = tuple(sorted(TopicPartition(p.topic, p.partition) for p in partitions))
         self._member_id = consumer.memberid() or ""
         self._assignments += 1
+        log.debug("embedded member assigned %d partitions", len(partitions))
         self._post(KafkaAssigned(self._assignment))
         self.joined.set()
 
@@ -213,6 +215,9 @@ class EmbeddedMember:
         if self._closing.is_set():
             return
         event = KafkaRevoked(lost=lost)
+        log.debug("embedded member revoked %d partitions%s", len(partitions), " (lost)" if lost else "")
+        # Wake the wait below the moment the worker is done: the group's JoinGroup waits for this callback.
+        event.done.add_done_callback(lambda _done: self._calls.put((lambda: None, Future())))
         self._post(event)
         started = time.monotonic()
         while not event.done.done() and not self._closing.is_set():  # a closing connector's worker is gone

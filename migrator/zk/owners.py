@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
@@ -107,6 +107,14 @@ def release(zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, T
     `verify=False` skips reading each node first, for nodes this very session created: an ephemeral node
     cannot be replaced while the session that created it lives, and no member deletes another's node.
     """
+    start_release(zk, paths, owned, verify)()
+
+
+def start_release(
+    zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, ThreadId], verify: bool = True
+) -> Callable[[], None]:
+    """`release` up to sending the deletes; the returned function waits for their replies. ZooKeeper applies
+    one session's requests in order, so whatever this session sends later (a create, a commit) comes after."""
     if not verify:
         deletes = [zk.delete_async(paths.owner(tp.topic, tp.partition)) for tp in owned]
     else:
@@ -119,9 +127,13 @@ def release(zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, T
                 continue
             if decode_owner(data) == owned[tp]:
                 deletes.append(zk.delete_async(paths.owner(tp.topic, tp.partition), version=stat.version))
-    for result in deletes:
-        with contextlib.suppress(NoNodeError):
-            result.get()
+
+    def finish() -> None:
+        for result in deletes:
+            with contextlib.suppress(NoNodeError):
+                result.get()
+
+    return finish
 
 
 def rewrite(

@@ -39,6 +39,10 @@ class Snapshot:
     problems: tuple[str, ...] = field(default=())
     missing_topics: tuple[str, ...] = field(default=())
     """Subscribed topics that exist neither in ZooKeeper nor on the brokers: nothing of them to assign."""
+    watched: bool = True
+    """Whether every part was read from ZooKeeper nodes the connector watches: False when a topic list or a
+    topic's partitions came from the brokers, or a subscribed topic is missing (it may appear on the
+    brokers alone). Only a watched snapshot may be reused for a Kafka rebalance (`refreshable`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "registrations", MappingProxyType(dict(self.registrations)))
@@ -55,14 +59,15 @@ class Snapshot:
         return frozenset(self.registrations)
 
 
-def _all_topics(zk: KazooClient, kafka_topics: TopicLister | None) -> list[str]:
+def _all_topics(zk: KazooClient, kafka_topics: TopicLister | None) -> tuple[list[str], bool]:
+    """Every topic, and whether the list came from ZooKeeper (watched) rather than the brokers."""
     try:
         topics = zk.get_children(BROKER_TOPICS)
     except NoNodeError:
         topics = []
     if not topics and kafka_topics is not None:
-        topics = kafka_topics()
-    return sorted(topics)
+        return sorted(kafka_topics()), False
+    return sorted(topics), True
 
 
 def read_snapshot(
@@ -100,10 +105,11 @@ def read_snapshot(
 
     subscriptions: dict[str, dict[str, int]] = {}
     all_topics: list[str] | None = None
+    watched = True
     for cid, reg in registrations.items():
         if reg.is_wildcard:
             if all_topics is None:
-                all_topics = _all_topics(zk, kafka_topics)
+                all_topics, watched = _all_topics(zk, kafka_topics)
             ((regex, streams),) = reg.subscription.items()
             topic_filter = filter_from_registration(reg.pattern, regex)
             subscriptions[cid] = {t: streams for t in all_topics if topic_filter.is_allowed(t, exclude_internal)}
@@ -125,9 +131,12 @@ def read_snapshot(
             continue
         found = kafka_partitions(topic) if kafka_partitions is not None else None
         partitions[topic] = found or ()
+        watched = False
         if not found:
             missing.append(topic)
-    return Snapshot(registrations, migration_ids, mode, subscriptions, partitions, tuple(problems), tuple(missing))
+    return Snapshot(
+        registrations, migration_ids, mode, subscriptions, partitions, tuple(problems), tuple(missing), watched
+    )
 
 
 def refresh_mode(zk: KazooClient, paths: GroupPaths, last: Snapshot) -> Snapshot:

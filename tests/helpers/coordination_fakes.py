@@ -122,6 +122,7 @@ class FakeHoldings:
         in_flight_wait_s: float = 0.0,
         tell_listener: bool = True,
         before_delete: Callable[[], None] | None = None,
+        await_delete: bool = True,
     ) -> None:
         if before_delete is not None:
             before_delete()

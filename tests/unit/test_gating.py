@@ -71,7 +71,7 @@ def test_a_bridge_obeying_zookeeper_in_zookeeper_mode_only_prefetches_on_an_assi
 
 @pytest.mark.parametrize(
     ("event", "coalesced"),
-    [(Changed(Trigger.IDS), True), (KafkaAssigned(()), True), (KafkaLost("x"), True), (SessionLost(), True),
+    [(Changed(Trigger.IDS), True), (KafkaAssigned(()), False), (KafkaLost("x"), True), (SessionLost(), True),
      (SessionRestored(), True), (KafkaRevoked(), False), (CommitRequest(), False), (Shutdown(), False)],
 )  # fmt: skip
 def test_events_someone_waits_on_are_handled_at_once(event: Event, coalesced: bool) -> None:
@@ -82,16 +82,26 @@ def test_events_someone_waits_on_are_handled_at_once(event: Event, coalesced: bo
 
 
 def test_a_mode_change_alone_reuses_the_last_snapshot() -> None:
-    assert refreshable({Trigger.MODE}, last_usable=True)
+    assert refreshable({Trigger.MODE}, last_usable=True, last_watched=False)
 
 
-@given(triggers)
-def test_any_other_change_or_retry_reads_everything(batch: frozenset[Trigger]) -> None:
-    assert refreshable(batch, last_usable=True) == (batch == {Trigger.MODE})
+_REUSED_ON_ASSIGNMENT = ({Trigger.KAFKA_ASSIGNMENT}, {Trigger.MODE, Trigger.KAFKA_ASSIGNMENT})
+
+
+@given(triggers, st.booleans())
+def test_any_other_change_or_retry_reads_everything(batch: frozenset[Trigger], watched: bool) -> None:
+    reused = batch == {Trigger.MODE} or (watched and batch in _REUSED_ON_ASSIGNMENT)
+    assert refreshable(batch, last_usable=True, last_watched=watched) == reused
+
+
+@pytest.mark.parametrize("batch", _REUSED_ON_ASSIGNMENT)
+def test_a_kafka_assignment_reuses_a_snapshot_read_wholly_from_watched_nodes(batch: set[Trigger]) -> None:
+    assert refreshable(batch, last_usable=True, last_watched=True)
+    assert not refreshable(batch, last_usable=True, last_watched=False)  # partitions from the brokers: read again
 
 
 def test_nothing_to_reuse_without_a_usable_snapshot() -> None:
-    assert not refreshable({Trigger.MODE}, last_usable=False)
+    assert not refreshable({Trigger.MODE}, last_usable=False, last_watched=True)
 
 
 @given(triggers, st.booleans())
