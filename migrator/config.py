@@ -250,6 +250,7 @@ class ConsumerConfig:
         prefixed: dict[str, dict[str, str]] = {attr: {} for attr in _PREFIXES.values()}
         unknown: list[str] = []
         problems: list[str] = []
+        unparsed: set[str] = set()  # set, but not a valid value: no "is required" or default on top
         for name, text in raw.items():
             spec = _BY_NAME.get(name)
             if spec is not None:
@@ -257,6 +258,7 @@ class ConsumerConfig:
                     values[spec.attr] = _parse(spec, text)
                 except ConfigError as exc:
                     problems.append(str(exc))
+                    unparsed.add(spec.name)
                 continue
             prefix = next((p for p in _PREFIXES if name.startswith(p)), None)
             if prefix is None:
@@ -269,7 +271,7 @@ class ConsumerConfig:
             problems.append(_unknown_message(sorted(unknown)))
 
         for spec in _SPECS:
-            if spec.attr in values or any(p.startswith(f"{spec.name}:") for p in problems):
+            if spec.attr in values or spec.name in unparsed:
                 continue
             if spec.required:
                 problems.append(f"{spec.name} is required")
@@ -502,15 +504,17 @@ def _check_zookeeper(values: dict[str, Any], problems: list[str]) -> None:
 
 
 def _check_identity(values: dict[str, Any], problems: list[str]) -> None:
+    group_ok = True
     try:
         validate_group(values["group_id"])
     except UsageError as exc:
         problems.append(f"group.id: {exc}")
+        group_ok = False
     consumer_id: str | None = values.get("consumer_id")
     if consumer_id is not None and "/" in consumer_id:
         problems.append(f"consumer.id: {consumer_id!r} contains '/', which would break the znode path")
     client_id: str = values["client_id"]
-    derived_from_bad_group = client_id == values["group_id"] and problems and problems[-1].startswith("group.id:")
+    derived_from_bad_group = client_id == values["group_id"] and not group_ok
     if not derived_from_bad_group and not re.fullmatch(r"[a-zA-Z0-9._-]*", client_id):
         problems.append(f"client.id: {client_id!r} may contain only ASCII letters, digits, '.', '_' and '-'")
 

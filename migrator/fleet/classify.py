@@ -89,7 +89,8 @@ def _blockers(view: GroupView) -> list[str]:
     return reasons
 
 
-def _kafka_reasons(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str]:
+def _kafka_reasons(view: GroupView, kafka: KafkaGroupFacts | None, *, topics: bool = True) -> list[str]:
+    """What Kafka says against the group; `topics`: also subscribed topics the brokers do not have."""
     if kafka is None:
         return ["kafka-unchecked: no --bootstrap-servers given"]
     if kafka.error is not None or kafka.group is None:
@@ -100,7 +101,7 @@ def _kafka_reasons(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str]:
         reasons.append(f"not-in-kafka-group: {len(missing)} embedded members missing: {_ids(missing)}")
     if kafka.group.state.upper() in REBALANCING_KAFKA_STATES:
         reasons.append(f"kafka-rebalancing: Kafka group state is {kafka.group.state}")
-    absent = sorted(t for t in view.topics if not kafka.partitions.get(t))
+    absent = sorted(t for t in view.topics if not kafka.partitions.get(t)) if topics else []
     if absent:
         reasons.append(f"topic-missing: {_ids(absent)}")
     return reasons
@@ -267,6 +268,6 @@ def convergence_problems(
     ]
     if old:
         problems.append(f"no-rebalance-since-switch: {_ids(old)}")
-    problems += [r for r in _kafka_reasons(view, kafka) if not r.startswith("topic-missing")]
+    problems += _kafka_reasons(view, kafka, topics=False)
     problems += _ownership_reasons(view, kafka)
     return problems
