@@ -19,6 +19,7 @@ PURE_CORE = (
     "migrator.assign.legacy",
     "migrator.assign.subdivide",
     "migrator.coordination.authority",
+    "migrator.coordination.gating",
     "migrator.coordination.plan",
     "migrator.coordination.preflight",
     "migrator.fleet.classify",
