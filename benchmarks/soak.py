@@ -40,8 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from kazoo.client import KazooClient  # noqa: E402
+from kazoo.client import KazooClient, KazooState  # noqa: E402
 from kazoo.exceptions import KazooException, NoNodeError  # noqa: E402
+from kazoo.handlers.threading import KazooTimeoutError  # noqa: E402
 
 from benchmarks.common import quiet, save, unique  # noqa: E402
 from migrator.demo.workload import SequencedProducer, bridge_props  # noqa: E402
@@ -56,6 +57,7 @@ from tests.helpers.member_proc import MemberProcess  # noqa: E402
 
 REPLICATED = {"offsets.topic.replication.factor": 3, "offsets.topic.num.partitions": 4}
 HELD_EVERY_S = 2.0  # how often the soak notes what each member owns, for the excuse of a session expiry
+LOOK_TIMEOUT_S = 2.0  # a look at ZooKeeper between faults gives up after this (ZooKeeper may be stopping)
 
 
 class FaultKind(Enum):
@@ -191,8 +193,9 @@ class Soak:
             if death:
                 self.crashes.append(f"{time.monotonic() - self.began:.1f}s: {death}")
                 self.spawn(name)
-        with contextlib.suppress(KazooException):  # ZooKeeper down (a fault): look again next time
-            self._check_sessions()
+        if self.zk.state == KazooState.CONNECTED:  # a request made while it reconnects would wait for it
+            with contextlib.suppress(KazooException, KazooTimeoutError):  # it went away meanwhile: next time
+                self._check_sessions()
 
     def _check_sessions(self) -> None:
         """A live member whose `ids` node now belongs to another session of the same process had its session
@@ -201,9 +204,9 @@ class Soak:
         now = time.monotonic()
         if now >= self._held_due:
             self._held_due = now + HELD_EVERY_S
-            self._held = {name: self._owned_by(name) for name in self.members}
+            self._held = {name: self._owned_by(name, LOOK_TIMEOUT_S) for name in self.members}
         for name, member in self.members.items():
-            stat = self.zk.exists(self.paths.member(f"{self.group}_{name}"))
+            stat = self.zk.exists_async(self.paths.member(f"{self.group}_{name}")).get(timeout=LOOK_TIMEOUT_S)
             if stat is None or stat.ctime < self._spawned_ms.get(name, 0):  # none, or a killed predecessor's
                 continue
             before = self._sessions.get(name)
@@ -254,13 +257,14 @@ class Soak:
                     raise
                 time.sleep(0.5)
 
-    def _owned_by(self, name: str) -> dict[int, int]:
+    def _owned_by(self, name: str, timeout_s: float | None = None) -> dict[int, int]:
         prefix = f"{self.group}_{name}-"
         out = {}
         for tp, thread in read_owners(self.zk, self.paths, {self.topic}).items():
             if thread.startswith(prefix):
                 try:
-                    out[tp.partition] = int(self.zk.get(self.paths.offset(self.topic, tp.partition))[0])
+                    path = self.paths.offset(self.topic, tp.partition)
+                    out[tp.partition] = int(self.zk.get_async(path).get(timeout=timeout_s)[0])
                 except NoNodeError:
                     out[tp.partition] = 0
         return out
