@@ -34,7 +34,9 @@ pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow]
 def test_expired_zookeeper_session_of_one_bridge(drill: Drill, authority: str) -> None:
     names = ["b0", "b1", "b2"]
     drill.start()
-    victim = drill.bridge("b0")
+    # Under Kafka authority the victim commits only when it leaves: Kafka takes commits while ZooKeeper is away, so
+    # a periodic one between the expiry and the drop would store its position and hide what the drill checks.
+    victim = drill.bridge("b0", **({"auto.commit.interval.ms": "600000"} if authority == "kafka" else {}))
     drill.bridge("b1")
     drill.bridge("b2")
     if authority == "kafka":
