@@ -9,8 +9,11 @@ a topic replicated three times while a seeded sequence of faults hits it one at 
 After each fault the run waits (up to `recovery_bound_s`) until every partition processes a record produced
 after the fault ended, and records how long that took. At the end production stops, every record must be
 processed, every member must stop cleanly on SIGTERM, and the verdict must find nothing lost, no dual
-processing, and duplicates only where a member was killed, above its last commit. A member process that
-dies on its own is a crash: it is recorded (exit status and last stderr lines) and restarted.
+processing, and duplicates only where a member was killed or its ZooKeeper session expired, above its last
+commit. A member process that dies on its own is a crash: it is recorded (exit status and last stderr lines)
+and restarted. A session expiry is not a fault the soak injects (ZooKeeper stays down for less than the
+session timeout) but what a starved host does to a 4 s session; it is seen in ZooKeeper (the member's `ids` node
+re-created by another session of the same process) and reported, with the duplicates it excuses.
 
 The fault sequence is drawn from `--seed`; the timing of each fault is the host's, so two runs with one seed
 inject the same faults but need not interleave them with the group's rebalances identically. The chaos test
@@ -33,8 +36,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from benchmarks.common import quiet, save, unique
 from migrator.demo.workload import SequencedProducer, bridge_props
@@ -50,6 +54,8 @@ from tests.helpers.member_proc import MemberProcess
 ROOT = Path(__file__).resolve().parents[1]
 
 REPLICATED = {"offsets.topic.replication.factor": 3, "offsets.topic.num.partitions": 4}
+HELD_EVERY_S = 2.0  # how often the soak notes what each member owns, for the excuse of a session expiry
+LOOK_TIMEOUT_S = 2.0  # a look at ZooKeeper between faults gives up after this (ZooKeeper may be stopping)
 
 
 class FaultKind(Enum):
@@ -127,6 +133,8 @@ class Soak:
     logs: list[Path] = field(default_factory=list)
     crashes: list[str] = field(default_factory=list)
     excuses: list[Callable[[Duplicate], bool]] = field(default_factory=list)
+    expiry_excuses: list[Callable[[Duplicate], bool]] = field(default_factory=list)
+    session_expiries: list[str] = field(default_factory=list)  # "<when>: <member>@<pid>", seen in ZooKeeper
     faults: list[FaultRecord] = field(default_factory=list)
     unclean_stops: list[str] = field(default_factory=list)
     restart_failures: list[str] = field(default_factory=list)  # cluster processes that failed to start again
@@ -142,6 +150,10 @@ class Soak:
         self._processed: set[tuple[str, int, int]] = set()
         self.producer: SequencedProducer | None = None
         self.watcher: OwnersWatcher | None = None
+        self._sessions: dict[str, tuple[int, int]] = {}  # member -> (pid, session of its ids node)
+        self._held: dict[str, dict[int, int]] = {}  # member -> what it owned at the last look, with ZK offsets
+        self._held_due = 0.0
+        self._spawned_ms: dict[str, int] = {}  # member -> when its current process was started (wall clock)
 
     # -- setting up ------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -164,9 +176,10 @@ class Soak:
 
     def spawn(self, name: str) -> None:
         path = self.workdir / f"{name}.{len(self.logs)}.jsonl"
+        self._spawned_ms[name] = int(time.time() * 1000)
         props = bridge_props(self.cluster.bootstrap_servers)
         self.members[name] = MemberProcess(self.cluster.zookeeper, self.group, self.topic, name, path,
-                                           self.config.streams, props)  # fmt: skip
+                                           self.config.streams, props, log_level="INFO")  # fmt: skip
         self.logs.append(path)
         self._tails.append(JsonlTail(path))
 
@@ -178,6 +191,28 @@ class Soak:
             if death:
                 self.crashes.append(f"{time.monotonic() - self.began:.1f}s: {death}")
                 self.spawn(name)
+        if self.zk.state == KazooState.CONNECTED:  # a request made while it reconnects would wait for it
+            with contextlib.suppress(KazooException, KazooTimeoutError):  # it went away meanwhile: next time
+                self._check_sessions()
+
+    def _check_sessions(self) -> None:
+        """A live member whose `ids` node now belongs to another session of the same process had its session
+        expire: its duplicates are excused as after a `kill -9`, on what it owned at the previous look (at most
+        `HELD_EVERY_S` old, so its offsets are at most that much lower than the commit at the expiry)."""
+        now = time.monotonic()
+        if now >= self._held_due:
+            self._held_due = now + HELD_EVERY_S
+            self._held = {name: self._owned_by(name, LOOK_TIMEOUT_S) for name in self.members}
+        for name, member in self.members.items():
+            stat = self.zk.exists_async(self.paths.member(f"{self.group}_{name}")).get(timeout=LOOK_TIMEOUT_S)
+            if stat is None or stat.ctime < self._spawned_ms.get(name, 0):  # none, or a killed predecessor's
+                continue
+            before = self._sessions.get(name)
+            self._sessions[name] = (member.pid, stat.ephemeralOwner)
+            if before is not None and before[0] == member.pid and before[1] != stat.ephemeralOwner:
+                who = f"{self.group}_{name}@{member.pid}"
+                self.session_expiries.append(f"{now - self.began:.1f}s: {who}")
+                self.expiry_excuses.append(after_commit(self._held.get(name, {}), who))
 
     def _wait(self, check: Callable[[], bool], timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
@@ -220,13 +255,14 @@ class Soak:
                     raise
                 time.sleep(0.5)
 
-    def _owned_by(self, name: str) -> dict[int, int]:
+    def _owned_by(self, name: str, timeout_s: float | None = None) -> dict[int, int]:
         prefix = f"{self.group}_{name}-"
         out = {}
         for tp, thread in read_owners(self.zk, self.paths, {self.topic}).items():
             if thread.startswith(prefix):
                 try:
-                    out[tp.partition] = int(self.zk.get(self.paths.offset(self.topic, tp.partition))[0])
+                    path = self.paths.offset(self.topic, tp.partition)
+                    out[tp.partition] = int(self.zk.get_async(path).get(timeout=timeout_s)[0])
                 except NoNodeError:
                     out[tp.partition] = 0
         return out
@@ -303,8 +339,10 @@ class Soak:
             del self.members[name]
         self.watcher.stop()
         self.watcher_intervals = self.watcher.intervals()
+        excuses = self.excuses + self.expiry_excuses
         verdict = judge(produced, load_many(self.logs), self.watcher_intervals,
-                        allow_duplicate=lambda d: any(excuse(d) for excuse in self.excuses))  # fmt: skip
+                        allow_duplicate=lambda d: any(excuse(d) for excuse in excuses))  # fmt: skip
+        after_kill = sum(1 for d in verdict.duplicates if any(excuse(d) for excuse in self.excuses))
         kinds = Counter(f.kind for f in self.faults if f.outcome == "injected")
         recoveries = [f.recovered_s for f in self.faults if f.recovered_s is not None]
         counts = verdict.counts()
@@ -326,8 +364,10 @@ class Soak:
             "produced": counts["produced"],
             "lost": counts["lost"],
             "dual_processing": counts["overlaps"] + counts["owner_violations"],
+            "zookeeper_session_expiries": self.session_expiries,
             "duplicates": counts["duplicates"],
-            "duplicates_after_kill_9": counts["duplicates"] - counts["unexpected_duplicates"],
+            "duplicates_after_kill_9": after_kill,
+            "duplicates_after_session_expiry": counts["duplicates"] - counts["unexpected_duplicates"] - after_kill,
             "unexpected_duplicates": counts["unexpected_duplicates"],
             "not_recovered_within_bound": len(self.faults) - len(recoveries),
             "recovery_s": {
@@ -354,7 +394,8 @@ class Soak:
 
 def run(config: SoakConfig, log: Callable[[str], None] = print, keep: Path | None = None) -> dict[str, Any]:
     """The whole soak on a dedicated cluster (always downed); the report as a dict (`ok` says if it passed).
-    With `keep`, the members' processing logs and stderr stay in that directory for a post-mortem."""
+    With `keep`, the members' processing logs and stderr (their INFO log, with times) stay in that directory for a
+    post-mortem."""
     rng = random.Random(config.seed)
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)

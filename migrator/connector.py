@@ -37,7 +37,7 @@ from migrator.protocol.codecs import PATTERN_STATIC, Registration
 from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown
 from migrator.protocol.filters import TopicFilter, filter_from_registration
 from migrator.protocol.partition import TopicPartition
-from migrator.zk.brokers import registered_brokers
+from migrator.zk.brokers import registered_brokers, wait_for_brokers
 from migrator.zk.client import connect
 from migrator.zk.paths import BROKER_IDS, GroupPaths
 from migrator.zk.registry import Registry, Watches
@@ -238,7 +238,7 @@ class ConsumerConnector:
             raise MigratorError("message streams were already created for this connector")
         cfg = self.config
         if not self.bootstrap_servers:
-            raise MigratorError(f"no Kafka brokers registered under {BROKER_IDS} and no bootstrap.servers configured")
+            self.bootstrap_servers = self._wait_for_brokers()
         fetch_props = {
             "client.id": cfg.client_id,
             "fetch.max.bytes": max(cfg.fetch_message_max_bytes, 1048576) * 50,
@@ -357,6 +357,19 @@ class ConsumerConnector:
             return registered_brokers(self._zk)
         except KazooException:
             return ""
+
+    def _wait_for_brokers(self) -> str:
+        """No broker was registered when the connector was built: wait for one, up to the longer connect timeout
+        (Scala's connector retries until one appears; ours needs one for its fetcher)."""
+        wait_s = self._give_up_s - SHUTDOWN_GRACE_S
+        log.warning("no Kafka brokers registered under %s yet; waiting up to %.0fs for one", BROKER_IDS, wait_s)
+        found = wait_for_brokers(self._zk, wait_s)
+        if not found:
+            raise MigratorError(
+                f"no Kafka brokers registered under {BROKER_IDS} within {wait_s:g}s and no bootstrap.servers configured"
+            )
+        log.info("Kafka brokers registered: %s", found)
+        return found
 
     def _on_session_state(self, state: KazooState) -> None:
         """Runs on kazoo's thread: gate hand-outs at once, leave the rest to the worker."""

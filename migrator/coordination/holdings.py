@@ -236,11 +236,17 @@ class Holdings:
             self._offsets.forget(claim)
 
     def drop_all(self) -> int:
-        """The session that held our owner nodes expired: they are gone, so hand nothing more out."""
+        """The session that held our owner nodes expired: they are gone, so hand nothing more out. With
+        `auto.commit.enable` the positions reached are what a commit would have stored: remembered, so that this
+        member resumes there if it gets the partitions back (an application committing itself may not count
+        what it was handed as done)."""
         lost = dict(self.owned)
         self._deleting.clear()  # gone with the session
         self._route_only({})
         self._handoff.revoke(lost, wait_s=0.0)
+        if self._commit_on_release:
+            processed = self._handoff.processed()
+            self._offsets.remember({tp: processed[tp] for tp in lost if tp in processed})
         self._forget(lost)
         self.owned.clear()
         return len(lost)

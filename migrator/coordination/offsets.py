@@ -3,6 +3,14 @@
 Commit: Kafka first when offsets live in Kafka, then ZooKeeper for every partition Kafka accepted
 (dual commit) or for all (ZooKeeper storage). Fetch: max(ZooKeeper, Kafka) with dual commit.
 
+A member that gives a partition up without its position reaching either store (Kafka refused the release's
+commit, e.g. its generation was gone or its coordinator moving, so ZooKeeper was not written either; or its
+ZooKeeper session expired before the commit) remembers that position, and resumes from it if it gets the
+partition back while the stores are still behind: it processed every record below it itself, so starting
+there loses nothing, and starting at the stores' offset would only have it process those records again.
+Without that, the same member reprocessed up to a commit interval (or a whole outage's worth of refused
+commits) per partition after broker and ZooKeeper faults.
+
 While a bridge's Kafka coordination is unavailable (its member refused with GROUP_MAX_SIZE_REACHED, or
 not joined) Kafka would refuse every commit for want of a generation; the bridge then obeys ZooKeeper and
 commits to ZooKeeper alone, so a clean leave still hands over exactly. The max() fetch makes the Kafka
@@ -65,6 +73,8 @@ class OffsetStore:
         self._kafka_available = kafka_available
         """Owned by whoever knows (a bridge's `KafkaGroupTracker.coordinated`): Kafka refuses a commit
         without a generation, so while it is False only ZooKeeper is written."""
+        self._unstored: dict[TopicPartition, int] = {}
+        """Positions this member processed up to that no store took (see the module docstring)."""
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
         """Commit what changed since the last commit; True when every store took every partition."""
@@ -76,6 +86,7 @@ class OffsetStore:
             accepted = self._commit_kafka(todo)
         elif self._use_kafka:
             self._metrics.committed("kafka", False)
+        self.remember({tp: o for tp, o in todo.items() if tp not in accepted})
         if self._use_zk and accepted:
             try:
                 zk_offsets.write_offsets(self._zk, self._paths, {tp: todo[tp] for tp in accepted})
@@ -83,10 +94,21 @@ class OffsetStore:
             except Exception:
                 log.exception("ZooKeeper offset commit failed")
                 self._metrics.committed("zookeeper", False)
+                if not self._use_kafka:  # nothing took these: remember them
+                    self.remember({tp: todo[tp] for tp in accepted})
                 return False
         for tp in accepted:
             self._committed[tp] = todo[tp]
+            if self._unstored.get(tp, -1) <= todo[tp]:
+                self._unstored.pop(tp, None)
         return accepted == set(todo)
+
+    def remember(self, positions: Mapping[TopicPartition, int]) -> None:
+        """Positions this member processed up to that no store took: it resumes from them if it gets those
+        partitions back while the stores are behind (see the module docstring)."""
+        for tp, offset in positions.items():
+            if offset > max(self._unstored.get(tp, -1), self._committed.get(tp, -1)):
+                self._unstored[tp] = offset
 
     def _commit_kafka(self, todo: Mapping[TopicPartition, int]) -> set[TopicPartition]:
         assert self._kafka is not None
@@ -116,6 +138,10 @@ class OffsetStore:
             merged.setdefault(tp, -1)
             if merged[tp] >= 0:
                 self._committed[tp] = merged[tp]
+            own = self._unstored.pop(tp, -1)
+            if own > merged[tp]:  # left uncommitted in `_committed`, so the next commit stores it
+                log.info("resuming %s at %d, where this member stopped; the offset stores hold %d", tp, own, merged[tp])
+                merged[tp] = own
         return merged
 
     def forget(self, tps: Iterable[TopicPartition]) -> None:

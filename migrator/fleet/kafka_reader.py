@@ -2,29 +2,44 @@
 
 `migrator.kafka.admin.KafkaAdmin` answers one group per call, which costs a round trip per group; a scan
 of thousands of groups would spend its time waiting. Here one DescribeGroups carries a whole batch, the
-committed-offset requests (one group each, a librdkafka limit) are all sent before the first is awaited,
-and one ListOffsets covers every partition of the batch. Results come back as the same immutable views.
+committed-offset reads (one group each) run `READERS` at a time, and one ListOffsets covers every partition
+of the batch. Results come back as the same immutable views.
+
+Committed offsets are read as `migrator.kafka.admin` reads them, with a never-subscribed consumer of the group,
+never with the AdminClient's ListConsumerGroupOffsets: that request crashes the process (SIGSEGV in librdkafka)
+when it is answered while the group's coordinator moves (docs/runbook.md). A consumer can only ask for named
+partitions, so the partitions read are those of the topics the group's ZooKeeper subscriptions and offsets and
+its Kafka members name; an offset Kafka holds for a topic none of them names is not read (a bridge commits every
+Kafka offset to ZooKeeper too).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from migrator.fleet.model import KafkaGroupFacts
-from migrator.kafka.admin import COORDINATOR_MARGIN_S, KafkaUnavailable, admin_config, group_from_description
+from migrator.kafka.admin import (
+    COORDINATOR_MARGIN_S,
+    KafkaUnavailable,
+    admin_config,
+    group_from_description,
+    offsets_reader,
+    read_committed,
+)
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
 from migrator.protocol.partition import TopicPartition
 
 DEFAULT_TIMEOUT_S = 15.0
 BATCH_GROUPS = 200
+READERS = 8  # committed-offset reads in flight at once (each is one consumer of its group, closed after it)
 
 
 def _tp(tp: KafkaTopicPartition) -> TopicPartition:
@@ -91,31 +106,25 @@ class FleetKafkaReader:
         deadline = time.monotonic() + self.timeout_s
         coordinator_timeout = self.timeout_s + COORDINATOR_MARGIN_S
         described = self._admin.describe_consumer_groups(names, request_timeout=coordinator_timeout)
-        offset_futures = {
-            n: self._admin.list_consumer_group_offsets(
-                [ConsumerGroupTopicPartitions(n)], request_timeout=coordinator_timeout
-            )[n]
-            for n in names
-        }
         groups: dict[str, KafkaGroup | None] = {}
         errors: dict[str, str] = {}
-        committed: dict[str, dict[TopicPartition, int]] = {}
         try:
             for n in names:
                 try:
                     groups[n] = group_from_description(n, self._wait(described[n], deadline))
                 except Exception as exc:
                     groups[n], errors[n] = None, f"describe group: {_error(exc)}"
-            for n in names:
-                try:
-                    result = self._wait(offset_futures[n], deadline)
-                    committed[n] = {_tp(tp): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
-                except Exception as exc:
-                    committed[n] = {}
-                    errors.setdefault(n, f"committed offsets: {_error(exc)}")
         finally:
-            if not all(f.done() for f in (*described.values(), *offset_futures.values())):
+            if not all(f.done() for f in described.values()):
                 self._admin = AdminClient(self._conf)  # the old one is destroyed with its last reference
+        named = {v.group: _partitions_of_interest(v, groups.get(v.group), {}, topics) for v in views}
+        with ThreadPoolExecutor(min(READERS, len(names)), thread_name_prefix="committed") as pool:
+            reads = dict(zip(names, pool.map(lambda n: self._committed(n, named[n]), names), strict=True))
+        committed: dict[str, dict[TopicPartition, int]] = {}
+        for n, (offsets, error) in reads.items():
+            committed[n] = offsets
+            if error is not None:
+                errors.setdefault(n, f"committed offsets: {error}")
         interest = {v.group: _partitions_of_interest(v, groups.get(v.group), committed[v.group], topics) for v in views}
         log_end, end_error = self._log_ends(set().union(*interest.values()) if interest else set())
         out: dict[str, KafkaGroupFacts] = {}
@@ -130,6 +139,21 @@ class FleetKafkaReader:
                 error=error,
             )
         return out
+
+    def _committed(
+        self, group: str, partitions: Iterable[TopicPartition]
+    ) -> tuple[dict[TopicPartition, int], str | None]:
+        """The group's committed offsets (only those it has) and the error that kept them from us, if any."""
+        if not partitions:
+            return {}, None
+        reader = offsets_reader(self._conf, group)
+        try:
+            found = read_committed(reader, group, sorted(partitions), self.timeout_s, self.bootstrap_servers)
+            return {tp: offset for tp, offset in found.items() if offset >= 0}, None
+        except KafkaUnavailable as exc:
+            return {}, str(exc)
+        finally:
+            reader.close()
 
     def _log_ends(self, partitions: Iterable[TopicPartition]) -> tuple[dict[TopicPartition, int], str | None]:
         request = {KafkaTopicPartition(t, p): OffsetSpec.latest() for t, p in sorted(partitions)}

@@ -60,10 +60,31 @@ def admin_config(bootstrap_servers: str, properties: Mapping[str, Any] | None, t
     return conf
 
 
-def offsets_reader_config(admin_conf: Mapping[str, Any], group: str) -> dict[str, Any]:
-    """The settings of the consumer that reads a group's committed offsets: the admin client's, with the group;
-    it never subscribes (so never joins the group) and never commits."""
-    return {**admin_conf, "group.id": group, "enable.auto.commit": False, "enable.auto.offset.store": False}
+def offsets_reader(admin_conf: Mapping[str, Any], group: str) -> Consumer:
+    """The consumer that reads a group's committed offsets (see the module docstring): the admin client's settings
+    with the group; it never subscribes (so never joins the group) and never commits."""
+    return Consumer({**admin_conf, "group.id": group, "enable.auto.commit": False, "enable.auto.offset.store": False})
+
+
+def read_committed(
+    reader: Consumer, group: str, partitions: Iterable[TopicPartition], timeout_s: float, bootstrap_servers: str
+) -> dict[TopicPartition, int]:
+    """Kafka-committed next offsets of `group` read with its `offsets_reader`; -1 where the group has none."""
+    tps = [KafkaTopicPartition(t, p) for t, p in partitions]
+    if not tps:
+        return {}
+    try:
+        result = reader.committed(tps, timeout=timeout_s)
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else None
+        if getattr(error, "code", lambda: None)() == KafkaError._TIMED_OUT:
+            raise KafkaUnavailable(
+                f"list offsets of group {group}: no answer from Kafka at {bootstrap_servers} within {timeout_s:g}s"
+            ) from exc
+        raise KafkaUnavailable(f"list offsets of group {group}: {error.str() if error else exc}") from exc
+    finally:
+        reader.poll(0)  # hand librdkafka's queued log lines to the `logger` (nothing else polls it)
+    return {_tp(tp): (tp.offset if tp.offset >= 0 else -1) for tp in result}
 
 
 def group_from_description(group: str, desc: Any) -> KafkaGroup:
@@ -150,25 +171,13 @@ class KafkaAdmin:
 
     def committed_offsets(self, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """Kafka-committed next offsets; -1 where the group has none."""
-        tps = [KafkaTopicPartition(t, p) for t, p in partitions]
-        if not tps:
+        partitions = list(partitions)
+        if not partitions:
             return {}
         reader = self._readers.get(group)
         if reader is None:
-            reader = self._readers[group] = Consumer(offsets_reader_config(self._conf, group))
-        try:
-            result = reader.committed(tps, timeout=self.timeout_s)
-        except KafkaException as exc:
-            error = exc.args[0] if exc.args else None
-            if getattr(error, "code", lambda: None)() == KafkaError._TIMED_OUT:
-                raise KafkaUnavailable(
-                    f"list offsets of group {group}: no answer from Kafka at {self.bootstrap_servers}"
-                    f" within {self.timeout_s:g}s"
-                ) from exc
-            raise KafkaUnavailable(f"list offsets of group {group}: {error.str() if error else exc}") from exc
-        finally:
-            reader.poll(0)  # hand librdkafka's queued log lines to the `logger` (nothing else polls it)
-        return {_tp(tp): (tp.offset if tp.offset >= 0 else -1) for tp in result}
+            reader = self._readers[group] = offsets_reader(self._conf, group)
+        return read_committed(reader, group, partitions, self.timeout_s, self.bootstrap_servers)
 
     def alter_offsets(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
         """Write offsets for an empty group (the broker refuses a group with live members)."""

@@ -8,9 +8,11 @@ else where the group's bridges say their embedded members joined (their publishe
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import KazooException, NoNodeError
 
 from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import decode_broker, decode_broker_topic
@@ -35,6 +37,34 @@ def registered_brokers(zk: KazooClient) -> str:
             continue
         hosts.append(f"{host}:{port}")
     return ",".join(hosts)
+
+
+def wait_for_brokers(zk: KazooClient, timeout_s: float) -> str:
+    """`registered_brokers`, waiting up to `timeout_s` for a first broker to register ("" if none did).
+
+    The Scala connector never needs a broker to start and keeps looking for one; ours needs one for its fetcher, so
+    it waits at least a connect timeout: a broker whose registration is briefly gone (its own session expired, a
+    restart) is back by then. Woken by a watch on `/brokers/ids` (on its creation when it does not exist yet), and
+    looks again at least every second in case a reconnect dropped the watch."""
+    deadline = time.monotonic() + timeout_s
+    changed = threading.Event()
+
+    def wake(_event: object) -> None:
+        changed.set()
+
+    while True:
+        changed.clear()
+        try:
+            if zk.exists(BROKER_IDS, watch=wake) is not None and zk.get_children(BROKER_IDS, watch=wake):
+                found = registered_brokers(zk)
+                if found:
+                    return found
+        except KazooException:  # ZooKeeper reconnecting: look again
+            pass
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return ""
+        changed.wait(min(1.0, remaining))
 
 
 def published_bootstrap(zk: KazooClient, group: str) -> str:

@@ -108,9 +108,15 @@ class Drill:
     def spawn_bridge(self, name: str, streams: int = STREAMS, **props: str) -> MemberProcess:
         """A bridge in its own process (an app on the public API, tests.helpers.member_proc), logging to a JSONL
         file: for `kill -9`, and for faults that could kill the process (a test thread cannot survive them)."""
+        return self.spawn(name, {**bridge_props(self.cluster.bootstrap_servers), **props}, streams)
+
+    def spawn(
+        self, name: str, props: Mapping[str, str], streams: int = STREAMS, ready_timeout_s: float = 60.0
+    ) -> MemberProcess:
+        """A member in its own process with exactly `props` (a legacy connector unless they enable migration)."""
         path = self._tmp / f"{self.group}.{name}.jsonl"
-        props = {**bridge_props(self.cluster.bootstrap_servers), **props}
-        proc = MemberProcess(self.cluster.zookeeper, self.group, self.topic, name, path, streams, props)
+        proc = MemberProcess(self.cluster.zookeeper, self.group, self.topic, name, path, streams, props,
+                             ready_timeout_s=ready_timeout_s)  # fmt: skip
         self.procs[name] = proc
         self.proc_logs.append(path)
         self._tails.append(JsonlTail(path))

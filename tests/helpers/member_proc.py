@@ -8,7 +8,8 @@ The parent side is `MemberProcess` (spawn, is it alive, how it died, SIGTERM, `k
 Every processed record is appended to FILE as one JSONL line (`migrator.observe.records`), flushed at
 once, with member `<consumerId>@<pid>` so a restarted member with the same consumer.id is told apart.
 SIGTERM (or SIGINT) shuts the connector down cleanly (commit, release, deregister) and exits 0.
-Prints `ready <consumerId>` once its streams exist.
+Prints `ready <consumerId>` once its streams exist. Its logs go to stderr: as an application that configures no
+logging (WARNING and above), or from `--log-level` on with times.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
+import logging
 import os
 import signal
 import subprocess
@@ -49,6 +51,7 @@ class MemberProcess:
         props: Mapping[str, str] | None = None,
         process_ms: float = 0.0,
         ready_timeout_s: float = 60.0,
+        log_level: str | None = None,
     ) -> None:
         self.consumer_id = consumer_id
         self.log = log
@@ -58,6 +61,8 @@ class MemberProcess:
                "--process-ms", str(process_ms)]  # fmt: skip
         for key, value in (props or {}).items():
             cmd += ["--property", f"{key}={value}"]
+        if log_level:
+            cmd += ["--log-level", log_level]
         with open(self.stderr_path, "a", encoding="utf-8") as err:
             self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
         ready = threading.Event()
@@ -125,6 +130,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--log", required=True, type=Path)
     p.add_argument("--property", action="append", default=[], metavar="K=V", help="extra consumer property")
     p.add_argument("--process-ms", type=float, default=0.0, help="sleep this long per record")
+    p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING"], help="log from this level on, with times")
     return p.parse_args(argv)
 
 
@@ -132,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     # A crash inside librdkafka (SIGSEGV, SIGABRT) then leaves every thread's Python stack in the stderr file.
     faulthandler.enable()
     args = parse_args(argv)
+    if args.log_level:  # timed lines, so a kept stderr file tells which fault preceded what the processing log shows
+        logging.basicConfig(level=args.log_level, datefmt="%H:%M:%S",
+                            format="%(asctime)s.%(msecs)03d %(threadName)s %(levelname)s %(message)s")  # fmt: skip
     props: dict[str, str] = {
         "zookeeper.connect": args.zookeeper,
         "group.id": args.group,
