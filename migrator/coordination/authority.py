@@ -24,9 +24,13 @@ from migrator.protocol.kafka import KafkaGroup
 
 @dataclass(frozen=True, slots=True)
 class KafkaHealth:
+    """`unanswered`: Kafka did not answer DescribeGroups, so the answer may change with no event reaching
+    the bridge (its own member stays assigned); the decision is then re-checked on the clock."""
+
     joined: bool
     reason: str = ""
     missing_bridges: frozenset[str] = frozenset()
+    unanswered: bool = False
 
     @property
     def healthy(self) -> bool:
@@ -55,6 +59,10 @@ class AuthorityDecision:
     reason: str
     unknown_mode_value: str | None = None
     hold: HoldKind | None = None
+    recheck: bool = False
+    """Decided on an unanswered DescribeGroups: nothing will tell the bridge when Kafka answers again, so
+    the worker evaluates again after a while (else a bridge could obey ZooKeeper for good while the others
+    obey Kafka, and partitions between the two assignments would have no owner)."""
 
     @property
     def held(self) -> bool:
@@ -72,7 +80,9 @@ def decide_authority(mode: ModeNode, members: Set[str], bridges: Set[str], kafka
     if legacy:
         return AuthorityDecision(Authority.ZOOKEEPER, f"legacy connector registered: {legacy[0]}")
     if not kafka.joined:
-        return AuthorityDecision(Authority.ZOOKEEPER, f"Kafka coordination unavailable: {kafka.reason}")
+        return AuthorityDecision(
+            Authority.ZOOKEEPER, f"Kafka coordination unavailable: {kafka.reason}", recheck=kafka.unanswered
+        )
     if kafka.missing_bridges:
         missing = sorted(kafka.missing_bridges)[0]
         return AuthorityDecision(Authority.ZOOKEEPER, f"bridge {missing} is not in the Kafka group")

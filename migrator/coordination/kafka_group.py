@@ -104,11 +104,14 @@ class KafkaGroupTracker:
             return KafkaHealth(joined=False, reason=self.problem or UNKNOWN_KAFKA.reason), None
         if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids) or self._admin is None:
             return KafkaHealth(joined=True), None
+        if self._described is None and self._clock() < self._describe_retry_at:
+            # it did not answer a moment ago: each try costs the admin timeout, and the worker re-checks anyway
+            return KafkaHealth(joined=False, reason="the Kafka group could not be described", unanswered=True), None
         try:
             group = self._stable_group()
         except KafkaUnavailable as exc:
             self._describe_retry_at = self._clock() + DESCRIBE_RETRY_S  # the guard does not ask again now
-            return KafkaHealth(joined=False, reason=str(exc)), None
+            return KafkaHealth(joined=False, reason=str(exc), unanswered=True), None
         missing = frozenset((snap.migration_ids & snap.member_ids) - group.client_ids)
         if self._consumer_id in missing:
             return KafkaHealth(joined=False, reason="this bridge is not in the described Kafka group"), group

@@ -10,7 +10,8 @@ While the mode is `kafka` a bridge never falls back to ZooKeeper's assignment as
 (or last had) plain Kafka consumers: it holds nothing instead (`authority.guard_fallback`, fed by
 `KafkaGroupTracker.guard`, which describes the group with the admin client independently of the embedded
 member, which may be refused) and re-evaluates every `GUARD_RECHECK_S` until Kafka authority is healthy
-again or no plain member remains.
+again or no plain member remains. A fallback decided because Kafka did not answer DescribeGroups is
+re-evaluated every `KAFKA_RECHECK_S` for the same reason: no event says when Kafka answers again.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from migrator.coordination.gating import (
     wait_timeout,
 )
 from migrator.coordination.holdings import Holdings
-from migrator.coordination.kafka_group import KafkaGroupTracker
+from migrator.coordination.kafka_group import DESCRIBE_RETRY_S, KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.plan import Target, decided_target, kafka_members, transition
 from migrator.errors import ListenerError
@@ -74,6 +75,7 @@ COALESCE_S = 0.01  # events closer together than this become one rebalance
 LAG_EVERY_S = 5.0  # at most one ListOffsets round trip per this interval for the lag gauge
 SHUTDOWN_IN_FLIGHT_WAIT_S = 10.0  # a release at shutdown waits less for a record in the application's hands
 GUARD_RECHECK_S = 2.0  # while holding nothing, re-evaluate this often even if no event arrives
+KAFKA_RECHECK_S = DESCRIBE_RETRY_S  # after a fallback because Kafka did not answer DescribeGroups, this often
 LEAVE_WAIT_S = 5.0  # at shutdown, how long the owner nodes wait for the embedded member's LeaveGroup
 
 
@@ -552,8 +554,14 @@ class RebalanceWorker:
         held = self.state.hold.kind is not None
         self._metrics.fallback_held(held)
         if held:
-            due = self._clock() + GUARD_RECHECK_S
-            self.state.retry_at = due if self.state.retry_at is None else min(self.state.retry_at, due)
+            self._recheck_in(GUARD_RECHECK_S)
+        elif decision.recheck:
+            self._recheck_in(KAFKA_RECHECK_S)
+
+    def _recheck_in(self, seconds: float) -> None:
+        """Evaluate again after `seconds` even if no event arrives (an earlier deadline stays)."""
+        at = self._clock() + seconds
+        self.state.retry_at = at if self.state.retry_at is None else min(self.state.retry_at, at)
 
     def _leave_kafka_group(self) -> None:
         """Deregister from ZooKeeper, then leave the Kafka group, still holding the owner nodes.

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.coordination.authority import HoldKind
-from migrator.coordination.worker import GUARD_RECHECK_S
+from migrator.coordination.worker import GUARD_RECHECK_S, KAFKA_RECHECK_S
 from migrator.protocol.codecs import Authority, ModeNode
 from migrator.protocol.events import (
     Changed,
@@ -110,6 +110,24 @@ def _kafka_bridge() -> Rig:
     assert r.worker.state.authority is Authority.KAFKA and set(r.holdings.owned) == set(T)
     assert set(r.holdings.owned.values()) == {"g_b0-0", "g_b0-1"}  # subdivided among its two threads
     return r
+
+
+def test_a_fallback_because_kafka_did_not_answer_is_rechecked_on_the_clock() -> None:
+    """A DescribeGroups that goes unanswered after a Kafka rebalance makes the rule say zookeeper; the
+    bridge's own member stays assigned, so no event will say when Kafka answers again. Without a re-check it
+    obeyed ZooKeeper for minutes while the other bridges obeyed Kafka (the 20-minute soak)."""
+    r = _kafka_bridge()
+    assert r.admin is not None
+    r.admin.down = True
+    r.worker.step([KafkaRevoked()])
+    r.worker.step([KafkaAssigned(tuple(T))])
+    assert r.worker.state.authority is Authority.ZOOKEEPER and r.worker.state.hold.kind is None
+    assert r.worker.state.retry_at == r.clock.now + KAFKA_RECHECK_S
+    r.admin.down = False  # Kafka answers again; nothing reaches the bridge
+    r.clock.advance(KAFKA_RECHECK_S)
+    r.worker.step([])
+    assert r.worker.state.authority is Authority.KAFKA and set(r.holdings.owned) == set(T)
+    assert r.worker.state.retry_at is None
 
 
 def test_a_revoke_under_kafka_authority_releases_everything_before_answering() -> None:
