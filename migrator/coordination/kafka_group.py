@@ -68,6 +68,7 @@ class KafkaGroupTracker:
         self.problem = ""
         self._revoked_at = None
         self._described = None
+        self._describe_retry_at = 0.0  # the coordinator just answered our member: ask it again at once
 
     def revoked(self, lost: bool) -> None:
         self.assignment = None

@@ -90,6 +90,27 @@ def test_when_describing_fails_the_last_known_members_count_and_it_asks_again_on
     assert admin.describes == asked + 1
 
 
+def test_an_unanswered_describe_is_not_repeated_at_once_unless_a_new_assignment_proves_kafka_back() -> None:
+    admin = FakeAdmin({"g_b0": T[:2], "g_b1": T[2:]})
+    t, clock = _tracker(admin)
+    t.assigned(T[:2])
+    admin.down = True
+    health, _ = t.health(BRIDGES)
+    assert not health.joined and health.unanswered
+    asked = admin.describes
+    clock.advance(DESCRIBE_RETRY_S / 2)
+    assert t.health(BRIDGES)[0].unanswered and admin.describes == asked  # each try costs the admin timeout
+    admin.down = False
+    clock.advance(DESCRIBE_RETRY_S / 2)
+    assert t.health(BRIDGES)[0].healthy and admin.describes == asked + 1  # the worker's re-check asks again
+    admin.down = True
+    t.assigned(T[:2])  # a Kafka rebalance: the group is described afresh...
+    assert t.health(BRIDGES)[0].unanswered
+    admin.down = False
+    t.assigned(T[:2])  # ...and an assignment shows the coordinator answers: no waiting out the retry delay
+    assert t.health(BRIDGES)[0].healthy
+
+
 def test_a_group_never_described_is_held_conservatively() -> None:
     admin = FakeAdmin()
     admin.down = True
