@@ -60,6 +60,7 @@ class KafkaGroupTracker:
         self._last: KafkaGroup | None = None  # the group at the last DescribeGroups that answered
         self._described: KafkaGroup | None = None  # the stable group since our last assignment
         self._describe_retry_at = 0.0
+        self._connection_lost = False  # `problem` is a lost connection of a member that kept its assignment
         self._clock = clock
 
     # -- the embedded member's events ----------------------------------------------------------------
@@ -69,18 +70,23 @@ class KafkaGroupTracker:
         self._revoked_at = None
         self._described = None
         self._describe_retry_at = 0.0  # the coordinator just answered our member: ask it again at once
+        self._connection_lost = False
 
     def revoked(self, lost: bool) -> None:
         self.assignment = None
         self._described = None
+        self._connection_lost = False
         if lost:
             self.problem = "the embedded member lost its Kafka assignment"
         else:
             self._revoked_at = self._clock()
 
-    def unavailable(self, reason: str) -> None:
+    def unavailable(self, reason: str, *, connection: bool = False) -> None:
+        """The member reported `reason`; `connection`: only its connections were lost, it keeps its
+        assignment and generation, and `health` asks Kafka whether it is back (no event would say so)."""
         self.problem = reason
         self._described = None
+        self._connection_lost = connection and self.assignment is not None
 
     def coordinated(self) -> bool:
         """Whether the embedded member has a generation Kafka accepts commits under (the offset store asks)."""
@@ -101,6 +107,11 @@ class KafkaGroupTracker:
 
     def health(self, snap: Snapshot) -> tuple[KafkaHealth, KafkaGroup | None]:
         """Whether this bridge, and every other registered bridge, is in the Kafka group's generation."""
+        if self._connection_lost:
+            if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids):
+                return KafkaHealth(joined=False, reason=self.problem), None  # ZooKeeper rules anyway: do not ask
+            if not self._back():
+                return KafkaHealth(joined=False, reason=self.problem, unanswered=True), None
         if self.assignment is None or self.problem:
             return KafkaHealth(joined=False, reason=self.problem or UNKNOWN_KAFKA.reason), None
         if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids) or self._admin is None:
@@ -128,6 +139,23 @@ class KafkaGroupTracker:
         rebalancing = since is not None and self._clock() - since < REBALANCE_HOLD_S
         view = KafkaGroupView(self._last, current=group is not None, rebalancing=rebalancing)
         return guard_fallback(decision, snap.mode, snap.member_ids & snap.migration_ids, view)
+
+    def _back(self) -> bool:
+        """After a lost connection: whether Kafka answers again with our member still in a stable group (its
+        generation survived the outage; had it not, a revoke and an assignment would have reached us).
+        Clears the problem when so."""
+        if self._admin is None or self._clock() < self._describe_retry_at:
+            return False
+        try:
+            group = self._remember(self._admin.describe_group(self._group))
+        except KafkaUnavailable:
+            self._describe_retry_at = self._clock() + DESCRIBE_RETRY_S
+            return False
+        if group.state.upper() != "STABLE" or self._consumer_id not in group.client_ids:
+            return False
+        log.info("Kafka answers again and this bridge's member kept its place in the group")
+        self.problem, self._connection_lost, self._described = "", False, group
+        return True
 
     # -- DescribeGroups ------------------------------------------------------------------------------
     def _stable_group(self) -> KafkaGroup:

@@ -264,8 +264,8 @@ class RebalanceWorker:
                 case KafkaAssigned(partitions=partitions) if self._kafka is not None:
                     self._kafka.assigned(partitions)
                     triggers.add(Trigger.KAFKA_ASSIGNMENT)
-                case KafkaLost(reason=reason) if self._kafka is not None:
-                    self._kafka.unavailable(reason)
+                case KafkaLost(reason=reason, connection=connection) if self._kafka is not None:
+                    self._kafka.unavailable(reason, connection=connection)
                     triggers.add(Trigger.KAFKA_LOST)
                 case Changed(what=what):
                     triggers.add(what)

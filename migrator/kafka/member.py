@@ -232,6 +232,7 @@ class EmbeddedMember:
     def _on_error(self, error: KafkaError) -> None:
         if error.code() in UNAVAILABLE_CODES:
             log.warning("Kafka coordination unavailable: %s", error)
-            self._post(KafkaLost(f"{error.name()} ({error.code()}): {error.str()}"))
+            reason = f"{error.name()} ({error.code()}): {error.str()}"
+            self._post(KafkaLost(reason, connection=error.code() == KafkaError._ALL_BROKERS_DOWN))
         else:
             log.info("embedded member: %s", error)

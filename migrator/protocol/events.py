@@ -66,9 +66,13 @@ class KafkaRevoked:
 @dataclass(frozen=True, slots=True)
 class KafkaLost:
     """The embedded member lost Kafka coordination (an error callback: no broker reachable,
-    GROUP_MAX_SIZE_REACHED, ..., or its poll loop failed); `reason` is published as the authority's reason."""
+    GROUP_MAX_SIZE_REACHED, ..., or its poll loop failed); `reason` is published as the authority's reason.
+
+    `connection`: only the connections were lost (no broker reachable). The member keeps its generation
+    through that, so no assignment may follow when the brokers are back; the bridge asks Kafka instead."""
 
     reason: str
+    connection: bool = False
 
 
 @dataclass(frozen=True, slots=True)

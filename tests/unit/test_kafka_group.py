@@ -111,6 +111,36 @@ def test_an_unanswered_describe_is_not_repeated_at_once_unless_a_new_assignment_
     assert t.health(BRIDGES)[0].healthy
 
 
+def test_after_a_lost_connection_the_member_that_kept_its_place_is_found_back_without_an_assignment() -> None:
+    """No broker reachable (`_ALL_BROKERS_DOWN`): the member keeps its generation, so when the brokers are
+    back no assignment follows; the rolling-restart drill left the bridges on ZooKeeper authority for good."""
+    admin = FakeAdmin({"g_b0": T[:2], "g_b1": T[2:]})
+    t, clock = _tracker(admin)
+    t.assigned(T[:2])
+    assert t.health(BRIDGES)[0].healthy
+    admin.down = True
+    t.unavailable("_ALL_BROKERS_DOWN", connection=True)
+    assert not t.coordinated()
+    health, _ = t.health(BRIDGES)
+    assert not health.joined and health.unanswered  # the worker re-checks on the clock
+    admin.down = False
+    clock.advance(DESCRIBE_RETRY_S)
+    assert t.health(BRIDGES)[0].healthy and t.coordinated()  # described: still in the stable group
+
+
+def test_a_lost_place_or_a_refused_member_waits_for_an_assignment() -> None:
+    t, clock = _tracker(FakeAdmin({"g_b1": T}))  # the group went on without us
+    t.assigned(T[:2])
+    t.unavailable("_ALL_BROKERS_DOWN", connection=True)
+    clock.advance(DESCRIBE_RETRY_S)
+    assert t.health(BRIDGES)[0].unanswered and not t.coordinated()
+    t2, _ = _tracker(FakeAdmin({"g_b0": T}))
+    t2.assigned(T)
+    t2.unavailable("GROUP_MAX_SIZE_REACHED")
+    health, _ = t2.health(BRIDGES)
+    assert not health.joined and not health.unanswered  # only an assignment ends it
+
+
 def test_a_group_never_described_is_held_conservatively() -> None:
     admin = FakeAdmin()
     admin.down = True
