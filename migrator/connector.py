@@ -14,7 +14,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
 from pathlib import Path
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer
 from kazoo.client import KazooState
 from kazoo.exceptions import KazooException
 
@@ -266,7 +266,7 @@ class ConsumerConnector:
         # Committed Kafka offsets are read with the admin client: asking the embedded member would block
         # while its own rebalance callback waits for this worker.
         fetcher_consumer = self._fetcher.consumer
-        commit = self._member.commit if self._member is not None else partial(commit_sync, fetcher_consumer)
+        commit = self._member.commit if self._member is not None else partial(_unbounded_commit, fetcher_consumer)
         kafka_offsets = _KafkaOffsets(commit, admin, self.group)
         bridge = cfg.migration_enabled
         tracker = KafkaGroupTracker(self.group, self.consumer_id, self._member, admin) if self._member else None
@@ -280,6 +280,7 @@ class ConsumerConnector:
             cfg.offsets_commit_max_retries,
             cfg.offsets_channel_backoff_ms,
             kafka_available=tracker.coordinated if tracker is not None else lambda: True,
+            commit_timeout_s=self._kafka_timeout_s,
         )
         settings = WorkerSettings(
             consumer_id=self.consumer_id,
@@ -422,14 +423,25 @@ class _KafkaOffsets:
     KIP-125 asks legacy members to commit to ZooKeeper); reads through the admin client."""
 
     def __init__(
-        self, commit: Callable[[Mapping[TopicPartition, int]], set[TopicPartition]], admin: KafkaAdmin, group: str
+        self,
+        commit: Callable[[Mapping[TopicPartition, int], float], set[TopicPartition]],
+        admin: KafkaAdmin,
+        group: str,
     ) -> None:
         self._commit = commit
         self._admin = admin
         self._group = group
 
-    def commit(self, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]:
-        return self._commit(offsets)
+    def commit(self, offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
+        return self._commit(offsets, timeout_s)
 
     def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
         return self._admin.committed_offsets(self._group, tps)
+
+
+def _unbounded_commit(
+    consumer: Consumer, offsets: Mapping[TopicPartition, int], timeout_s: float
+) -> set[TopicPartition]:
+    """A legacy connector's commit (offsets.storage=kafka, no embedded member) runs on the fetcher's client in the
+    calling thread: librdkafka's synchronous commit cannot be bounded there, so `timeout_s` is not applied."""
+    return commit_sync(consumer, offsets)

@@ -35,7 +35,9 @@ log = logging.getLogger(__name__)
 
 
 class KafkaOffsets(Protocol):
-    def commit(self, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]: ...
+    def commit(self, offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
+        """The partitions Kafka accepted within `timeout_s`; what it did not answer in time counts as refused."""
+        ...
 
     def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]: ...
 
@@ -60,7 +62,12 @@ class OffsetStore:
         max_retries: int = 5,
         backoff_ms: int = 1000,
         kafka_available: Callable[[], bool] = lambda: True,
+        commit_timeout_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """`commit_timeout_s` bounds one Kafka commit, retries included (`offsets.channel.socket.timeout.ms`):
+        the rebalance worker commits, and must go on answering ZooKeeper and mode events."""
         self._zk = zk
         self._paths = paths
         self._use_kafka = storage == "kafka" and kafka is not None
@@ -71,6 +78,9 @@ class OffsetStore:
         self._backoff_s = backoff_ms / 1000.0
         self._committed: dict[TopicPartition, int] = {}
         self._kafka_available = kafka_available
+        self._commit_timeout_s = commit_timeout_s
+        self._clock = clock
+        self._sleep = sleep
         """Owned by whoever knows (a bridge's `KafkaGroupTracker.coordinated`): Kafka refuses a commit
         without a generation, so while it is False only ZooKeeper is written."""
         self._unstored: dict[TopicPartition, int] = {}
@@ -111,20 +121,28 @@ class OffsetStore:
                 self._unstored[tp] = offset
 
     def _commit_kafka(self, todo: Mapping[TopicPartition, int]) -> set[TopicPartition]:
+        """Up to `max_retries` retries, all within `commit_timeout_s`; a retry that could not start before then
+        is not made."""
         assert self._kafka is not None
+        deadline = self._clock() + self._commit_timeout_s
         accepted: set[TopicPartition] = set()
         remaining = dict(todo)
         for attempt in range(self._retries + 1):
-            accepted |= self._kafka.commit(remaining)
+            if attempt:
+                if self._clock() + self._backoff_s >= deadline:
+                    break
+                self._sleep(self._backoff_s)
+            accepted |= self._kafka.commit(remaining, deadline - self._clock())
             remaining = {tp: o for tp, o in remaining.items() if tp not in accepted}
             if not remaining:
                 break
-            if attempt < self._retries:
-                time.sleep(self._backoff_s)
         self._metrics.committed("kafka", not remaining)
         if remaining:
             log.warning(
-                "Kafka refused offsets of %d partitions; they are not written to ZooKeeper either", len(remaining)
+                "Kafka refused offsets of %d partitions (or did not take them within %gs); they are not written to "
+                "ZooKeeper either",
+                len(remaining),
+                self._commit_timeout_s,
             )
         return accepted
 

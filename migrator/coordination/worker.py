@@ -477,6 +477,10 @@ class RebalanceWorker:
                 len(plan.arriving),
                 ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in laps.items()),
             )
+        elif Trigger.MODE in triggers and not decision.held:
+            # An operator's mode write that changes nothing here is otherwise invisible in the log: the soak's
+            # bridges that stayed on ZooKeeper after a flip to kafka looked stuck, not decided.
+            log.info("mode changed; authority stays %s: %s", decision.authority.value, decision.reason)
         return Attempt.DONE
 
     def _read_snapshot(self, triggers: Set[Trigger]) -> tuple[Snapshot, str]:

@@ -38,8 +38,15 @@ UNAVAILABLE_CODES = {KafkaError.GROUP_MAX_SIZE_REACHED, KafkaError._ALL_BROKERS_
 REVOKE_WAIT_S = 240.0  # below the default max.poll.interval.ms, so the broker does not evict us meanwhile
 SERVE_S = 0.05  # how often the poll thread serves queued calls while it waits in a revoke callback
 CALL_WAIT_S = 0.01  # the poll thread waits in poll at most this long, then serves queued calls
-CALL_TIMEOUT_S = 30.0
 T = TypeVar("T")
+
+
+class _Unanswered(TimeoutError):
+    """A queued call not answered in time; `future` is the call's, still queued or running."""
+
+    def __init__(self, future: Future[Any]) -> None:
+        super().__init__("the poll thread did not answer in time")
+        self.future = future
 
 
 class EmbeddedMember:
@@ -72,6 +79,8 @@ class EmbeddedMember:
         self._calls: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
         self._member_id = ""
         self._assignments = 0
+        self._unanswered_commit: Future[set[TopicPartition]] | None = None
+        """A commit whose caller stopped waiting while the poll thread was in it (see `commit`)."""
 
     @property
     def client_id(self) -> str:
@@ -106,22 +115,40 @@ class EmbeddedMember:
         """Change the subscription (wildcard topics appeared or vanished); applied by the poll thread."""
         self._topics = tuple(sorted(topics))
 
-    def commit(self, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]:
-        """Commit synchronously with the member's generation; returns the partitions Kafka accepted."""
+    def commit(self, offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
+        """Commit synchronously with the member's generation; returns the partitions Kafka accepted.
+
+        A commit not answered within `timeout_s` counts as refused (the caller keeps the position): the worker
+        that waits here must go on answering ZooKeeper and mode events. librdkafka's synchronous commit has no
+        timeout of its own and retries while the group's coordinator loads, so the poll thread may stay in it;
+        until it is out, later commits are refused at once instead of queueing behind it (each would cost the
+        caller its whole wait, and could land after a newer one)."""
+        stuck = self._unanswered_commit
+        if stuck is not None and not stuck.done():
+            log.info("Kafka offset commit refused: an earlier commit is still waiting for Kafka")
+            return set()
+        self._unanswered_commit = None
         try:
-            return self._call(lambda: commit_sync(self._consumer, offsets))
-        except TimeoutError:
-            log.warning("kafka commit through the embedded member timed out")
+            return self._call(lambda: commit_sync(self._consumer, offsets), timeout_s)
+        except _Unanswered as exc:
+            if not exc.future.cancel():  # the poll thread is in it: it may end later, or never
+                self._unanswered_commit = exc.future
+            log.warning("Kafka offset commit through the embedded member not answered within %.1fs", timeout_s)
+            return set()
+        except TimeoutError:  # the member is leaving the group
             return set()
 
-    def _call(self, fn: Callable[[], T]) -> T:
+    def _call(self, fn: Callable[[], T], timeout_s: float) -> T:
         if threading.current_thread() is self._thread or not self._thread.is_alive():
             return fn()
         if self._closing.is_set():  # the poll thread serves nothing more; the group no longer knows us
             raise TimeoutError("the embedded member is leaving the group")
         future: Future[T] = Future()
         self._calls.put((fn, future))
-        return future.result(timeout=CALL_TIMEOUT_S)
+        try:
+            return future.result(timeout=timeout_s)
+        except TimeoutError as exc:
+            raise _Unanswered(future) from exc
 
     def _serve(self, wait_s: float = 0.0) -> None:
         """Run queued calls on the poll thread; wait up to `wait_s` for the first one."""
@@ -130,10 +157,11 @@ class EmbeddedMember:
         except queue.Empty:
             return
         while True:
-            try:
-                future.set_result(fn())
-            except Exception as exc:  # handed to the caller
-                future.set_exception(exc)
+            if future.set_running_or_notify_cancel():  # False: its caller stopped waiting before it started
+                try:
+                    future.set_result(fn())
+                except Exception as exc:  # handed to the caller
+                    future.set_exception(exc)
             try:
                 fn, future = self._calls.get_nowait()
             except queue.Empty:

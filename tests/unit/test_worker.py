@@ -6,7 +6,10 @@ worker's own decisions: when it evaluates, what it reads, when it retries and re
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
+
+import pytest
 
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.coordination.authority import HoldKind
@@ -128,6 +131,25 @@ def test_a_fallback_because_kafka_did_not_answer_is_rechecked_on_the_clock() -> 
     r.worker.step([])
     assert r.worker.state.authority is Authority.KAFKA and set(r.holdings.owned) == set(T)
     assert r.worker.state.retry_at is None
+
+
+def test_a_mode_write_that_changes_nothing_says_why_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    """The 20-minute soak's "silent workers": after a flip to kafka, bridges on ZooKeeper authority whose
+    DescribeGroups went unanswered decided to stay, and logged nothing, so they looked held."""
+    current = snapshot({"g_b0": {"t": 2}}, bridges={"g_b0"}, mode=b"zookeeper")
+    r = rig("g_b0", current, bridge=True, admin=FakeAdmin({"g_b0": tuple(T)}))
+    r.worker.step([START])
+    r.worker.step([KafkaAssigned(tuple(T))])  # prefetched: the group's members are known
+    assert r.worker.state.authority is Authority.ZOOKEEPER and r.admin is not None
+    r.admin.down = True  # from here on DescribeGroups goes unanswered
+    r.worker.step([KafkaRevoked()])  # a Kafka rebalance (the coordinator moved)
+    r.worker.step([KafkaAssigned(tuple(T))])
+    r.snapshots.current = replace(r.snapshots.current, mode=ModeNode.decode(b"kafka"))
+    with caplog.at_level(logging.INFO, logger="migrator.coordination.worker"):
+        r.worker.step([Changed(Trigger.MODE)])
+    assert r.worker.state.authority is Authority.ZOOKEEPER
+    assert [m for m in caplog.messages if m.startswith("mode changed; authority stays zookeeper: Kafka coordination")]
+    assert r.worker.state.retry_at == r.clock.now + KAFKA_RECHECK_S  # and re-checked (da60b0c), not left there
 
 
 def test_a_revoke_under_kafka_authority_releases_everything_before_answering() -> None:
