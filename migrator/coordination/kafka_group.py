@@ -144,14 +144,8 @@ class KafkaGroupTracker:
         """After a lost connection: whether Kafka answers again with our member still in a stable group (its
         generation survived the outage; had it not, a revoke and an assignment would have reached us).
         Clears the problem when so."""
-        if self._admin is None or self._clock() < self._describe_retry_at:
-            return False
-        try:
-            group = self._remember(self._admin.describe_group(self._group))
-        except KafkaUnavailable:
-            self._describe_retry_at = self._clock() + DESCRIBE_RETRY_S
-            return False
-        if group.state.upper() != "STABLE" or self._consumer_id not in group.client_ids:
+        group = self._describe_afresh(warn=False)  # the outage was logged once already; the worker re-checks
+        if group is None or group.state.upper() != "STABLE" or self._consumer_id not in group.client_ids:
             return False
         log.info("Kafka answers again and this bridge's member kept its place in the group")
         self.problem, self._connection_lost, self._described = "", False, group
@@ -168,15 +162,16 @@ class KafkaGroupTracker:
             self._described = group
         return self._described
 
-    def _describe_afresh(self) -> KafkaGroup | None:
+    def _describe_afresh(self, *, warn: bool = True) -> KafkaGroup | None:
         """DescribeGroups through the admin client, which works whether or not the embedded member could join.
-        None (and the last known members stay) when it fails."""
+        None (and the last known members stay) when it fails, and for `DESCRIBE_RETRY_S` after a failure."""
         if self._admin is None or self._clock() < self._describe_retry_at:
             return None
         try:
             return self._remember(self._admin.describe_group(self._group))
         except KafkaUnavailable as exc:
-            log.warning("cannot describe the Kafka group (%s); the guard uses its last known members", exc)
+            if warn:
+                log.warning("cannot describe the Kafka group (%s); the guard uses its last known members", exc)
             self._describe_retry_at = self._clock() + DESCRIBE_RETRY_S
             return None
 
