@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -394,8 +395,8 @@ class Soak:
 
 def run(config: SoakConfig, log: Callable[[str], None] = print, keep: Path | None = None) -> dict[str, Any]:
     """The whole soak on a dedicated cluster (always downed); the report as a dict (`ok` says if it passed).
-    With `keep`, the members' processing logs and stderr (their INFO log, with times) stay in that directory for a
-    post-mortem."""
+    With `keep`, the members' processing logs and stderr (their INFO log, with times) and the cluster's logs stay in
+    that directory for a post-mortem."""
     rng = random.Random(config.seed)
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
@@ -418,6 +419,9 @@ def run(config: SoakConfig, log: Callable[[str], None] = print, keep: Path | Non
         finally:
             if soak is not None:
                 soak.close()
+            if keep is not None:  # the brokers' and ZooKeeper's own logs, for the same post-mortem
+                for log_file in cluster.cluster_dir.glob("*.log"):
+                    shutil.copy(log_file, keep / f"cluster-{log_file.name}")
             cluster.down()
 
 

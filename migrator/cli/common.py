@@ -90,7 +90,8 @@ KAFKA_PROPERTY = KeyValue("security.protocol=SASL_SSL")
 """The type of every --kafka-property option; a repeated option reaches the command as `dict(pairs)`."""
 
 
-def _properties(_ctx: click.Context, _param: click.Parameter, pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+def as_dict(_ctx: click.Context, _param: click.Parameter, pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The callback of a repeated `KeyValue` option: its pairs as a dict (a later key wins)."""
     return dict(pairs)
 
 
@@ -166,7 +167,7 @@ def connection_options(*, kafka: bool = True) -> Callable[[F], F]:
                     multiple=True,
                     metavar="KEY=VALUE",
                     type=KAFKA_PROPERTY,
-                    callback=_properties,
+                    callback=as_dict,
                     help="Client property for every Kafka connection (SASL/SSL); repeatable.",
                 ),
             ]

@@ -10,10 +10,13 @@ import time
 
 import click
 
+from migrator.cli.common import KeyValue, as_dict
 from migrator.devcluster import DevCluster, state
 from migrator.devcluster.jars import ensure_jars, ensure_old_consumer_jars
 from migrator.devcluster.paths import DEFAULT_NAME
 from migrator.devcluster.ports import HOST
+
+BROKER_PROPERTY = KeyValue("offsets.topic.replication.factor=3")
 
 _name_option = click.option(
     "--name", default=DEFAULT_NAME, show_default=True, help="Cluster name; several can run side by side."
@@ -47,8 +50,16 @@ def dev_cluster() -> None:
     show_default=True,
     help="local: JVMs from Maven Central jars; docker: containers via testcontainers (needs a daemon).",
 )
+@click.option(
+    "--broker-config",
+    "broker_config",
+    multiple=True,
+    type=BROKER_PROPERTY,
+    callback=as_dict,
+    help="A broker property (repeatable), after the dev defaults, e.g. offsets.topic.replication.factor=3.",
+)
 @_name_option
-def up(brokers: int, group_max_size: int | None, backend: str, name: str) -> None:
+def up(brokers: int, group_max_size: int | None, backend: str, broker_config: dict[str, str], name: str) -> None:
     """Start a cluster and print ZOOKEEPER=... and BOOTSTRAP_SERVERS=... once it is ready."""
     started = time.monotonic()
     if backend == "docker":
@@ -56,11 +67,14 @@ def up(brokers: int, group_max_size: int | None, backend: str, name: str) -> Non
 
         if brokers != 1:
             raise click.UsageError("--backend docker runs exactly one broker")
+        if broker_config:
+            raise click.UsageError("--backend docker does not take --broker-config")
         st = docker_backend.start(name, group_max_size)
         zookeeper = f"{HOST}:{st.zookeeper_port}"
         bootstrap = ",".join(f"{HOST}:{p.port}" for p in st.processes if p.broker_id is not None)
     else:
-        cluster = DevCluster.start(brokers=brokers, group_max_size=group_max_size, name=name, detached=True)
+        cluster = DevCluster.start(brokers=brokers, group_max_size=group_max_size, name=name, detached=True,
+                                   extra_broker_config=broker_config)  # fmt: skip
         zookeeper, bootstrap = cluster.zookeeper, cluster.bootstrap_servers
         click.echo(f"logs: {cluster.cluster_dir}", err=True)
     _print_env(zookeeper, bootstrap)

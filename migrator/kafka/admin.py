@@ -18,12 +18,20 @@ up its coordinator again, and an AdminClient has no consumer group: a NULL deref
 `rd_kafka_cgrp_op` (seen with librdkafka 2.16.0; the same code is in librdkafka's master as of July 2026). A
 consumer with the group's `group.id` that never subscribes has that consumer group, so the same answer only
 makes it look up the coordinator, and it never joins the group.
+
+An AdminClient also caches each group's coordinator and never forgets a broker that answers NOT_COORDINATOR: the
+entry goes only after `metadata.max.age.ms` (15 min) unused, and a bridge uses it every few seconds. When the
+coordinator moves away from a broker that stays up (the controller's preferred-leader election after a restarted
+broker is back), every DescribeConsumerGroups fails until the process ends, and bridges that fell back to
+ZooKeeper meanwhile never see Kafka healthy again (librdkafka 2.16.0: `rd_kafka_coord_cache_evict` is only called
+by the transaction manager; see docs/runbook.md). So such an answer replaces the client, whose successor looks the
+coordinator up afresh, and the request is asked once more.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -45,8 +53,16 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
+COORDINATOR_MOVED = frozenset({KafkaError.NOT_COORDINATOR})
+"""Answers meaning "ask the group's coordinator afresh": an AdminClient's cached coordinator is stale."""
+
+
 class KafkaUnavailable(MigratorError):
-    """The brokers did not answer in time, or answered with an error."""
+    """The brokers did not answer in time, or answered with an error (`code`: librdkafka's, when it gave one)."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def admin_config(bootstrap_servers: str, properties: Mapping[str, Any] | None, timeout_s: float) -> dict[str, Any]:
@@ -135,7 +151,9 @@ class KafkaAdmin:
                 f"{what}: no answer from Kafka at {self.bootstrap_servers} within {self.timeout_s:g}s"
             ) from exc
         except KafkaException as exc:
-            raise KafkaUnavailable(f"{what}: {exc.args[0].str() if exc.args else exc}") from exc
+            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            message = error.str() if error is not None else str(exc)
+            raise KafkaUnavailable(f"{what}: {message}", error.code() if error is not None else None) from exc
         finally:
             self._admin.poll(0)  # hand librdkafka's queued log lines to the `logger` (nothing else polls it)
 
@@ -147,23 +165,36 @@ class KafkaAdmin:
         finally:
             self._admin.poll(0)
 
-    def _coordinator_result(self, future: Future[T], what: str) -> T:
-        """`_result` for a coordinator-routed request; if it is still pending when the wait ends (timeout,
-        interrupt), the client that holds it is destroyed now, before librdkafka's own timeout can fire."""
-        try:
-            return self._result(future, what)
-        finally:
-            if not future.done():
-                self._replace_client()
+    def _coordinator_call(self, send: Callable[[AdminClient], Future[T]], what: str) -> T:
+        """A coordinator-routed request (see the module docstring). If it is still pending when the wait ends
+        (timeout, interrupt), the client that holds it is destroyed now, before librdkafka's own timeout can
+        fire. If the answer says the coordinator moved, the client's cached coordinator is stale: a new client
+        asks once more."""
+        for last in (False, True):
+            future = send(self._admin)
+            try:
+                return self._result(future, what)
+            except KafkaUnavailable as exc:
+                if exc.code not in COORDINATOR_MOVED:
+                    raise
+                self._replace_client("its cached group coordinator answered that it is not the coordinator")
+                if last:
+                    raise
+            finally:
+                if not future.done():
+                    self._replace_client("a coordinator request was left unanswered")
+        raise AssertionError("unreachable: the second round returns or raises")
 
-    def _replace_client(self) -> None:
+    def _replace_client(self, why: str) -> None:
         stale, self._admin = self._admin, AdminClient(self._conf)
         del stale  # the last reference: confluent-kafka destroys the librdkafka handle here, synchronously
-        log.debug("replaced the Kafka admin client: a coordinator request was left unanswered")
+        log.debug("replaced the Kafka admin client: %s", why)
 
     def describe_group(self, group: str) -> KafkaGroup:
-        futures = self._admin.describe_consumer_groups([group], request_timeout=self._coordinator_timeout_s)
-        return group_from_description(group, self._coordinator_result(futures[group], f"describe group {group}"))
+        def send(admin: AdminClient) -> Future[Any]:
+            return admin.describe_consumer_groups([group], request_timeout=self._coordinator_timeout_s)[group]
+
+        return group_from_description(group, self._coordinator_call(send, f"describe group {group}"))
 
     def list_groups(self) -> list[str]:
         result = self._result(self._admin.list_consumer_groups(request_timeout=self.timeout_s), "list groups")
@@ -182,10 +213,12 @@ class KafkaAdmin:
     def alter_offsets(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
         """Write offsets for an empty group (the broker refuses a group with live members)."""
         tps = [KafkaTopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
-        futures = self._admin.alter_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(group, tps)], request_timeout=self._coordinator_timeout_s
-        )
-        result = self._coordinator_result(futures[group], f"alter offsets of group {group}")
+
+        def send(admin: AdminClient) -> Future[Any]:
+            request = [ConsumerGroupTopicPartitions(group, tps)]
+            return admin.alter_consumer_group_offsets(request, request_timeout=self._coordinator_timeout_s)[group]
+
+        result = self._coordinator_call(send, f"alter offsets of group {group}")
         failed = [tp for tp in result.topic_partitions if tp.error is not None]
         if failed:
             raise KafkaUnavailable(f"alter offsets of group {group}: {failed[0].error.str()}")

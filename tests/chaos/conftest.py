@@ -113,8 +113,9 @@ class Drill:
     def spawn(
         self, name: str, props: Mapping[str, str], streams: int = STREAMS, ready_timeout_s: float = 60.0
     ) -> MemberProcess:
-        """A member in its own process with exactly `props` (a legacy connector unless they enable migration)."""
-        path = self._tmp / f"{self.group}.{name}.jsonl"
+        """A member in its own process with exactly `props` (a legacy connector unless they enable migration).
+        A name may be spawned again after `leave` or `kill` (a redeploy): each process logs to its own file."""
+        path = self._tmp / f"{self.group}.{name}.{len(self.proc_logs)}.jsonl"
         proc = MemberProcess(self.cluster.zookeeper, self.group, self.topic, name, path, streams, props,
                              ready_timeout_s=ready_timeout_s)  # fmt: skip
         self.procs[name] = proc

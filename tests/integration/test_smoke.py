@@ -62,7 +62,7 @@ def _env_lines(stdout: str) -> dict[str, str]:
 def test_cli_up_twice_refuses_and_down_leaves_nothing_running(request: pytest.FixtureRequest) -> None:
     name = f"cli-{uuid.uuid4().hex[:8]}"
     request.addfinalizer(lambda: _cli("down", "--name", name))
-    up = _cli("up", "--name", name)
+    up = _cli("up", "--name", name, "--broker-config", "group.max.size=7")
     assert up.returncode == 0, up.stderr
     env = _env_lines(up.stdout)
     assert set(env) == {"ZOOKEEPER", "BOOTSTRAP_SERVERS"}
@@ -72,6 +72,8 @@ def test_cli_up_twice_refuses_and_down_leaves_nothing_running(request: pytest.Fi
     st = json.loads(state_file.read_text())
     pids = [p["pid"] for p in st["processes"]]
     assert all(process.is_ours(pid, st["cluster_dir"]) for pid in pids)
+    broker = next(p for p in st["processes"] if p["name"] == "broker-1")
+    assert "group.max.size=7" in Path(broker["config"]).read_text().splitlines()  # --broker-config reached it
 
     again = _cli("up", "--name", name)
     assert again.returncode == EXIT_REFUSED
