@@ -1,4 +1,4 @@
-"""Drill 11: the group's coordinator moves back to a restarted broker, and a bridge is redeployed afterwards.
+"""Drill 13: the group's coordinator moves back to a restarted broker, and a bridge is redeployed afterwards.
 
 After a broker restart, the controller's preferred-leader election (`auto.leader.rebalance.enable`, every
 `leader.imbalance.check.interval.seconds`: 300 s by default, 5 s here) gives the restarted broker its
