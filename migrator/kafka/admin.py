@@ -24,8 +24,8 @@ entry goes only after `metadata.max.age.ms` (15 min) unused, and a bridge uses i
 coordinator moves away from a broker that stays up (the controller's preferred-leader election after a restarted
 broker is back), every DescribeConsumerGroups fails until the process ends, and bridges that fell back to
 ZooKeeper meanwhile never see Kafka healthy again (librdkafka 2.16.0: `rd_kafka_coord_cache_evict` is only called
-by the transaction manager; see docs/runbook.md). So such an answer replaces the client, whose successor looks the
-coordinator up afresh, and the request is asked once more.
+by the transaction manager; see docs/runbook.md). So after such an answer the next coordinator request goes through
+a new client, which looks the coordinator up afresh.
 """
 
 from __future__ import annotations
@@ -138,6 +138,8 @@ class KafkaAdmin:
         self._admin = AdminClient(self._conf)
         self._readers: dict[str, Consumer] = {}
         """Per group, the consumer that reads its committed offsets (see the module docstring)."""
+        self._stale_coordinator = False
+        """The last coordinator request was answered NOT_COORDINATOR: replace the client before the next one."""
 
     @property
     def _coordinator_timeout_s(self) -> float:
@@ -168,22 +170,23 @@ class KafkaAdmin:
     def _coordinator_call(self, send: Callable[[AdminClient], Future[T]], what: str) -> T:
         """A coordinator-routed request (see the module docstring). If it is still pending when the wait ends
         (timeout, interrupt), the client that holds it is destroyed now, before librdkafka's own timeout can
-        fire. If the answer says the coordinator moved, the client's cached coordinator is stale: a new client
-        asks once more."""
-        for last in (False, True):
-            future = send(self._admin)
-            try:
-                return self._result(future, what)
-            except KafkaUnavailable as exc:
-                if exc.code not in COORDINATOR_MOVED:
-                    raise
-                self._replace_client("its cached group coordinator answered that it is not the coordinator")
-                if last:
-                    raise
-            finally:
-                if not future.done():
-                    self._replace_client("a coordinator request was left unanswered")
-        raise AssertionError("unreachable: the second round returns or raises")
+        fire. If the answer says the coordinator moved, the client's cached coordinator is stale: the next
+        coordinator request goes through a new client. Not this one again at once: right after a broker restart
+        a new client often gets the same answer (the coordinator still loading) or none in time, and the caller
+        asks again on its own clock anyway (the worker's re-check); retrying at once could double the time a
+        worker waits for Kafka."""
+        if self._stale_coordinator:
+            self._stale_coordinator = False
+            self._replace_client("its cached group coordinator answered that it is not the coordinator")
+        future = send(self._admin)
+        try:
+            return self._result(future, what)
+        except KafkaUnavailable as exc:
+            self._stale_coordinator = exc.code in COORDINATOR_MOVED
+            raise
+        finally:
+            if not future.done():
+                self._replace_client("a coordinator request was left unanswered")
 
     def _replace_client(self, why: str) -> None:
         stale, self._admin = self._admin, AdminClient(self._conf)
