@@ -110,6 +110,16 @@ class Drill:
         file: for `kill -9`, and for faults that could kill the process (a test thread cannot survive them)."""
         return self.spawn(name, {**bridge_props(self.cluster.bootstrap_servers), **props}, streams)
 
+    def spawn_settled(self, names: Iterable[str]) -> list[str]:
+        """Bridge processes `names`, the mode set to `kafka`, and the group settled under Kafka authority: where
+        most drills begin. Returns the names."""
+        names = list(names)
+        for name in names:
+            self.spawn_bridge(name)
+        set_mode(self.zk, self.group, "kafka")
+        self.settle("kafka", names)
+        return names
+
     def spawn(
         self, name: str, props: Mapping[str, str], streams: int = STREAMS, ready_timeout_s: float = 60.0
     ) -> MemberProcess:

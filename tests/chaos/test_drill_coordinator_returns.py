@@ -24,7 +24,6 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from tests.helpers.bridge import set_mode
 from tests.helpers.wait import wait_until
 
 if TYPE_CHECKING:
@@ -52,12 +51,8 @@ def coordinator(bootstrap: str, group: str) -> int | None:
 
 def test_bridges_follow_the_coordinator_back_to_a_restarted_broker(drill_on: Callable[..., Drill]) -> None:
     drill = drill_on(brokers=3, extra_broker_config=CONFIG)
-    names = ["b0", "b1", "b2"]
     drill.start(replication=3)
-    for name in names:
-        drill.spawn_bridge(name)
-    set_mode(drill.zk, drill.group, "kafka")
-    drill.settle("kafka", names)
+    names = drill.spawn_settled(["b0", "b1", "b2"])
     home = coordinator(drill.cluster.bootstrap_servers, drill.group)
     assert home is not None, "the group has no coordinator"
 

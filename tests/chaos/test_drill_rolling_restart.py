@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.helpers.bridge import set_mode
-
 if TYPE_CHECKING:
     from tests.chaos.conftest import Drill
 
@@ -37,12 +35,8 @@ REPLICATED = {"offsets.topic.replication.factor": 3, "offsets.topic.num.partitio
 
 def test_rolling_restart_of_three_brokers(drill_on: Callable[..., Drill]) -> None:
     drill = drill_on(brokers=3, extra_broker_config=REPLICATED)
-    names = ["b0", "b1", "b2"]
     drill.start(replication=3)
-    for name in names:
-        drill.spawn_bridge(name)
-    set_mode(drill.zk, drill.group, "kafka")
-    drill.settle("kafka", names)
+    names = drill.spawn_settled(["b0", "b1", "b2"])
     time.sleep(1.5)  # every bridge processes and commits at least once
 
     def keeps_consuming() -> float:

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from migrator.zk.paths import BROKER_IDS
-from tests.helpers.bridge import set_mode
 from tests.helpers.member_proc import MemberProcess
 from tests.helpers.wait import wait_until
 
@@ -39,10 +38,7 @@ RESUME_BOUND_S = 60.0  # broker ready -> converged under Kafka with all four, ev
 def test_bridges_started_while_kafka_is_down(drill_on: Callable[..., Drill]) -> None:
     drill = drill_on()
     drill.start()
-    for name in ("b0", "b1"):
-        drill.spawn_bridge(name)
-    set_mode(drill.zk, drill.group, "kafka")
-    drill.settle("kafka", ["b0", "b1"])
+    drill.spawn_settled(["b0", "b1"])
     time.sleep(1.5)
 
     def start_two() -> None:
