@@ -57,9 +57,9 @@ class RepeatFilter(logging.Filter):
         return True
 
 
-def install() -> None:
-    """Attach one `RepeatFilter` to librdkafka's and kazoo's loggers (idempotent)."""
-    for name in (LIBRDKAFKA_LOGGER, KAZOO_LOGGER):
+def install(names: tuple[str, ...] = (LIBRDKAFKA_LOGGER, KAZOO_LOGGER)) -> None:
+    """Attach one `RepeatFilter` to each of these loggers, by default librdkafka's and kazoo's (idempotent)."""
+    for name in names:
         logger = logging.getLogger(name)
         if not any(isinstance(f, RepeatFilter) for f in logger.filters):
             logger.addFilter(RepeatFilter())

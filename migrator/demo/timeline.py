@@ -36,7 +36,7 @@ def segments(
     by_consumer_id = {m.consumer_id: m.name for m in members.values() if m.kind != "plain"}
     out: list[Segment] = []
     for iv in ownership:
-        name = by_consumer_id.get(iv.owner.rpartition("-")[0], "other")
+        name = by_consumer_id.get(iv.member, "other")
         out.append((name, iv.partition, iv.start_ns, iv.end_ns))
     for name, assigned in plain_assigned.items():
         out.extend((name, p, start, end) for _t, p, start, end in assigned)

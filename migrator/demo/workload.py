@@ -18,13 +18,16 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from migrator import ConsumerConnector
+from migrator import ConsumerConnector, logs
 from migrator.consumer.stream import KafkaStream
 from migrator.observe import ProcessingLog
 from migrator.observe.records import Handle, Processed
 
 QUIET_LOGGER = "migrator.demo.librdkafka"
-"""librdkafka's logs go here (silenced unless --debug): a leaving member's connection chatter is expected."""
+"""librdkafka's logs go here (silenced unless --debug): a leaving member's connection chatter is expected.
+Repeats are merged as for the bridges' clients: a producer retrying a stopped broker would otherwise log
+every few hundred milliseconds, and bury a failing test's report under hundreds of identical lines."""
+logs.install((QUIET_LOGGER,))
 
 CONNECTOR_PROPS = {
     "auto.offset.reset": "smallest",

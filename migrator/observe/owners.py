@@ -10,6 +10,9 @@ How it dates them, so that checks against processing times err towards *no* fals
   synchronised clocks); pass `use_server_ctime=False` to date starts by our own observation instead.
 - an ownership ends when we learn the node is gone (the DELETED notification, else the re-read): never
   earlier than the real deletion.
+- a node first read after its creator rewrote it in place (a bridge moving a partition between its own
+  threads, `mtime > ctime`) held what we read only since `mtime`; before that it held one of the same
+  member's threads, which one we cannot know, so that stretch is a `member_only` interval.
 
 Each node incarnation (czxid) is one `OwnerInterval`, so a node re-created by the same thread is a new
 interval. The watcher only calls `get`, `get_children` and `exists`: it never writes to ZooKeeper.
@@ -35,7 +38,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class OwnerInterval:
-    """Thread `owner` held the owner node of (topic, partition) from `start_ns` to `end_ns` (None: still)."""
+    """Thread `owner` held the owner node of (topic, partition) from `start_ns` to `end_ns` (None: still).
+    `member_only`: `owner` is a consumer id, and some thread of it held the node (see the module's notes)."""
 
     topic: str
     partition: int
@@ -43,10 +47,20 @@ class OwnerInterval:
     start_ns: int
     end_ns: int | None = None
     czxid: int = 0
+    member_only: bool = False
 
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
+
+    @property
+    def member(self) -> str:
+        """The owning consumer id (a thread id is `<consumerId>-<n>`)."""
+        return self.owner if self.member_only else self.owner.rsplit("-", 1)[0]
+
+    def held_by(self, thread_id: str) -> bool:
+        """Whether thread `thread_id` may be the one that held the node."""
+        return thread_id.rsplit("-", 1)[0] == self.owner if self.member_only else thread_id == self.owner
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,8 +236,14 @@ class OwnersWatcher:
         self._events.append(OwnerEvent(self._event_time(iv.topic, iv.partition, end_ns), iv.topic, iv.partition, None))
 
     def _add(self, path: str, current: tuple[str, int, str, int, int, int], now: int, use_ctime: bool) -> None:
-        topic, partition, owner, czxid, ctime_ms, _mtime_ms = current
+        topic, partition, owner, czxid, ctime_ms, mtime_ms = current
         start = min(now, ctime_ms * 1_000_000) if use_ctime else now
+        if use_ctime and mtime_ms > ctime_ms:  # rewritten in place before we first read it
+            rewritten = min(now, mtime_ms * 1_000_000)
+            member = owner.rsplit("-", 1)[0]
+            self._closed.append(OwnerInterval(topic, partition, member, start, rewritten, czxid, member_only=True))
+            self._events.append(OwnerEvent(self._event_time(topic, partition, start), topic, partition, member))
+            start = rewritten
         self._open[path] = OwnerInterval(topic, partition, owner, start, None, czxid)
         self._events.append(OwnerEvent(self._event_time(topic, partition, start), topic, partition, owner))
 

@@ -96,7 +96,7 @@ def owner_violations(
 
     A record [s, e] by thread T on p is fine when some interval of p owned by T satisfies
     start - tolerance <= s and e <= end + tolerance (a live interval has no end). Only the thread id is
-    compared, since that is what the owner node holds.
+    compared, since that is what the owner node holds (for a `member_only` interval, its consumer id).
     """
     by_tp: dict[tuple[str, int], list[OwnerInterval]] = defaultdict(list)
     for iv in ownership:
@@ -105,7 +105,7 @@ def owner_violations(
     for r in processed:
         ivs = by_tp.get((r.topic, r.partition), [])
         if any(
-            iv.owner == r.thread_id
+            iv.held_by(r.thread_id)
             and iv.start_ns - tolerance_ns <= r.start_ns
             and (iv.end_ns is None or r.end_ns <= iv.end_ns + tolerance_ns)
             for iv in ivs

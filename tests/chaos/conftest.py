@@ -10,6 +10,7 @@ what it may excuse (duplicates after a crash, above the dead member's last commi
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ from tests.helpers.zk import zk_client
 PARTITIONS = 8
 STREAMS = 2
 RATE = 300.0
+# Member processes log with times from this level on to their `.stderr` file, kept in pytest's basetemp: what a
+# failed drill leaves to read. MIGRATOR_TEST_LOG_LEVEL=DEBUG for more.
+MEMBER_LOG_LEVEL = os.environ.get("MIGRATOR_TEST_LOG_LEVEL", "INFO")
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,7 @@ class Drill:
         A name may be spawned again after `leave` or `kill` (a redeploy): each process logs to its own file."""
         path = self._tmp / f"{self.group}.{name}.{len(self.proc_logs)}.jsonl"
         proc = MemberProcess(self.cluster.zookeeper, self.group, self.topic, name, path, streams, props,
-                             ready_timeout_s=ready_timeout_s)  # fmt: skip
+                             ready_timeout_s=ready_timeout_s, log_level=MEMBER_LOG_LEVEL)  # fmt: skip
         self.procs[name] = proc
         self.proc_logs.append(path)
         self._tails.append(JsonlTail(path))

@@ -51,12 +51,26 @@ def wait_converged(
 ) -> None:
     """Every bridge publishes `authority` and every partition has an owner."""
 
+    seen: list[str] = [""]
+
     def check() -> bool:
-        pub = published(zk, group)
+        pub, owned = published(zk, group), owners(zk, group, topic)
+        # what a timeout reports: each bridge's last publication and the owner count, not just "False"
+        seen[0] = (
+            "; ".join(
+                f"{cid.rsplit('_', 1)[-1]}: {p.authority.value} gen {p.generation} {p.partitions} partitions"
+                f"{' held' if p.held else ''} member {'yes' if p.kafka_member_id else 'no'} ({p.reason})"
+                for cid, p in sorted(pub.items())
+            )
+            + f"; {len(owned)}/{partitions} partitions owned"
+        )
         return (
             set(pub) >= bridges
             and all(pub[b].authority.value == authority for b in bridges)
-            and len(owners(zk, group, topic)) == partitions
+            and len(owned) == partitions
         )
 
-    wait_until(check, timeout=timeout, interval=0.05, what=f"{group} converged under {authority}")
+    try:
+        wait_until(check, timeout=timeout, interval=0.05, what=f"{group} converged under {authority}")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; last seen: {seen[0]}") from None

@@ -182,3 +182,12 @@ def test_tail_returns_each_complete_line_once_and_waits_for_an_unterminated_one(
         f.write(f"{line_b[10:]}\n")
     assert tail.read() == [b]
     assert tail.read() == []
+
+
+def test_a_member_only_ownership_accepts_any_thread_of_that_member_and_no_other() -> None:
+    """The stretch before an in-place rewrite the observer did not see: some thread of member `a` held it."""
+    timeline = [OwnerInterval(T, 0, "a", 0, 1_000_000_000, member_only=True), own("a-1", 0, 1_000_000_000, None)]
+    mine = [rec("a-0", 0, 1, 10, 20), rec("a-1", 0, 2, 30, 40), rec("a-1", 0, 3, 2_000_000_000, 2_000_000_010)]
+    assert owner_violations(timeline, mine) == []
+    others = [rec("ab-0", 0, 4, 10, 20), rec("b-0", 0, 5, 10, 20), rec("a-0", 0, 6, 2_000_000_000, 2_000_000_010)]
+    assert [v.record for v in owner_violations(timeline, others)] == others
