@@ -461,6 +461,7 @@ class RebalanceWorker:
                 failure = ListenerError(f"before_starting_fetchers raised {type(exc).__name__}: {exc}")
                 raise failure from exc
         self._handoff.ungate()
+        new_reason = decision.reason != self._published_reason
         self._finish(decision, publish=publishes(changed, triggers))
         if changed:
             laps.update(self._holdings.take_laps())
@@ -481,6 +482,10 @@ class RebalanceWorker:
             # An operator's mode write that changes nothing here is otherwise invisible in the log: the soak's
             # bridges that stayed on ZooKeeper after a flip to kafka looked stuck, not decided.
             log.info("mode changed; authority stays %s: %s", decision.authority.value, decision.reason)
+        elif new_reason and not decision.held:
+            # Why a bridge stays where it is (e.g. on ZooKeeper while another bridge is not in the Kafka group
+            # yet) was otherwise only in ZooKeeper; held decisions have their own lines (`_note_hold`).
+            log.info("authority stays %s: %s", decision.authority.value, decision.reason)
         return Attempt.DONE
 
     def _read_snapshot(self, triggers: Set[Trigger]) -> tuple[Snapshot, str]:

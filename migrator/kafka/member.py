@@ -234,7 +234,8 @@ class EmbeddedMember:
         self._assignment = tuple(sorted(TopicPartition(p.topic, p.partition) for p in partitions))
         self._member_id = consumer.memberid() or ""
         self._assignments += 1
-        log.debug("embedded member assigned %d partitions", len(partitions))
+        # one line per Kafka rebalance: when the group formed is what an outage's timeline needs
+        log.info("embedded member assigned %d partitions (assignment %d)", len(partitions), self._assignments)
         self._post(KafkaAssigned(self._assignment))
         self.joined.set()
 
