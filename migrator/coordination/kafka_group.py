@@ -60,7 +60,6 @@ class KafkaGroupTracker:
         self._last: KafkaGroup | None = None  # the group at the last DescribeGroups that answered
         self._described: KafkaGroup | None = None  # the stable group since our last assignment
         self._describe_retry_at = 0.0
-        self._connection_lost = False  # `problem` is a lost connection of a member that kept its assignment
         self._clock = clock
 
     # -- the embedded member's events ----------------------------------------------------------------
@@ -70,23 +69,27 @@ class KafkaGroupTracker:
         self._revoked_at = None
         self._described = None
         self._describe_retry_at = 0.0  # the coordinator just answered our member: ask it again at once
-        self._connection_lost = False
 
     def revoked(self, lost: bool) -> None:
         self.assignment = None
         self._described = None
-        self._connection_lost = False
         if lost:
             self.problem = "the embedded member lost its Kafka assignment"
         else:
             self._revoked_at = self._clock()
 
     def unavailable(self, reason: str, *, connection: bool = False) -> None:
-        """The member reported `reason`; `connection`: only its connections were lost, it keeps its
-        assignment and generation, and `health` asks Kafka whether it is back (no event would say so)."""
+        """The member reported `reason`. `connection` (no broker reachable) costs an assigned member nothing:
+        it keeps its generation and heartbeats again once a broker answers, and if its session times out
+        first, librdkafka revokes the assignment as lost (`revoked(lost=True)`), as a plain consumer goes
+        on processing until then. Taking the report as a loss was wrong twice over: librdkafka counts every
+        broker it has not reconnected to since it was last down as down, so with several brokers the report
+        comes while the coordinator answers; and after a real outage no event says the member is back."""
+        if connection and self.assignment is not None:
+            log.info("the embedded member keeps its Kafka assignment until its session times out: %s", reason)
+            return
         self.problem = reason
         self._described = None
-        self._connection_lost = connection and self.assignment is not None
 
     def coordinated(self) -> bool:
         """Whether the embedded member has a generation Kafka accepts commits under (the offset store asks)."""
@@ -107,11 +110,6 @@ class KafkaGroupTracker:
 
     def health(self, snap: Snapshot) -> tuple[KafkaHealth, KafkaGroup | None]:
         """Whether this bridge, and every other registered bridge, is in the Kafka group's generation."""
-        if self._connection_lost:
-            if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids):
-                return KafkaHealth(joined=False, reason=self.problem), None  # ZooKeeper rules anyway: do not ask
-            if not self._back():
-                return KafkaHealth(joined=False, reason=self.problem, unanswered=True), None
         if self.assignment is None or self.problem:
             return KafkaHealth(joined=False, reason=self.problem or UNKNOWN_KAFKA.reason), None
         if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids) or self._admin is None:
@@ -140,17 +138,6 @@ class KafkaGroupTracker:
         view = KafkaGroupView(self._last, current=group is not None, rebalancing=rebalancing)
         return guard_fallback(decision, snap.mode, snap.member_ids & snap.migration_ids, view)
 
-    def _back(self) -> bool:
-        """After a lost connection: whether Kafka answers again with our member still in a stable group (its
-        generation survived the outage; had it not, a revoke and an assignment would have reached us).
-        Clears the problem when so."""
-        group = self._describe_afresh(warn=False)  # the outage was logged once already; the worker re-checks
-        if group is None or group.state.upper() != "STABLE" or self._consumer_id not in group.client_ids:
-            return False
-        log.info("Kafka answers again and this bridge's member kept its place in the group")
-        self.problem, self._connection_lost, self._described = "", False, group
-        return True
-
     # -- DescribeGroups ------------------------------------------------------------------------------
     def _stable_group(self) -> KafkaGroup:
         """The group as of our last assignment (described once per Kafka rebalance, when stable)."""
@@ -162,7 +149,7 @@ class KafkaGroupTracker:
             self._described = group
         return self._described
 
-    def _describe_afresh(self, *, warn: bool = True) -> KafkaGroup | None:
+    def _describe_afresh(self) -> KafkaGroup | None:
         """DescribeGroups through the admin client, which works whether or not the embedded member could join.
         None (and the last known members stay) when it fails, and for `DESCRIBE_RETRY_S` after a failure."""
         if self._admin is None or self._clock() < self._describe_retry_at:
@@ -170,8 +157,7 @@ class KafkaGroupTracker:
         try:
             return self._remember(self._admin.describe_group(self._group))
         except KafkaUnavailable as exc:
-            if warn:
-                log.warning("cannot describe the Kafka group (%s); the guard uses its last known members", exc)
+            log.warning("cannot describe the Kafka group (%s); the guard uses its last known members", exc)
             self._describe_retry_at = self._clock() + DESCRIBE_RETRY_S
             return None
 

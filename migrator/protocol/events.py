@@ -68,8 +68,8 @@ class KafkaLost:
     """The embedded member lost Kafka coordination (an error callback: no broker reachable,
     GROUP_MAX_SIZE_REACHED, ..., or its poll loop failed); `reason` is published as the authority's reason.
 
-    `connection`: only the connections were lost (no broker reachable). The member keeps its generation
-    through that, so no assignment may follow when the brokers are back; the bridge asks Kafka instead."""
+    `connection`: only the connections were lost (no broker reachable). An assigned member keeps its
+    generation through that, so it is no loss of coordination (see `KafkaGroupTracker.unavailable`)."""
 
     reason: str
     connection: bool = False
