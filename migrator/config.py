@@ -370,8 +370,15 @@ class ConsumerConfig:
         connector's group, `client.id` = consumerId (how bridges are recognised in DescribeGroups), no auto
         commit, and `group.instance.id` = consumer.id when static membership is on (validation demands a
         consumer.id then; the consumerId is only a fallback for a config that skipped validation).
+
+        Unless set, librdkafka's `socket.timeout.ms` is `offsets.channel.socket.timeout.ms`, the bound of
+        every other group request of the connector: librdkafka marks the subscribed topics' metadata as
+        "being requested" for that long, and a request lost with a bootstrap broker it decommissions (a member
+        started while the brokers were down) leaves the mark until then, with the join waiting behind it.
+        At librdkafka's default of 60 s such a bridge joined a minute after Kafka was back (drill 12).
         """
-        props = {**self.kafka_properties, **self.migration_properties}
+        props = {"socket.timeout.ms": str(self.offsets_channel_socket_timeout_ms)}
+        props |= {**self.kafka_properties, **self.migration_properties}
         props["group.id"] = self.group_id
         props["client.id"] = consumer_id
         props["enable.auto.commit"] = "false"

@@ -346,7 +346,17 @@ def test_embedded_member_properties():
         "group.id": "orders",
         "client.id": "orders_host-1-abcd",
         "enable.auto.commit": "false",
+        "socket.timeout.ms": "10000",  # offsets.channel.socket.timeout.ms
     }
+
+
+def test_the_embedded_members_request_timeout_follows_the_offsets_channel_unless_set() -> None:
+    def timeout(**props: str) -> str:
+        return ConsumerConfig.from_mapping({**BRIDGE, **props}).embedded_member_properties("x")["socket.timeout.ms"]
+
+    assert timeout(**{"offsets.channel.socket.timeout.ms": "4000"}) == "4000"
+    assert timeout(**{"kafka.socket.timeout.ms": "20000"}) == "20000"
+    assert timeout(**{"coordination.migration.socket.timeout.ms": "20000"}) == "20000"
 
 
 def test_static_membership_sets_group_instance_id_to_consumer_id():
