@@ -371,13 +371,15 @@ class ConsumerConfig:
         commit, and `group.instance.id` = consumer.id when static membership is on (validation demands a
         consumer.id then; the consumerId is only a fallback for a config that skipped validation).
 
-        Unless set, librdkafka's `socket.timeout.ms` is `offsets.channel.socket.timeout.ms`, the bound of
-        every other group request of the connector: librdkafka marks the subscribed topics' metadata as
-        "being requested" for that long, and a request lost with a bootstrap broker it decommissions (a member
-        started while the brokers were down) leaves the mark until then, with the join waiting behind it.
-        At librdkafka's default of 60 s such a bridge joined a minute after Kafka was back (drill 12).
+        Unless set, librdkafka's `socket.timeout.ms` and `topic.metadata.refresh.interval.ms` are both
+        `offsets.channel.socket.timeout.ms`, the bound of every other group request of the connector. A member
+        started while no broker answers asks for its topics' metadata through a bootstrap broker, which
+        librdkafka (2.16) decommissions once it learns the real broker ids; the lost request leaves the topics
+        marked "being requested" for `socket.timeout.ms`, and the join, which waits for that metadata, asks
+        again only at the next periodic refresh (5 min by default): drill 12's bridges joined minutes late.
         """
-        props = {"socket.timeout.ms": str(self.offsets_channel_socket_timeout_ms)}
+        bound = str(self.offsets_channel_socket_timeout_ms)
+        props = {"socket.timeout.ms": bound, "topic.metadata.refresh.interval.ms": bound}
         props |= {**self.kafka_properties, **self.migration_properties}
         props["group.id"] = self.group_id
         props["client.id"] = consumer_id

@@ -347,6 +347,7 @@ def test_embedded_member_properties():
         "client.id": "orders_host-1-abcd",
         "enable.auto.commit": "false",
         "socket.timeout.ms": "10000",  # offsets.channel.socket.timeout.ms
+        "topic.metadata.refresh.interval.ms": "10000",  # the same
     }
 
 
