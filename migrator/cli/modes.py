@@ -16,6 +16,7 @@ from migrator.cli.common import (
     require_group,
 )
 from migrator.cli.common import zookeeper as open_zookeeper
+from migrator.cli.interrupts import interrupts_deferred
 from migrator.errors import EXIT_OK, EXIT_REFUSED, Interrupted, UsageError
 from migrator.ops import modes
 from migrator.ops.wait import wait_for_switch
@@ -84,9 +85,9 @@ def set_mode_cmd(
         if brokers.admin is not None and not conn.bootstrap_servers:
             click.echo(f"brokers: {brokers.source}", err=True)
         admin = brokers.admin
-        change = modes.set_mode(
-            zk, group, target, admin=admin, force=force, dry_run=dry_run, reason=reason,
-            who=modes.who_am_i(conn.zk_auth), kafka_missing=brokers.missing or None, settle_s=timeout if wait else 0.0,
+        change = modes.check_mode(
+            zk, group, target, admin=admin, force=force, dry_run=dry_run, kafka_missing=brokers.missing or None,
+            settle_s=timeout if wait else 0.0,
         )  # fmt: skip
         before = _mode_text(change.before)
         for warning in change.check.warnings:
@@ -103,26 +104,31 @@ def set_mode_cmd(
             for refusal in change.check.refusals:
                 click.echo(f"  - {refusal}")
             return EXIT_OK if force else EXIT_REFUSED
-        forced = " (forced past: " + "; ".join(change.check.refusals) + ")" if change.forced else ""
-        click.echo(f"{group}: {before} -> {target.value}{forced}; audit {change.audit_path}")
-        if wait:
-            assert change.write_mzxid is not None and change.write_monotonic is not None
-            try:
+        try:
+            # Ctrl-C from here on lands after the write, whose outcome is then known: the operator is told
+            # that the mode IS written and how to roll back, never a bare "interrupted".
+            with interrupts_deferred():
+                change = modes.write_mode(zk, change, reason=reason, who=modes.who_am_i(conn.zk_auth))
+            forced = " (forced past: " + "; ".join(change.check.refusals) + ")" if change.forced else ""
+            click.echo(f"{group}: {before} -> {target.value}{forced}; audit {change.audit_path}")
+            if wait:
+                assert change.write_mzxid is not None and change.write_monotonic is not None
                 pause = wait_for_switch(
                     zk, group, target, write_mzxid=change.write_mzxid, write_monotonic=change.write_monotonic,
                     timeout_s=timeout, admin=admin,
                 )  # fmt: skip
-            except KeyboardInterrupt:
-                raise Interrupted(_interrupted(conn, group, change)) from None
-            click.echo(f"switch complete: every bridge obeys {target.value}; pause {pause:.2f}s")
+                click.echo(f"switch complete: every bridge obeys {target.value}; pause {pause:.2f}s")
+        except KeyboardInterrupt:
+            raise Interrupted(_interrupted(conn, group, change, waiting=wait)) from None
     return EXIT_OK
 
 
-def _interrupted(conn: Connection, group: str, change: modes.ModeChange) -> str:
+def _interrupted(conn: Connection, group: str, change: modes.ModeChange, *, waiting: bool) -> str:
     """Ctrl-C after the write: the switch is in place and goes on without us; say so, and the way back."""
     back = _mode_text(change.before) if change.before.mode is not None else Mode.ZOOKEEPER.value
+    when = "while waiting" if waiting else "after the write"
     return (
-        f"interrupted while waiting; the mode of {group} IS written ({change.target.value}, audit "
+        f"interrupted {when}; the mode of {group} IS written ({change.target.value}, audit "
         f"{change.audit_path}) and the bridges follow it without this command. Watch it with `migrator status "
         f"-z {conn.zookeeper} -g {group}`; to roll back: `migrator set-mode {back} -z {conn.zookeeper} -g {group} "
         '--reason "rollback after interrupted switch"`'

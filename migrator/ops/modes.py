@@ -46,6 +46,8 @@ class ModeChange:
     audit_path: str | None = None
     write_mzxid: int | None = None
     write_monotonic: float | None = None
+    before_stat: ZnodeStat | None = None
+    """The mode node's stat when checked (None: absent): the write is conditional on its version."""
 
 
 def who_am_i(zk_auth: str | None) -> str:
@@ -126,6 +128,61 @@ def _write(
     return audit_path, written.mzxid if written is not None else 0
 
 
+def check_mode(
+    zk: KazooClient,
+    group: str,
+    target: Mode,
+    *,
+    admin: KafkaAdmin | None,
+    force: bool = False,
+    dry_run: bool = False,
+    kafka_missing: str | None = None,
+    settle_s: float = 0.0,
+) -> ModeChange:
+    """The preflight of a switch to `target`, writing nothing: raises RefusedError when it refuses (and not
+    `force`); a no-op or a dry run says so in the change. `write_mode` then writes what it checked.
+
+    A Kafka group that is rebalancing refuses only until it settles: with `settle_s` the preflight is
+    repeated (reading everything again) until it no longer says so or the time is up, then judged as usual.
+    """
+    deadline = time.monotonic() + settle_s
+    while True:
+        before, stat = read_mode(zk, group)
+        view = read_group(zk, group)
+        kafka, max_size, kafka_error = describe_kafka(
+            admin, group, need_max_size=target is Mode.KAFKA, missing=kafka_missing
+        )
+        check = preflight(target, view, kafka, max_size, kafka_error=kafka_error)
+        if not check.settling or dry_run or time.monotonic() >= deadline:
+            break
+        time.sleep(SETTLE_POLL_S)
+    change = ModeChange(group, before, target, check, forced=force and not check.ok, dry_run=dry_run, before_stat=stat)
+    if before.mode is target:
+        return replace(change, noop=True)
+    if dry_run:
+        return change
+    if not check.ok and not force:
+        raise RefusedError(
+            f"refused to set {group} to {target.value}: " + "; ".join(check.refusals) + " (--force overrides)"
+        )
+    return change
+
+
+def write_mode(zk: KazooClient, change: ModeChange, *, reason: str = "", who: str = "") -> ModeChange:
+    """Write a change `check_mode` allowed, with its audit entry, conditional on the mode it checked."""
+    assert not (change.noop or change.dry_run), "nothing to write"
+    entry = AuditEntry(
+        timestamp_ms=int(time.time() * 1000),
+        who=who,
+        from_mode=change.before.raw if change.before.exists else None,
+        to_mode=change.target.value,
+        reason=reason,
+        forced=change.forced,
+    )
+    audit_path, mzxid = _write(zk, GroupPaths(change.group), change.before_stat, change.target, entry)
+    return replace(change, written=True, audit_path=audit_path, write_mzxid=mzxid, write_monotonic=time.monotonic())
+
+
 def set_mode(
     zk: KazooClient,
     group: str,
@@ -139,42 +196,13 @@ def set_mode(
     kafka_missing: str | None = None,
     settle_s: float = 0.0,
 ) -> ModeChange:
-    """Preflight, then write `target` unless refused (raises RefusedError) or a dry run.
-
-    A Kafka group that is rebalancing refuses only until it settles: with `settle_s` the preflight is
-    repeated (reading everything again) until it no longer says so or the time is up, then judged as usual.
-    """
-    paths = GroupPaths(group)
-    deadline = time.monotonic() + settle_s
-    while True:
-        before, stat = read_mode(zk, group)
-        view = read_group(zk, group)
-        kafka, max_size, kafka_error = describe_kafka(
-            admin, group, need_max_size=target is Mode.KAFKA, missing=kafka_missing
-        )
-        check = preflight(target, view, kafka, max_size, kafka_error=kafka_error)
-        if not check.settling or dry_run or time.monotonic() >= deadline:
-            break
-        time.sleep(SETTLE_POLL_S)
-    change = ModeChange(group, before, target, check, forced=force and not check.ok, dry_run=dry_run)
-    if before.mode is target:
-        return replace(change, noop=True)
-    if dry_run:
-        return change
-    if not check.ok and not force:
-        raise RefusedError(
-            f"refused to set {group} to {target.value}: " + "; ".join(check.refusals) + " (--force overrides)"
-        )
-    entry = AuditEntry(
-        timestamp_ms=int(time.time() * 1000),
-        who=who,
-        from_mode=before.raw if before.exists else None,
-        to_mode=target.value,
-        reason=reason,
-        forced=change.forced,
+    """`check_mode`, then `write_mode` unless it is a no-op or a dry run."""
+    change = check_mode(
+        zk, group, target, admin=admin, force=force, dry_run=dry_run, kafka_missing=kafka_missing, settle_s=settle_s
     )
-    audit_path, mzxid = _write(zk, paths, stat, target, entry)
-    return replace(change, written=True, audit_path=audit_path, write_mzxid=mzxid, write_monotonic=time.monotonic())
+    if change.noop or change.dry_run:
+        return change
+    return write_mode(zk, change, reason=reason, who=who)
 
 
 def history(zk: KazooClient, group: str) -> list[tuple[str, AuditEntry | None]]:

@@ -6,8 +6,14 @@ ZooKeeper (all of it but the broker's own nodes) and the group's Kafka offsets a
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+import signal
 import subprocess
+import sys
+import threading
 import time
+import types
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +21,7 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.recipe.watchers import DataWatch
 
 from migrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
@@ -413,6 +420,95 @@ def test_ctrl_c_during_wait_after_the_write_says_how_to_roll_back(
     assert f"the mode of {fake_group.group} IS written (kafka" in line
     assert f"migrator set-mode zookeeper -z {cluster.zookeeper} -g {fake_group.group}" in line
     assert zk_client.get(fake_group.paths.mode)[0] == b"kafka"
+
+
+def _interrupt_when_written(zk: KazooClient, path: str, value: str, proc: subprocess.Popen[str]) -> threading.Event:
+    """SIGINT to `proc` from the watch that sees `path` hold `value`; the event says it was sent."""
+    sent = threading.Event()
+
+    def on_data(data: bytes | None, _stat: Any, _event: Any = None) -> bool:
+        if data == value.encode() and not sent.is_set():
+            proc.send_signal(signal.SIGINT)
+            sent.set()
+        return not sent.is_set()  # False ends the watch
+
+    DataWatch(zk, path, on_data)
+    return sent
+
+
+def test_ctrl_c_racing_the_write_still_says_the_mode_is_written(
+    cluster: Any,
+    zk_client: KazooClient,
+    fake_group: FakeGroup,
+) -> None:
+    """Ctrl-C sent the moment the mode node changes, i.e. while the command waits for its write's reply or
+    just after: every round it says the mode IS written and how to roll back, never a bare `interrupted`
+    (which left an operator guessing whether the switch happened)."""
+    b1 = fake_group.add_bridge(f"{fake_group.group}_b1")
+    fake_group.wait_kafka_members({b1})
+    for target in ("kafka", "zookeeper") * 3:
+        proc = cli.start("set-mode", target, "-z", cluster.zookeeper, "-g", fake_group.group, "--wait")
+        sent = _interrupt_when_written(zk_client, fake_group.paths.mode, target, proc)
+        out, err = proc.communicate(timeout=60)
+        assert sent.is_set(), f"the mode was never written: {err}"
+        line = cli.CliRun(proc.returncode, out, err).single_error(EXIT_INTERRUPTED)
+        assert f"the mode of {fake_group.group} IS written ({target}" in line
+        assert zk_client.get(fake_group.paths.mode)[0] == target.encode()
+
+
+@contextlib.contextmanager
+def _ctrl_c_at(code: types.CodeType, source: str) -> Iterator[list[int]]:
+    """A real SIGINT raised on this thread when it reaches the line of `code` whose text is `source`: a
+    Ctrl-C landing there, every time. Yields the line number (empty if never reached)."""
+    first = code.co_firstlineno
+    lines, _ = inspect.getsourcelines(code)
+    target = next(first + i for i, text in enumerate(lines) if text.strip() == source)
+    hit: list[int] = []
+
+    def local(frame: types.FrameType, event: str, _arg: object) -> Any:
+        if event == "line" and frame.f_lineno == target and not hit:
+            hit.append(target)
+            signal.raise_signal(signal.SIGINT)
+        return local
+
+    def global_(frame: types.FrameType, _event: str, _arg: object) -> Any:
+        return local if frame.f_code is code else None
+
+    sys.settrace(global_)
+    try:
+        yield hit
+    finally:
+        sys.settrace(None)
+
+
+def test_ctrl_c_inside_a_zookeeper_request_is_an_interrupt_not_a_lost_connection(
+    cluster: Any, unique_group: str
+) -> None:
+    """kazoo wakes its connection thread inside a bare `except:` (`KazooClient._call`), so a Ctrl-C landing
+    there was swallowed and became ConnectionClosedError: the command said "lost the ZooKeeper connection"
+    (exit 1) after waiting 30 s for replies, and `set-mode --wait` never said the mode IS written. The
+    commands' SIGINT handler sends the signal again once out of `_call`: a prompt KeyboardInterrupt."""
+    from kazoo.client import KazooClient
+
+    from migrator.cli import interrupts
+    from migrator.cli.common import Connection, zookeeper
+    from migrator.zk.group_reader import read_group
+
+    conn = Connection(cluster.zookeeper, None, None, connect_timeout_s=10.0)
+    previous = signal.signal(signal.SIGINT, interrupts.on_interrupt)
+    try:
+        t0 = time.monotonic()
+        with (
+            pytest.raises(KeyboardInterrupt),
+            zookeeper(conn) as zk,
+            _ctrl_c_at(KazooClient._call.__code__, 'write_sock.send(b"\\0")') as hit,
+        ):
+            while True:  # as the `--wait` loop: reads until Ctrl-C
+                read_group(zk, unique_group)
+        assert hit, "kazoo's _call no longer has the wake-up line this test aims at"
+        assert time.monotonic() - t0 < 5, "the client was left waiting for replies"
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # --- fleet-scan --apply / --rollback follow set-mode's rule -------------------------------------------------
