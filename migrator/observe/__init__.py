@@ -3,9 +3,12 @@ verdict over both. It reads ZooKeeper but never writes it, so it can watch any g
 
 - `records`: `ProcessingLog` / `Processed` (application threads log each record; JSONL for processes)
 - `owners`: `OwnersWatcher` / `OwnerInterval` / `OwnerEvent` (the `/owners` timeline)
-- `verdict`: `lost`, `duplicates`, `overlaps`, `owner_violations`, `judge` and `Verdict`
+- `commits`: `CommitsWatcher` / `Commit` (the `/offsets` writes, in ZooKeeper's order)
+- `verdict`: `lost`, `duplicates`, `overlaps`, `owner_violations`, `judge` and `Verdict`; `after_commit` and
+  `claimed_below_commit` say which duplicates are expected
 """
 
+from migrator.observe.commits import Commit, CommitsWatcher
 from migrator.observe.owners import OwnerEvent, OwnerInterval, OwnersWatcher
 from migrator.observe.records import JsonlTail, Processed, ProcessingLog, load_jsonl, load_many
 from migrator.observe.verdict import (
@@ -14,6 +17,7 @@ from migrator.observe.verdict import (
     OwnerViolation,
     Verdict,
     after_commit,
+    claimed_below_commit,
     duplicates,
     judge,
     lost,
@@ -22,6 +26,8 @@ from migrator.observe.verdict import (
 )
 
 __all__ = [
+    "Commit",
+    "CommitsWatcher",
     "Duplicate",
     "JsonlTail",
     "Overlap",
@@ -33,6 +39,7 @@ __all__ = [
     "ProcessingLog",
     "Verdict",
     "after_commit",
+    "claimed_below_commit",
     "duplicates",
     "judge",
     "load_jsonl",

@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from migrator.observe.commits import Commit
 from migrator.observe.owners import OwnerInterval
 from migrator.observe.records import Processed
 
@@ -104,16 +105,20 @@ def owner_violations(
     found: list[OwnerViolation] = []
     for r in processed:
         ivs = by_tp.get((r.topic, r.partition), [])
-        if any(
-            iv.held_by(r.thread_id)
-            and iv.start_ns - tolerance_ns <= r.start_ns
-            and (iv.end_ns is None or r.end_ns <= iv.end_ns + tolerance_ns)
-            for iv in ivs
-        ):
+        if any(_held_during(iv, r, tolerance_ns) for iv in ivs):
             continue
         then = tuple(iv for iv in ivs if iv.start_ns <= r.end_ns and (iv.end_ns is None or iv.end_ns >= r.start_ns))
         found.append(OwnerViolation(r, then))
     return found
+
+
+def _held_during(iv: OwnerInterval, r: Processed, tolerance_ns: int) -> bool:
+    """Whether `iv` is an ownership of `r`'s thread that covers `r`'s whole processing, give or take."""
+    return (
+        iv.held_by(r.thread_id)
+        and iv.start_ns - tolerance_ns <= r.start_ns
+        and (iv.end_ns is None or r.end_ns <= iv.end_ns + tolerance_ns)
+    )
 
 
 @dataclass(frozen=True)
@@ -201,5 +206,49 @@ def after_commit(committed: Mapping[int, int], member_prefix: str) -> Callable[[
             and offset >= committed[partition]
             and any(r.member.startswith(member_prefix) for r in d.by)
         )
+
+    return allowed
+
+
+def claimed_below_commit(
+    commits: Iterable[Commit],
+    ownership: Iterable[OwnerInterval],
+    claimers: Collection[str],
+    tolerance_ns: int = DEFAULT_TOLERANCE_NS,
+) -> Callable[[Duplicate], bool]:
+    """Duplicates that the claiming member alone caused: every processing after the first was by a thread
+    of one of `claimers` (consumer ids) under an owner node created after a commit past that record was
+    already written. The releaser committed before it let go; the claimer started below the commit.
+
+    The Scala `ZookeeperConsumerConnector` does this: it fetches a partition's offset before it creates
+    the owner node, so a releaser's commit and delete that both land in between go unseen. Our connector
+    fetches only once the previous owner's node is gone, so its members must never be `claimers`.
+    """
+    by_tp: dict[tuple[str, int], list[Commit]] = defaultdict(list)
+    for c in commits:
+        by_tp[(c.topic, c.partition)].append(c)
+    intervals: dict[tuple[str, int], list[OwnerInterval]] = defaultdict(list)
+    for iv in ownership:
+        intervals[(iv.topic, iv.partition)].append(iv)
+    prefixes = tuple(f"{cid}-" for cid in claimers)
+
+    def committed_before(topic: str, partition: int, zxid: int) -> int | None:
+        earlier = [c for c in by_tp[(topic, partition)] if c.mzxid < zxid]
+        return max(earlier, key=lambda c: c.mzxid).offset if earlier else None
+
+    def explained(r: Processed) -> bool:
+        if not r.thread_id.startswith(prefixes):
+            return False
+        for iv in intervals[(r.topic, r.partition)]:
+            inside = iv.start_ns - tolerance_ns <= r.start_ns and (
+                iv.end_ns is None or r.end_ns <= iv.end_ns + tolerance_ns
+            )
+            if iv.held_by(r.thread_id) and inside and iv.czxid:
+                committed = committed_before(r.topic, r.partition, iv.czxid)
+                return committed is not None and committed > r.offset
+        return False
+
+    def allowed(d: Duplicate) -> bool:
+        return all(explained(r) for r in d.by[1:])
 
     return allowed

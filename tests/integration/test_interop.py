@@ -19,7 +19,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from migrator.observe import OwnersWatcher, judge, load_many
+from migrator.observe import CommitsWatcher, OwnersWatcher, claimed_below_commit, judge, load_many
 from tests.helpers.kafka import make_topic
 from tests.helpers.peers import ROOT, JvmPeers, Peers
 from tests.helpers.wait import wait_until
@@ -116,11 +116,18 @@ def processed_everything(peers: Peers, produced: set[tuple[str, int, int]]) -> N
 @pytest.mark.parametrize("assignor", ["range", "roundrobin"])
 def test_a_mixed_group_converges_to_the_same_owners(cluster, zk_client, peers: Peers, assignor: str) -> None:
     """Scala members, our legacy connector and our bridge compute one assignment; members come and go under
-    load; the observer finds nothing lost, nothing duplicated and no dual processing."""
+    load; the observer finds nothing lost, nothing duplicated and no dual processing. The one duplicate
+    allowed is the Scala connector's own: it fetches a partition's offset before it creates the owner node,
+    so when the releaser's commit and delete both land in between, it starts below the commit; the
+    observer allows a re-processing only by a Scala thread under an owner node that ZooKeeper created
+    after a commit past that record (`claimed_below_commit`). CI saw it once (11 records)."""
     group, topic = peers.group, peers.topic
     strategy = {"partition.assignment.strategy": assignor}
     producer = SequencedProducer(cluster, topic, rate=RATE)
-    with OwnersWatcher(cluster.zookeeper, group, poll_interval_s=0.02) as watcher:
+    with (
+        OwnersWatcher(cluster.zookeeper, group, poll_interval_s=0.02) as watcher,
+        CommitsWatcher(cluster.zookeeper, group) as commits,
+    ):
         producer.start()
         try:
             peers.scala("s1", strategy)
@@ -148,7 +155,9 @@ def test_a_mixed_group_converges_to_the_same_owners(cluster, zk_client, peers: P
         for name in ("s2", "bridge1", "legacy2"):
             peers.started[name].stop()
         ownership = watcher.intervals()
-    verdict = judge(produced, load_many(peers.logs()), ownership)
+    scala = {peers.cid("s1"), peers.cid("s2")}
+    allow = claimed_below_commit(commits.commits(), ownership, scala)
+    verdict = judge(produced, load_many(peers.logs()), ownership, allow)
     print(f"\n{assignor}: {verdict.summary()}")
     assert len(produced) > 300
     assert verdict.ok, verdict.summary()
@@ -215,7 +224,10 @@ def test_a_scala_member_joining_under_mode_kafka_makes_the_bridges_fall_back(clu
     group, topic = peers.group, peers.topic
     bridges = [peers.cid("bridge1"), peers.cid("bridge2")]
     producer = SequencedProducer(cluster, topic, rate=RATE)
-    with OwnersWatcher(cluster.zookeeper, group, poll_interval_s=0.02) as watcher:
+    with (
+        OwnersWatcher(cluster.zookeeper, group, poll_interval_s=0.02) as watcher,
+        CommitsWatcher(cluster.zookeeper, group) as commits,
+    ):
         producer.start()
         try:
             peers.ours("bridge1", streams=2, bridge=True)
@@ -242,7 +254,8 @@ def test_a_scala_member_joining_under_mode_kafka_makes_the_bridges_fall_back(clu
         for name in ("bridge1", "bridge2"):
             peers.started[name].stop()
         ownership = watcher.intervals()
-    verdict = judge(produced, load_many(peers.logs()), ownership)
+    allow = claimed_below_commit(commits.commits(), ownership, {peers.cid("s1")})
+    verdict = judge(produced, load_many(peers.logs()), ownership, allow)
     print(f"\nscala joins under kafka: {verdict.summary()}")
     assert verdict.ok, verdict.summary()
 

@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from migrator.observe import (
+    Commit,
     JsonlTail,
     OwnerInterval,
     Processed,
     ProcessingLog,
+    claimed_below_commit,
     duplicates,
     judge,
     load_jsonl,
@@ -191,3 +193,46 @@ def test_a_member_only_ownership_accepts_any_thread_of_that_member_and_no_other(
     assert owner_violations(timeline, mine) == []
     others = [rec("ab-0", 0, 4, 10, 20), rec("b-0", 0, 5, 10, 20), rec("a-0", 0, 6, 2_000_000_000, 2_000_000_010)]
     assert [v.record for v in owner_violations(timeline, others)] == others
+
+
+def Commit_(offset: int, mzxid: int) -> Commit:
+    return Commit(T, 0, offset, mzxid)
+
+
+# -- claimed_below_commit --------------------------------------------------------------------------------
+def _handoff_to(claimer: str) -> tuple[list[Processed], list[OwnerInterval]]:
+    """`g_ours-0` processes offsets 5..7 of partition 0 and lets go (owner node zxid 10, gone at t=100);
+    `claimer`'s node is created with zxid 30 and it processes 5..8 again."""
+    processed = [rec("g_ours-0", 0, o, 10 * o, 10 * o + 5) for o in (5, 6, 7)]
+    processed += [rec(f"{claimer}-0", 0, o, 200 + o, 201 + o) for o in (5, 6, 7, 8)]
+    ownership = [
+        OwnerInterval(T, 0, "g_ours-0", 0, 100, czxid=10),
+        OwnerInterval(T, 0, f"{claimer}-0", 150, None, czxid=30),
+    ]
+    return processed, ownership
+
+
+def test_a_claimer_that_started_below_the_commit_it_claimed_after_is_explained() -> None:
+    processed, ownership = _handoff_to("g_scala")
+    commits = [Commit(T, 0, 5, mzxid=12), Commit(T, 0, 8, mzxid=20)]  # the releaser's 8 landed before zxid 30
+    verdict = judge(
+        {(0, o) for o in range(5, 9)}, processed, ownership, claimed_below_commit(commits, ownership, {"g_scala"})
+    )
+    assert len(verdict.duplicates) == 3 and verdict.ok, verdict.summary()
+
+
+@pytest.mark.parametrize(
+    ("claimers", "commits", "why"),
+    [
+        ({"g_other"}, [Commit_(8, 20)], "the claimer is not one that reads before it claims"),
+        ({"g_scala"}, [Commit_(5, 12), Commit_(8, 31)], "the commit past the records came after the claim"),
+        ({"g_scala"}, [Commit_(7, 20)], "the commit did not cover offset 7: the releaser's fault"),
+        ({"g_scala"}, [], "no commit seen at all"),
+    ],
+)
+def test_other_duplicates_stay_unexpected(claimers: set[str], commits: list[Commit], why: str) -> None:
+    processed, ownership = _handoff_to("g_scala")
+    verdict = judge(
+        {(0, o) for o in range(5, 9)}, processed, ownership, claimed_below_commit(commits, ownership, claimers)
+    )
+    assert verdict.unexpected_duplicates, why
