@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import click
 
 from migrator.cli.common import Connection, KeyValue, _quiet_libraries, connection_options, group_option
+from migrator.cli.interrupts import resent_outside_kazoo
 from migrator.config import ConsumerConfig, config_error, load_properties
 from migrator.connector import ConsumerConnector
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
@@ -429,7 +430,9 @@ def _consume(
     signalled: list[int] = []
     run: ConsoleRun | None = None
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        if resent_outside_kazoo(signum, frame):
+            return
         if signalled:  # a second signal: the operator does not want to wait for the clean shutdown
             raise KeyboardInterrupt
         signalled.append(signum)

@@ -22,13 +22,19 @@ RETRY_S = 0.01
 
 
 def on_interrupt(signum: int, frame: FrameType | None) -> None:
-    """The commands' SIGINT handler: KeyboardInterrupt, except inside kazoo's `_call`, where the signal is
-    sent again in `RETRY_S` (the call only queues a request and never blocks), so that Ctrl-C is never lost
-    nor turned into a ZooKeeper error."""
-    if _inside(frame, _KAZOO_CALL):
-        threading.Timer(RETRY_S, os.kill, (os.getpid(), signum)).start()
-        return
-    raise KeyboardInterrupt
+    """The commands' SIGINT handler: KeyboardInterrupt, once out of kazoo's request path."""
+    if not resent_outside_kazoo(signum, frame):
+        raise KeyboardInterrupt
+
+
+def resent_outside_kazoo(signum: int, frame: FrameType | None) -> bool:
+    """True when the signal landed inside kazoo's `_call` and is sent again in `RETRY_S` (the call only queues
+    a request and never blocks): a handler that would raise must then return, so that the signal is never
+    lost nor turned into a ZooKeeper error."""
+    if not _inside(frame, _KAZOO_CALL):
+        return False
+    threading.Timer(RETRY_S, os.kill, (os.getpid(), signum)).start()
+    return True
 
 
 def _inside(frame: FrameType | None, code: CodeType) -> bool:
