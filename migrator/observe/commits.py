@@ -8,17 +8,13 @@ read is missed, which only ever makes `claimed_below_commit` explain fewer dupli
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException, NoNodeError
-from kazoo.protocol.states import WatchedEvent
+from kazoo.exceptions import NoNodeError
 
+from migrator.observe.poller import ZooKeeperPoller
 from migrator.zk.paths import GroupPaths
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,55 +27,22 @@ class Commit:
     mzxid: int
 
 
-class CommitsWatcher:
+class CommitsWatcher(ZooKeeperPoller):
     """Record every observed write of one group's `/offsets` nodes; a context manager, like `OwnersWatcher`."""
 
     def __init__(self, zookeeper: str, group: str, poll_interval_s: float = 0.02) -> None:
+        super().__init__(zookeeper, f"commits-watcher-{group}", poll_interval_s)
         self._paths = GroupPaths(group)
-        self._zk = KazooClient(hosts=zookeeper, timeout=10.0)
-        self._poll_s = poll_interval_s
         self._seen: dict[tuple[str, int], int] = {}  # topic-partition -> last mzxid recorded
         self._commits: list[Commit] = []
         self._lock = threading.Lock()
-        self._dirty = threading.Event()
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"commits-watcher-{group}", daemon=True)
-
-    def __enter__(self) -> CommitsWatcher:
-        self._zk.start(timeout=10.0)
-        self._scan()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stopping.set()
-        self._dirty.set()
-        self._thread.join(timeout=5.0)
-        try:
-            self._scan()
-        except KazooException:
-            log.warning("commits watcher: final read failed", exc_info=True)
-        self._zk.stop()
-        self._zk.close()
 
     def commits(self) -> list[Commit]:
         """Every recorded commit, in ZooKeeper's order."""
         with self._lock:
             return sorted(self._commits, key=lambda c: c.mzxid)
 
-    def _on_watch(self, _event: WatchedEvent) -> None:
-        self._dirty.set()
-
-    def _run(self) -> None:
-        while not self._stopping.is_set():
-            self._dirty.wait(self._poll_s)
-            self._dirty.clear()
-            try:
-                self._scan()
-            except KazooException:
-                log.debug("commits watcher: read failed; retrying", exc_info=True)
-
-    def _scan(self) -> None:
+    def _read(self) -> None:
         zk, paths, watch = self._zk, self._paths, self._on_watch
         try:
             topics = zk.get_children(paths.offsets, watch=watch)

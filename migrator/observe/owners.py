@@ -15,25 +15,23 @@ How it dates them, so that checks against processing times err towards *no* fals
   member's threads, which one we cannot know, so that stretch is a `member_only` interval.
 
 Each node incarnation (czxid) is one `OwnerInterval`, so a node re-created by the same thread is a new
-interval. The watcher only calls `get`, `get_children` and `exists`: it never writes to ZooKeeper.
+interval. The watcher only calls `get`, `get_children` and `exists`: it never writes to ZooKeeper. Its read loop
+is `poller.ZooKeeperPoller`, shared with `CommitsWatcher`.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
+from migrator.observe.poller import ZooKeeperPoller
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +71,7 @@ class OwnerEvent:
     owner: str | None
 
 
-class OwnersWatcher:
+class OwnersWatcher(ZooKeeperPoller):
     """Watch one group's owner nodes; use as a context manager or `start()` / `stop()`."""
 
     def __init__(
@@ -84,49 +82,17 @@ class OwnersWatcher:
         use_server_ctime: bool = True,
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
+        super().__init__(zookeeper, f"owners-watcher-{group}", poll_interval_s)
         self._paths = GroupPaths(group)
-        self._zk = KazooClient(hosts=zookeeper, timeout=10.0)
-        self._poll_s = poll_interval_s
         self._use_ctime = use_server_ctime
         self._clock = clock
         self._lock = threading.Lock()
-        self._scan_lock = threading.Lock()  # one read at a time: a stale read diffed late would resurrect nodes
-        self._dirty = threading.Event()
-        self._stopping = threading.Event()
         self._open: dict[str, OwnerInterval] = {}  # owner node path -> its live interval
         self._closed: list[OwnerInterval] = []
         self._events: list[OwnerEvent] = []
         self._deleted_at: dict[str, int] = {}  # path -> time of its DELETED notification
         self._last_event: dict[tuple[str, int], int] = {}
         self._scans = 0
-        self._thread = threading.Thread(target=self._run, name=f"owners-watcher-{group}", daemon=True)
-
-    # -- lifecycle -----------------------------------------------------------------------------------
-    def start(self) -> OwnersWatcher:
-        self._zk.start(timeout=10.0)
-        self._scan()
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._stopping.is_set():
-            return
-        self._stopping.set()
-        self._dirty.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5.0)
-        try:
-            self._scan()  # a last look, so the timeline ends with what is there now
-        except KazooException:
-            log.warning("owners watcher: final read failed", exc_info=True)
-        self._zk.stop()
-        self._zk.close()
-
-    def __enter__(self) -> OwnersWatcher:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # -- results -------------------------------------------------------------------------------------
     @property
@@ -160,26 +126,10 @@ class OwnersWatcher:
             now = self._clock()
             with self._lock:
                 self._deleted_at.setdefault(event.path, now)
-        self._dirty.set()
+        super()._on_watch(event)
 
-    def _run(self) -> None:
-        while not self._stopping.is_set():
-            self._dirty.wait(self._poll_s)
-            self._dirty.clear()
-            if self._stopping.is_set():
-                return
-            try:
-                self._scan()
-            except KazooException:
-                log.debug("owners watcher: read failed; retrying", exc_info=True)
-                time.sleep(0.05)
-
-    def _scan(self) -> None:
+    def _read(self) -> None:
         """One pipelined read of the whole owners tree, re-arming every watch, then a diff."""
-        with self._scan_lock:
-            self._scan_locked()
-
-    def _scan_locked(self) -> None:
         zk, paths, watch = self._zk, self._paths, self._on_watch
         if zk.exists(paths.owners, watch=watch) is None:
             topics: list[str] = []
