@@ -58,6 +58,11 @@ class Snapshot:
     def member_ids(self) -> frozenset[str]:
         return frozenset(self.registrations)
 
+    @property
+    def registered_bridges(self) -> frozenset[str]:
+        """Bridges under both `ids` and `migration/ids` (`protocol.group.Group.registered_bridges`)."""
+        return self.member_ids & self.migration_ids
+
 
 def _all_topics(zk: KazooClient, kafka_topics: TopicLister | None) -> tuple[list[str], bool]:
     """Every topic, and whether the list came from ZooKeeper (watched) rather than the brokers."""
