@@ -550,7 +550,8 @@ def test_status_names_the_partitions_a_plain_consumer_also_holds(
 
     done = cli.run("status", "-z", cluster.zookeeper, "-g", fake_group.group)
 
-    assert done.code == EXIT_OK, done.stderr
+    assert done.code == EXIT_FAILED, done.stderr  # dual ownership is an error finding
+    assert done.stdout.startswith(f"group {fake_group.group}: ERR: ")
     warning = next(line for line in done.stdout.splitlines() if "dual ownership" in line)
     assert f"dual ownership on {len(held)} partitions" in warning
     for tp in held:
