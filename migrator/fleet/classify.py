@@ -57,15 +57,16 @@ def owned_partitions(view: GroupView) -> frozenset[TopicPartition]:
 
 
 def group_lag(view: GroupView, kafka: KafkaGroupFacts | None) -> int | None:
-    """sum of log end - max(ZooKeeper, Kafka) offset, the offset a connector resumes from (CONTRACT §4)."""
+    """sum of log end - max(ZooKeeper, Kafka) offset, the offset a connector resumes from (CONTRACT §4);
+    None (unknown, as `status` shows `-`) without Kafka facts or when no partition has a committed offset."""
     if kafka is None or kafka.error is not None:
         return None
-    total = 0
+    total, known = 0, False
     for tp, end in kafka.log_end.items():
         committed = max(view.offsets.get(tp, -1), kafka.committed.get(tp, -1))
         if committed >= 0:
-            total += max(0, end - committed)
-    return total
+            total, known = total + max(0, end - committed), True
+    return total if known else None
 
 
 def plain_kafka_consumers(view: GroupView, kafka: KafkaGroupFacts | None) -> tuple[str, ...]:
@@ -271,3 +272,12 @@ def convergence_problems(
     problems += _kafka_reasons(view, kafka, topics=False)
     problems += _ownership_reasons(view, kafka)
     return problems
+
+
+def restore_problems(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str]:
+    """Why a group restored to zookeeper has not settled back yet; empty when it has: mode not kafka, every
+    bridge publishing authority zookeeper, every partition owned."""
+    problems: list[str] = []
+    if view.mode.mode is Mode.KAFKA:
+        problems.append("mode-changed: migration/mode is kafka again")
+    return problems + _authority_reasons(view, Authority.ZOOKEEPER) + _ownership_reasons(view, kafka)
