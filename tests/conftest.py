@@ -44,11 +44,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def cluster(request: pytest.FixtureRequest) -> Cluster:
-    """ZooKeeper + one broker shared by the whole session; downed at the end, even after failures."""
+    """ZooKeeper + one broker (with secured listeners beside PLAINTEXT) shared by the whole session; downed at
+    the end, even after failures."""
     external = external_from_env()
     if external is not None:
         return external
-    started = DevCluster.start(brokers=1)
+    started = DevCluster.start(brokers=1, secured=True)  # SSL, SASL_SSL and SASL_PLAINTEXT listeners too
     request.addfinalizer(started.down)
     return started
 
