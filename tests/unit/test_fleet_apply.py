@@ -184,5 +184,5 @@ def test_an_interrupted_write_is_recorded_before_the_interrupt_surfaces(tmp_path
     entries = plan_waves(plan, rows(["a"]), 2)
     with pytest.raises(KeyboardInterrupt):
         apply_waves(fleet, plan, entries, options(), tmp_path / "p.json", sleep=lambda s: None, guard=ctrl_c_at_the_end)
-    assert fleet.modes == {"a": "kafka"} and plan.entries(P.SWITCHED) == plan.groups
-    assert plan.names(P.SWITCHED) == "zk/a"
+    assert fleet.modes == {"a": "kafka"} and plan.entries(P.Outcome.SWITCHED) == plan.groups
+    assert plan.names(P.Outcome.SWITCHED) == "zk/a"
