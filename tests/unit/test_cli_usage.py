@@ -30,7 +30,7 @@ def test_unknown_mode_is_refused_before_connecting(capsys: pytest.CaptureFixture
     assert err == ["error: mode must be kafka or zookeeper, not 'kafak'; nothing was written"]
 
 
-@pytest.mark.parametrize("group", ["..", ".", "a/b", "", "x" * 250, "sp ace"])
+@pytest.mark.parametrize("group", ["..", ".", "a/b", "", "tab\tin"])
 def test_bad_group_names_are_refused(group: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["set-mode", "zookeeper", "-z", UNREACHABLE, "-g", group]) == 2
     err = capsys.readouterr().err.strip().splitlines()
