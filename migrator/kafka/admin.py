@@ -249,6 +249,14 @@ class KafkaAdmin:
         }
         return self._list_offsets(sorted(led), OffsetSpec.latest(), "log end")
 
+    def earliest_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """Log start offsets (the oldest record still kept)."""
+        return self._list_offsets(sorted(set(partitions)), OffsetSpec.earliest(), "log start")
+
+    def offsets_for_time(self, partitions: Iterable[TopicPartition], timestamp_ms: int) -> dict[TopicPartition, int]:
+        """The first offset whose record timestamp is >= `timestamp_ms`; -1 where there is none."""
+        return self._list_offsets(sorted(set(partitions)), OffsetSpec.for_timestamp(timestamp_ms), "offset for time")
+
     def _list_offsets(
         self, partitions: Iterable[TopicPartition], spec: OffsetSpec, what: str
     ) -> dict[TopicPartition, int]:
