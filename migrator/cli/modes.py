@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import click
+from kazoo.protocol.states import ZnodeStat
 
 from migrator.cli.common import (
     Connection,
@@ -25,7 +26,7 @@ from migrator.cli.progress import ProgressLine
 from migrator.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, Interrupted, UsageError
 from migrator.ops import modes
 from migrator.ops.wait import Progress, WaitTimeout, wait_for_switch
-from migrator.protocol.codecs import Mode, ModeNode
+from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
 
 
 def _mode_text(node: ModeNode) -> str:
@@ -200,6 +201,27 @@ def _interrupted(conn: Connection, group: str, change: modes.ModeChange, *, wait
     )
 
 
+def mode_doc(group: str, node: ModeNode, stat: ZnodeStat | None) -> dict[str, Any]:
+    """`get-mode --json`."""
+    return {
+        "group": group,
+        "exists": node.exists,
+        "mode": node.mode.value if node.mode else None,
+        "raw": node.raw,
+        "modified": _iso(stat.mtime) if stat else None,
+    }
+
+
+def history_doc(name: str, e: AuditEntry | None) -> dict[str, Any]:
+    """One entry of `history --json` (an entry that does not decode: `corrupt`)."""
+    if e is None:
+        return {"node": name, "corrupt": True}
+    return {
+        "node": name, "time": _iso(e.timestamp_ms), "timestamp_ms": e.timestamp_ms, "who": e.who,
+        "from": e.from_mode, "to": e.to_mode, "forced": e.forced, "reason": e.reason,
+    }  # fmt: skip
+
+
 @click.command("get-mode")
 @connection_options(kafka=False)
 @group_option
@@ -216,15 +238,7 @@ def get_mode_cmd(conn: Connection, group: str, as_json: bool) -> int:
         require_group(zk, group)
         node, stat = modes.read_mode(zk, group)
     if as_json:
-        echo_json(
-            {
-                "group": group,
-                "exists": node.exists,
-                "mode": node.mode.value if node.mode else None,
-                "raw": node.raw,
-                "modified": _iso(stat.mtime) if stat else None,
-            }
-        )
+        echo_json(mode_doc(group, node, stat))
         return EXIT_OK
     if not node.exists:
         click.echo(f"{group}: absent (no mode node: bridges obey zookeeper)")
@@ -250,23 +264,7 @@ def history_cmd(conn: Connection, group: str, as_json: bool) -> int:
         require_group(zk, group)
         entries = modes.history(zk, group)
     if as_json:
-        echo_json(
-            [
-                {"node": name, "corrupt": True}
-                if e is None
-                else {
-                    "node": name,
-                    "time": _iso(e.timestamp_ms),
-                    "timestamp_ms": e.timestamp_ms,
-                    "who": e.who,
-                    "from": e.from_mode,
-                    "to": e.to_mode,
-                    "forced": e.forced,
-                    "reason": e.reason,
-                }
-                for name, e in entries
-            ]
-        )
+        echo_json([history_doc(name, e) for name, e in entries])
         return EXIT_OK
     if not entries:
         click.echo(f"{group}: no set-mode recorded")

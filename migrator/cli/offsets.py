@@ -186,6 +186,12 @@ def _write(zk: KazooClient, admin: KafkaAdmin | None, group: str, store: str, of
         ops.write_zookeeper(zk, group, offsets)
 
 
+def diff_doc(r: ops.DiffRow) -> dict[str, Any]:
+    """One row of `offsets diff --json`."""
+    return {"topic": r.partition.topic, "partition": r.partition.partition, "zookeeper": r.zookeeper,
+            "kafka": r.kafka, "delta": r.delta, "state": r.state}  # fmt: skip
+
+
 @offsets_group.command("diff")
 @connection_options()
 @group_option
@@ -206,13 +212,7 @@ def diff_cmd(conn: Connection, group: str, topics: tuple[str, ...], as_json: boo
         _view, kafka_offsets = ops.read_store("kafka", zk, group, admin, topics)
     rows = ops.diff(zk_offsets, kafka_offsets)
     if as_json:
-        echo_json(
-            [
-                {"topic": r.partition.topic, "partition": r.partition.partition, "zookeeper": r.zookeeper,
-                 "kafka": r.kafka, "delta": r.delta, "state": r.state}
-                for r in rows
-            ]
-        )  # fmt: skip
+        echo_json([diff_doc(r) for r in rows])
         return EXIT_OK
     if not rows:
         click.echo(f"{group}: no committed offsets in either store")
@@ -377,12 +377,17 @@ def reset_cmd(
     return EXIT_OK
 
 
+def reset_doc(group: str, store: str, rows: list[reset.ResetRow], execute: bool) -> dict[str, Any]:
+    """`offsets reset --json`: the plan, each partition also with its `current` offset."""
+    doc = plan_doc(group, store, {r.partition: r.new for r in rows}, execute)
+    for row, entry in zip(rows, doc["offsets"], strict=True):
+        entry["current"] = row.current
+    return doc
+
+
 def _show_reset(group: str, store: str, rows: list[reset.ResetRow], execute: bool, as_json: bool) -> None:
     if as_json:
-        doc = plan_doc(group, store, {r.partition: r.new for r in rows}, execute)
-        for row, entry in zip(rows, doc["offsets"], strict=True):
-            entry["current"] = row.current
-        echo_json(doc)
+        echo_json(reset_doc(group, store, rows, execute))
         return
     header = ("partition", "current", "new")
     click.echo("\n".join(align([header, *[(r.partition, r.current, r.new) for r in rows]], right=(1, 2))))

@@ -5,13 +5,17 @@ against the session cluster: connection settings from a --command-config file or
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
 
 from migrator.zk.paths import GroupPaths
-from tests.helpers.cli import CliRun, run
+from tests.helpers.cli import ROOT, CliRun, run
 from tests.integration.test_ops_offsets import LEGACY_STOPPED_AT, kafka_committed, legacy_group
 
 
@@ -159,3 +163,34 @@ def test_offsets_reset_is_refused_while_the_group_has_live_members(cluster, zk_c
         line = run(*base, "--topic", fake_group.topic, "--to-latest", *mode).single_error(2)
         assert "live member(s)" in line and f"{fake_group.group}_old" in line
     assert zk_client.get(GroupPaths(fake_group.group).offset(fake_group.topic, 0))[0] == b"0"
+
+
+def test_wait_shows_a_progress_line_on_a_terminal(cluster, zk_client, fake_group) -> None:
+    bridges = [fake_group.add_bridge(f"{fake_group.group}_b{i}") for i in range(2)]
+    fake_group.wait_kafka_members(set(bridges))
+    controller, terminal = pty.openpty()
+    argv = ["set-mode", "kafka", "-z", cluster.zookeeper, "-b", cluster.bootstrap_servers, "-g", fake_group.group]
+    with fake_group.following(zk_client, bridges):
+        proc = subprocess.Popen([sys.executable, "-m", "migrator", *argv, "--wait", "--timeout", "30"],
+                                stdout=subprocess.PIPE, stderr=terminal, text=True, cwd=ROOT)  # fmt: skip
+        out, _ = proc.communicate(timeout=120)
+    os.close(terminal)
+    screen = _drain(controller)
+    assert proc.returncode == 0, screen
+    assert "switch complete" in out
+    assert "\r\x1b[Kwaiting " in screen and "bridge(s) not yet obeying" in screen
+    assert screen.endswith("\r\x1b[K")  # the line is cleared before the result is printed
+
+
+def _drain(fd: int) -> str:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the terminal's other end is closed and everything was read
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks).decode()
