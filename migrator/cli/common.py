@@ -155,7 +155,8 @@ def read_command_config(path: str | None) -> dict[str, str]:
 def resolve_connection(kwargs: dict[str, Any], *, zookeeper_required: bool = True) -> Connection:
     """One `Connection` from the parsed options: command line > environment > --command-config file."""
     file = read_command_config(kwargs.pop("command_config", None))
-    zookeeper = kwargs.pop("zookeeper") or file.get("zookeeper.connect")
+    given = kwargs.pop("zookeeper")
+    zookeeper = given if given is not None else file.get("zookeeper.connect")
     if zookeeper is None and zookeeper_required:
         raise UsageError(
             "--zookeeper is required: give -z, $MIGRATOR_ZOOKEEPER or zookeeper.connect in --command-config"
@@ -163,7 +164,7 @@ def resolve_connection(kwargs: dict[str, Any], *, zookeeper_required: bool = Tru
     from_file = {k: v for k, v in file.items() if k not in COMMAND_CONFIG_KEYS}
     zk_auth = kwargs.pop("zk_auth") or file.get("zookeeper.auth")
     conn = Connection(
-        zookeeper=checked_connect_string(zookeeper) if zookeeper else "",
+        zookeeper=checked_connect_string(zookeeper) if zookeeper is not None else "",
         zk_auth=checked_zk_auth(zk_auth),
         bootstrap_servers=kwargs.pop("bootstrap_servers", None) or file.get("bootstrap.servers"),
         connect_timeout_s=kwargs.pop("connect_timeout"),
