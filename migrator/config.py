@@ -538,8 +538,11 @@ def _check_identity(values: dict[str, Any], problems: list[str]) -> None:
         problems.append(f"consumer.id: {consumer_id!r} contains '/', which would break the znode path")
     client_id: str = values["client_id"]
     derived_from_bad_group = client_id == values["group_id"] and not group_ok
-    if not derived_from_bad_group and not re.fullmatch(r"[a-zA-Z0-9._-]*", client_id):
-        problems.append(f"client.id: {client_id!r} may contain only ASCII letters, digits, '.', '_' and '-'")
+    if not derived_from_bad_group and client_id:
+        try:
+            validate_group(client_id, kind="client.id")
+        except UsageError as exc:
+            problems.append(f"client.id: {exc}")
 
 
 def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:

@@ -516,6 +516,7 @@ class RebalanceWorker:
             health, group = self._kafka.health(snap)
         decision = decide_authority(snap.mode, snap.member_ids, snap.migration_ids, health)
         self.state.mode_is_kafka = snap.mode.mode is Mode.KAFKA
+        self._metrics.mode(snap.mode.mode.value if snap.mode.mode else "unknown" if snap.mode.exists else "absent")
         if decision.unknown_mode_value is not None:
             log.warning(
                 "unknown value %r in %s; obeying ZooKeeper", decision.unknown_mode_value, self._snapshots.mode_path

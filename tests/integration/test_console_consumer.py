@@ -19,6 +19,7 @@ from kazoo.client import KazooClient
 from migrator.cli.main import main
 from migrator.errors import EXIT_OK, EXIT_REFUSED
 from migrator.zk.paths import GroupPaths
+from tests.helpers import cli
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.wait import wait_until
 
@@ -294,3 +295,48 @@ def test_help_has_an_example() -> None:
         capture_output=True, text=True, timeout=60, cwd=ROOT
     )  # fmt: skip
     assert out.returncode == 0 and "Example:" in out.stdout and "--max-messages" in out.stdout
+
+
+# ---------------------------------------------------------------------------- kafka-console-consumer options
+
+
+def test_consumer_config_stands_in_for_z_and_g_and_property_prints_key_partition_offset(
+    cluster, zk_client, unique_group, unique_topic, tmp_path
+) -> None:
+    make_topic(cluster, unique_topic, partitions=1)
+    produce(cluster, unique_topic, [("k1", "v1"), (None, "v2")])
+    props = tmp_path / "consumer.properties"
+    props.write_text(f"zookeeper.connect={cluster.zookeeper}\ngroup.id={unique_group}\n" + "\n".join(FAST) + "\n")
+    done = cli.run(
+        "console-consumer", "--consumer.config", str(props), "-t", unique_topic, "--from-beginning",
+        "--max-messages", "2", "--property", "print.key=true", "--property", "print.partition=true",
+        "--property", "print.offset=true", "--property", "key.separator=|",
+    )  # fmt: skip
+    assert done.code == EXIT_OK, done.stderr
+    assert done.stdout.splitlines() == ["Partition:0|Offset:0|k1|v1", "Partition:0|Offset:1|null|v2"]
+    assert zk_offsets(zk_client, unique_group, unique_topic) == {0: 2}
+    assert "unknown" in cli.run("console-consumer", "--consumer.config", str(props), "-t", unique_topic,
+                                "--property", "print.keys=true").single_error(2)  # fmt: skip
+
+
+def test_without_a_group_it_commits_nothing_and_leaves_no_group(cluster, zk_client, unique_topic) -> None:
+    make_topic(cluster, unique_topic, partitions=2)
+    produce(cluster, unique_topic, ["a", "b"], partition=0)
+    before = set(zk_client.get_children("/consumers"))
+    done = cli.run("console-consumer", "-z", cluster.zookeeper, "-t", unique_topic, "--from-beginning",
+                   "--timeout-ms", "3000", *[a for p in FAST for a in ("--consumer-property", p)])  # fmt: skip
+    assert done.code == EXIT_OK, done.stderr
+    assert done.stdout.splitlines() == ["a", "b"]  # --timeout-ms ended it
+    assert set(zk_client.get_children("/consumers")) - before == set()
+
+
+def test_partition_and_offset_read_one_partition_without_a_group(cluster, zk_client, unique_topic) -> None:
+    make_topic(cluster, unique_topic, partitions=2)
+    produce(cluster, unique_topic, ["p0"], partition=0)
+    produce(cluster, unique_topic, ["a", "b", "c"], partition=1)
+    before = set(zk_client.get_children("/consumers"))
+    done = cli.run("console-consumer", "-b", cluster.bootstrap_servers, "-t", unique_topic, "--partition", "1",
+                   "--offset", "1", "--timeout-ms", "3000", "--property", "print.offset=true")  # fmt: skip
+    assert done.code == EXIT_OK, done.stderr
+    assert done.stdout.splitlines() == ["Offset:1\tb", "Offset:2\tc"]
+    assert set(zk_client.get_children("/consumers")) == before

@@ -157,7 +157,7 @@ def test_booleans_are_case_insensitive(text):
         ("metrics.port", "-1", "metrics.port: -1 is out of range"),
         ("consumer.id", "a/b", "consumer.id: 'a/b' contains '/'"),
         ("consumer.id", "  ", "consumer.id: must not be empty"),
-        ("client.id", "a b", "client.id: 'a b' may contain only"),
+        ("client.id", "a\nb", "client.id: client.id name 'a\\nb' contains illegal character"),
     ],
 )
 def test_bad_values(prop, value, fragment):
@@ -175,7 +175,7 @@ def test_fetch_wait_must_not_exceed_socket_timeout():
     assert cfg(socket__timeout__ms="100", fetch__wait__max__ms="100").fetch_wait_max_ms == 100
 
 
-@pytest.mark.parametrize("group", ["", "a/b", "..", "x" * 250])
+@pytest.mark.parametrize("group", ["", "a/b", "..", "a\nb"])
 def test_group_id_is_validated_as_config_error(group):
     assert error_of({**BASE, "group.id": group}).startswith("group.id:")
 
