@@ -14,12 +14,13 @@ returns no record of a revoked partition can be handed out (the same holds for `
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Protocol
+from typing import Any, Protocol, TypeAlias
 
 from migrator.protocol.message import Message
 from migrator.protocol.partition import TopicPartition
@@ -27,6 +28,22 @@ from migrator.protocol.partition import TopicPartition
 log = logging.getLogger(__name__)
 RECHECK_S = 0.05  # how often a release waiting for a record looks whether its thread ended
 TELL_AFTER_S = 1.0  # a release waiting longer than this for a record says so (once)
+
+
+Holder: TypeAlias = "threading.Thread | asyncio.Future[Any]"
+"""Who processes a record in hand: an application thread, or an asyncio task (`KafkaStream.aiter`)."""
+
+
+def current_holders() -> list[Holder]:
+    """The calling thread, and the asyncio task running on it, if any."""
+    holders: list[Holder] = [threading.current_thread()]
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no event loop runs on this thread
+        task = None
+    if task is not None:
+        holders.append(task)
+    return holders
 
 
 class HandoffStream(Protocol):
@@ -45,9 +62,9 @@ class HandoffStream(Protocol):
 
     def reset(self, tps: Collection[TopicPartition]) -> None: ...
 
-    def finish_if_thread(self, thread: threading.Thread) -> None: ...
+    def finish_if_held_by(self, holder: Holder) -> None: ...
 
-    def put_back(self, thread: threading.Thread) -> None: ...
+    def put_back(self, holder: Holder) -> None: ...
 
     def wake(self) -> None: ...
 
@@ -198,17 +215,21 @@ class Handoff:
 
     # -- the application's side ----------------------------------------------------------------------
     def done_for_current_thread(self) -> None:
-        """`commit_offsets()` and `shutdown()` mark the calling thread's held records processed."""
-        me = threading.current_thread()
-        for stream in self._streams:
-            stream.finish_if_thread(me)
+        """`commit_offsets()` and `shutdown()` mark the calling thread's (and asyncio task's) held records
+        processed."""
+        for holder in current_holders():
+            for stream in self._streams:
+                stream.finish_if_held_by(holder)
 
     def failed(self, thread: threading.Thread) -> None:
-        """`thread` raised while processing: its records in hand are not processed (at least once: they
-        are handed out again, here or by the partition's next owner)."""
-        for stream in self._streams:
-            with stream.lock:
-                stream.put_back(thread)
+        """`thread` raised while processing (on the calling thread: so did its running asyncio task): its
+        records in hand are not processed (at least once: they are handed out again, here or by the
+        partition's next owner)."""
+        holders = current_holders() if thread is threading.current_thread() else [thread]
+        for holder in holders:
+            for stream in self._streams:
+                with stream.lock:
+                    stream.put_back(holder)
 
 
 _handoffs: weakref.WeakSet[Handoff] = weakref.WeakSet()
