@@ -121,10 +121,12 @@ class Handoff:
     def revoke(self, tps: Collection[TopicPartition], wait_s: float) -> None:
         """Stop handing out `tps`; wait (up to `wait_s`) until no stream holds one of their records.
 
+        Only records of `tps` are waited for: a slow record of a partition that stays never delays this.
         A record is held only while its thread is processing it: not once the thread asked for the next one,
-        left its loop, committed, shut down, called `done()` or ended (checked every `RECHECK_S`: an ending
-        thread notifies nobody). A record still held after `wait_s` is abandoned: not counted processed, so
-        the next owner gets it again. That bounds a release when an application thread is stuck.
+        committed, shut down, called `done()` or ended (checked every `RECHECK_S`: an ending thread notifies
+        nobody). A wait longer than `TELL_AFTER_S` is logged at WARNING; a record still held after `wait_s` is
+        abandoned: not counted processed, so the next owner gets it again. That bounds a release when an
+        application thread is slow or stuck.
         """
         revoked = set(tps)
         with self._cond:
@@ -135,30 +137,20 @@ class Handoff:
             with stream.lock:
                 stream.halt(revoked)
                 stream.waited_on = True
-                told = False
-                while (held := stream.held()) is not None and held.topic_partition in revoked:
-                    waited = time.monotonic() - started
-                    if waited >= wait_s:
-                        log.warning(
-                            "abandoning in-flight record %s@%d of %s after %.0fs; its next owner gets it again",
-                            held.topic_partition,
-                            held.offset,
-                            held.thread_id,
-                            waited,
-                        )
-                        stream.abandon()
-                        break
-                    if waited >= TELL_AFTER_S and not told:
-                        told = True
-                        log.info(
-                            "release waits for %s to finish record %s@%d (at most %.0fs)",
-                            held.thread_id,
-                            held.topic_partition,
-                            held.offset,
-                            wait_s,
-                        )
-                    stream.lock.wait(timeout=min(RECHECK_S, wait_s - waited))
-                stream.waited_on = False
+                try:
+                    _wait_for_release(stream, revoked, started, wait_s)
+                finally:
+                    stream.waited_on = False
+
+    def in_hand(self, tps: Collection[TopicPartition]) -> set[TopicPartition]:
+        """Those of `tps` whose record a thread is processing now (a release of them would wait)."""
+        busy = set()
+        for stream in self._streams:
+            with stream.lock:
+                held = stream.held()
+            if held is not None and held.topic_partition in tps:
+                busy.add(held.topic_partition)
+        return busy
 
     def forget(self, tps: Iterable[TopicPartition]) -> None:
         """Drop the positions of partitions no longer owned (after their final commit)."""
@@ -230,6 +222,34 @@ class Handoff:
             for stream in self._streams:
                 with stream.lock:
                     stream.put_back(holder)
+
+
+def _wait_for_release(stream: HandoffStream, revoked: set[TopicPartition], started: float, wait_s: float) -> None:
+    """Wait (under `stream.lock`) until `stream` holds no record of `revoked`; abandon it after `wait_s`."""
+    told = False
+    while (held := stream.held()) is not None and held.topic_partition in revoked:
+        waited = time.monotonic() - started
+        if waited >= wait_s:
+            log.warning(
+                "abandoning in-flight record %s@%d of %s after %.0fs; its next owner gets it again",
+                held.topic_partition,
+                held.offset,
+                held.thread_id,
+                waited,
+            )
+            stream.abandon()
+            return
+        if waited >= TELL_AFTER_S and not told:
+            told = True
+            log.warning(
+                "release of %s waits for %s to finish record %s@%d (at most %.0fs; then it is abandoned)",
+                held.topic_partition,
+                held.thread_id,
+                held.topic_partition,
+                held.offset,
+                wait_s,
+            )
+        stream.lock.wait(timeout=min(RECHECK_S, wait_s - waited))
 
 
 _handoffs: weakref.WeakSet[Handoff] = weakref.WeakSet()
