@@ -153,10 +153,11 @@ class ConsumerConnector:
         """Commit what has been processed; the calling thread's current records count as processed.
 
         Also from a rebalance listener (the old MirrorMaker pattern with `auto.commit.enable=false`): there it
-        runs on the rebalance worker itself and commits the partitions about to be released as well."""
+        runs on the rebalance worker itself and commits the partitions about to be released as well. Once
+        `shutdown()` started it does nothing: the shutdown commits (with `auto.commit.enable`)."""
         self._fork.check()
         self._handoff.done_for_current_thread()
-        if self._worker is None or not self._worker.alive:
+        if self._worker is None or not self._worker.alive or self._closed:
             return
         if self._worker.on_worker_thread():
             self._worker.commit_now()
