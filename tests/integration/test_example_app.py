@@ -39,9 +39,11 @@ def example_properties(tmp_path: Path, zookeeper: str, group: str, **extra: str)
     return path
 
 
-def run_example(script: str, *args: object, python: str = sys.executable) -> tuple[subprocess.Popen[str], list[str]]:
+def run_example(
+    script: str, *args: object, python: str = sys.executable, cwd: Path = ROOT
+) -> tuple[subprocess.Popen[str], list[str]]:
     proc = subprocess.Popen([python, str(EXAMPLES / script), *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)  # fmt: skip
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)  # fmt: skip
     lines: list[str] = []
 
     def read() -> None:
@@ -95,3 +97,32 @@ def test_the_example_stops_on_a_signal_and_processes_every_record_once_across_a_
     assert first_stop < STOP_WITHIN_S and second_stop < STOP_WITHIN_S, (first_stop, second_stop)
     values = sorted(line.split(" ", 2)[2] for line in lines + more)
     assert values == sorted([f"first {i}" for i in range(30)] + [f"second {i}" for i in range(30)])
+
+
+@pytest.mark.timeout(1500)  # building, a fresh virtualenv and installing every dependency from the index
+def test_the_asyncio_example_runs_on_the_built_wheel_in_a_clean_virtualenv(
+    cluster, unique_group, unique_topic, tmp_path
+):
+    """Installed the way the README says (`pip install -c constraints.txt <wheel>` into a fresh virtualenv,
+    no repository on the path), the shipped asyncio example consumes and stops on SIGTERM."""
+    wheels, env = tmp_path / "wheels", tmp_path / "venv"
+    pip_quiet = ["--quiet", "--disable-pip-version-check"]
+    build = [sys.executable, "-m", "pip", "wheel", *pip_quiet, "--no-deps", "-w", str(wheels), str(ROOT)]
+    subprocess.run(build, check=True, cwd=tmp_path, timeout=600)
+    (wheel,) = wheels.glob("migrator-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True, timeout=600)
+    python = str(env / "bin" / "python")
+    install = [python, "-m", "pip", "install", *pip_quiet, "-c", str(ROOT / "constraints.txt"), str(wheel)]
+    subprocess.run(install, check=True, cwd=tmp_path, timeout=600)
+    where = subprocess.run([python, "-c", "import migrator; print(migrator.__file__)"], check=True,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    assert where.startswith(str(env)), where
+    topic = make_topic(cluster, unique_topic, partitions=2)
+    produce(cluster, topic, [f"v{i}" for i in range(20)])
+    props = example_properties(tmp_path, cluster.zookeeper, unique_group)
+    proc, lines = run_example("asyncio_app.py", props, topic, 2, python=python, cwd=tmp_path)
+    wait_until(lambda: len(lines) >= 20 or proc.poll() is not None, 60, what="20 records")
+    took = stop(proc, signal.SIGTERM)
+    print(f"\nexamples/asyncio_app.py from the wheel: stop {took:.2f}s")
+    assert took < STOP_WITHIN_S
+    assert sorted(line.split(" ", 2)[2] for line in lines) == sorted(f"v{i}" for i in range(20))
