@@ -3,7 +3,8 @@
 While silent it neither reads nor writes nor accepts, and it closes nothing: no RST, no FIN, the peers'
 bytes simply stop arriving (they pile up in kernel buffers, as they would in a switch that drops them
 and a sender that retransmits). Clients then learn of the partition only from their own timeouts, which
-is what a real partition tests and a stopped process (whose sockets close at once) does not. `resume()`
+is what a real partition tests and a stopped process (whose sockets close at once) does not. A new
+connection still completes its handshake in the kernel's backlog, then sees no byte either. `resume()`
 forwards again, including whatever was queued; connections a client gave up on meanwhile close normally.
 
 One thread and one selector serve every connection of a proxy; it lives in the process that created it.
