@@ -50,6 +50,7 @@ class SilentProxy:
         self._selector.register(self._listener, selectors.EVENT_READ, None)
         self._ends: set[_End] = set()
         self._silent = threading.Event()
+        self._halted = threading.Event()  # the loop has seen `_silent` and forwards nothing more
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"silent-proxy-{self.port}", daemon=True)
 
@@ -72,8 +73,11 @@ class SilentProxy:
         return self
 
     def silence(self) -> None:
-        """Stop forwarding and accepting; every socket stays open."""
+        """Stop forwarding and accepting; every socket stays open. Returns once no byte passes any more."""
+        self._halted.clear()
         self._silent.set()
+        if self._thread.is_alive():
+            self._halted.wait(timeout=5.0)
 
     def resume(self) -> None:
         self._silent.clear()
@@ -103,6 +107,7 @@ class SilentProxy:
     def _run(self) -> None:
         while not self._stopping.is_set():
             if self._silent.is_set():
+                self._halted.set()
                 self._stopping.wait(SILENT_POLL_S)
                 continue
             for key, events in self._selector.select(timeout=SILENT_POLL_S):
