@@ -351,6 +351,31 @@ class Drill:
         self._closing.close()
 
 
+def without_zookeeper(
+    drills: Mapping[str, Drill],
+    names: list[str],
+    processes: str | list[str],
+    down_s: float,
+    grace_ns: int,
+    resume_bound_s: float,
+) -> tuple[Outage, dict[str, dict[int, int]]]:
+    """ZooKeeper unavailable to `drills` (keyed by authority, on one cluster) for `down_s`, by stopping `processes`.
+    No bridge may hand out a record from `grace_ns` after the stop until the restart; then every group must be
+    back under its authority and consume new records within `resume_bound_s`. Returns the outage and the offsets
+    committed at the stop, the floor of the duplicates a session expiry may cause (`after_commit`)."""
+    first, *others = drills.values()
+    committed = {authority: d.committed(range(d.partitions)) for authority, d in drills.items()}
+    outage = first.outage(processes, down_s, alongside=others)
+    for authority, d in drills.items():
+        during = [r for r in d.records() if outage.stopped_ns + grace_ns <= r.start_ns <= outage.restart_ns]
+        assert not during, f"{authority}: {len(during)} records handed out without ZooKeeper: {during[:3]}"
+    for authority, d in drills.items():
+        d.converge(authority, names, timeout=resume_bound_s)
+    for d in drills.values():
+        d.resumes(timeout=max(1.0, resume_bound_s - outage.since_ready()))
+    return outage, committed
+
+
 @pytest.fixture
 def drill(cluster: Any, unique_group: str, unique_topic: str, tmp_path: Path) -> Iterator[Drill]:
     """A drill on the shared session cluster."""

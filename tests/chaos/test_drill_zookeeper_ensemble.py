@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING
 import pytest
 
 from migrator.observe import after_commit
+from tests.chaos.conftest import without_zookeeper
 from tests.helpers.wait import wait_until
 
 if TYPE_CHECKING:
     from tests.chaos.conftest import Drill
 
-pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
 DOWN_S = 20.0  # bridges' zookeeper.session.timeout.ms is 4 s (tests.helpers.member_proc)
 GRACE_NS = 500_000_000  # the last server drops its clients' connections at once when it loses the quorum
@@ -59,17 +60,9 @@ def test_ensemble_leader_killed_then_quorum_lost(both_modes: Callable[..., dict[
         d.resumes(timeout=RESUME_BOUND_S)
     leader_s = killed.since_ready()
 
-    committed = {a: d.committed(range(d.partitions)) for a, d in drills.items()}
     survivor = cluster.zookeeper_leader()
     lost = [n for n in cluster.zookeeper_names if n != survivor][:2]
-    outage = kafka.outage(lost, DOWN_S, alongside=others)
-    for authority, d in drills.items():
-        during = [r for r in d.records() if outage.stopped_ns + GRACE_NS <= r.start_ns <= outage.restart_ns]
-        assert not during, f"{authority}: {len(during)} records handed out without a quorum: {during[:3]}"
-    for authority, d in drills.items():
-        d.converge(authority, names, timeout=RESUME_BOUND_S)
-    for d in drills.values():
-        d.resumes(timeout=max(1.0, RESUME_BOUND_S - outage.since_ready()))
+    outage, committed = without_zookeeper(drills, names, lost, DOWN_S, GRACE_NS, RESUME_BOUND_S)
     quorum_s = outage.since_ready()
     # no duplicate may come from the leader's death: they are excused only at or above the commit at the quorum loss
     verdicts = {a: d.finish(allow_duplicate=after_commit(committed[a], d.cid(""))).counts() for a, d in drills.items()}
