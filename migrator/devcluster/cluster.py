@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from types import TracebackType
 
-from migrator.devcluster import config, process, state
+from migrator.devcluster import config, process, security, state
 from migrator.devcluster.jars import ensure_jars, ensure_old_consumer_jars, require_java
 from migrator.devcluster.paths import KAFKA_VERSION, OLD_CONSUMER_VERSION, valid_name
 from migrator.devcluster.ports import HOST, accepts, ensure_port_free, four_letter_word, free_port
@@ -56,6 +56,7 @@ class DevCluster:
         zookeepers: int = 1,
         kafka_version: str = KAFKA_VERSION,
         broker_proxies: bool = False,
+        secured: bool = False,
     ) -> DevCluster:
         """Start ZooKeeper (one server, or an ensemble of `zookeepers`) and `brokers` brokers of
         `kafka_version`, and block until all are ready.
@@ -63,7 +64,8 @@ class DevCluster:
         `detached=True` (the CLI's `up`) lets the JVMs outlive this Python process; otherwise they die
         with it (atexit + PR_SET_DEATHSIG). `broker_proxies=True` advertises each broker behind a
         `SilentProxy` living in this process (`proxy("broker-1")`), so every client, the broker itself
-        included, reaches it through the proxy and a drill can make it go silent.
+        included, reaches it through the proxy and a drill can make it go silent. `secured=True` adds
+        SSL, SASL_SSL and SASL_PLAINTEXT listeners beside each broker's PLAINTEXT one (`security`).
         """
         if brokers < 1:
             raise UsageError(f"--brokers must be at least 1, got {brokers}")
@@ -73,6 +75,8 @@ class DevCluster:
             raise UsageError(f"--kafka-version must be one of {', '.join(KAFKA_VERSIONS)}, got {kafka_version!r}")
         if broker_proxies and detached:
             raise UsageError("broker proxies live in the starting process: they cannot be detached")
+        if broker_proxies and secured:
+            raise UsageError("broker proxies forward the PLAINTEXT listener only: not with secured listeners")
         if group_max_size is not None and group_max_size < 1:
             raise UsageError(f"--group-max-size must be at least 1, got {group_max_size}")
         name = name or f"py{os.getpid()}-{next(_auto_names)}"
@@ -92,7 +96,7 @@ class DevCluster:
                 )
             if existing is not None:
                 state.remove(existing, forget_name=False)  # we hold its lock file
-            layout = _Layout(brokers, zookeepers, broker_proxies)
+            layout = _Layout(brokers, zookeepers, broker_proxies, secured)
             cluster = cls(_plan(name, layout, group_max_size, extra_broker_config, libs, detached))
             if not detached:
                 atexit.register(cluster.down)
@@ -151,6 +155,11 @@ class DevCluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"{HOST}:{p.client_port}" for p in self._state.processes if p.broker_id is not None)
+
+    @property
+    def secured(self) -> security.SecuredListeners | None:
+        """The SSL/SASL listeners and their client properties, when started with `secured=True`."""
+        return security.SecuredListeners.load(self.cluster_dir)
 
     @property
     def zookeeper_names(self) -> list[str]:
@@ -317,6 +326,7 @@ class _Layout:
     brokers: int
     zookeepers: int
     broker_proxies: bool
+    secured: bool = False
 
 
 def _plan(
@@ -332,14 +342,18 @@ def _plan(
     with resources.as_file(resources.files("migrator.devcluster") / "log4j.properties") as src:
         shutil.copyfile(src, root / "log4j.properties")
     ports = _free_ports(3 * layout.zookeepers + 2 * layout.brokers)
+    taken = set(ports)
     procs = _plan_zookeepers(root, layout.zookeepers, ports)
     zookeeper = ",".join(f"{HOST}:{p.port}" for p in procs)
-    for broker_id in range(1, layout.brokers + 1):
-        port = ports.pop()
+    broker_ports = [ports.pop() for _ in range(layout.brokers)]
+    listeners = (security.plan_listeners(root, broker_ports, taken) if layout.secured
+                 else [{} for _ in broker_ports])  # fmt: skip
+    for broker_id, (port, secured) in enumerate(zip(broker_ports, listeners, strict=True), start=1):
         advertised = ports.pop() if layout.broker_proxies else 0
         cfg = root / f"broker-{broker_id}.properties"
         log_dir = root / f"broker-{broker_id}-data"
-        cfg.write_text(config.server_properties(broker_id, port, zookeeper, log_dir, group_max_size, extra,
+        props = {**secured, **(extra or {})}
+        cfg.write_text(config.server_properties(broker_id, port, zookeeper, log_dir, group_max_size, props,
                                                 advertised_port=advertised or None))  # fmt: skip
         procs.append(state.ProcessState(name=f"broker-{broker_id}", port=port, config=str(cfg), broker_id=broker_id,
                                         advertised_port=advertised))  # fmt: skip
