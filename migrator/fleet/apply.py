@@ -20,10 +20,9 @@ from kazoo.client import KazooClient
 
 from migrator.errors import MigratorError, RefusedError
 from migrator.fleet.classify import classify, convergence_problems, group_lag
-from migrator.fleet.kafka_reader import FleetKafkaReader
 from migrator.fleet.model import FleetRow, KafkaGroupFacts, Status
 from migrator.fleet.plan import Outcome, Plan, PlanEntry, WaveOutcome
-from migrator.fleet.scan import now_ms
+from migrator.fleet.scan import FleetKafka, now_ms
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops.modes import set_mode
 from migrator.protocol.codecs import Mode
@@ -57,14 +56,18 @@ class FleetIO:
         self.zks = zks
         self.who = who
         self.group_max_size = group_max_size
-        self._readers = {e: FleetKafkaReader(b, kafka_properties) for e, b in bootstrap.items() if b}
         self._admins = {e: KafkaAdmin(b, kafka_properties) for e, b in bootstrap.items() if b}
+        self._readers = {e: FleetKafka(admin) for e, admin in self._admins.items()}
 
     def read(self, ensemble: str, group: str) -> tuple[GroupView, KafkaGroupFacts | None]:
         view = read_group(self.zks[ensemble], group)
         reader = self._readers.get(ensemble)
         facts = reader.read([view], refresh_topics=True)[group] if reader is not None else None
         return view, facts
+
+    def close(self) -> None:
+        for admin in self._admins.values():
+            admin.close()
 
     def set_mode(self, ensemble: str, group: str, target: Mode, reason: str) -> None:
         """Through set-mode: its preflight refuses (RefusedError) what it would refuse from the CLI."""

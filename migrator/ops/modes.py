@@ -25,6 +25,7 @@ from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, askin
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
 from migrator.protocol.kafka import KafkaAcl, KafkaGroup
 from migrator.zk.client import identity_of
+from migrator.zk.connect_string import parse_identity
 from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 
@@ -53,8 +54,9 @@ class ModeChange:
 
 def who_am_i(zk_auth: str | None) -> str:
     """The digest user when authenticated with one, else user@host: who the audit trail names."""
-    if zk_auth and zk_auth.startswith("digest:"):
-        return f"{zk_auth.split(':')[1]} (digest)"
+    identity = parse_identity(zk_auth) if zk_auth else None
+    if identity is not None and identity.scheme == "digest":
+        return f"{identity.user} (digest)"
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
