@@ -378,6 +378,10 @@ def _agreement(
     return not wrong and not doubled, found
 
 
+def _plain_rows(group: Group) -> tuple[KafkaConsumerRow, ...]:
+    return tuple(KafkaConsumerRow(m.member_id, m.client_id, m.host, len(m.partitions)) for m in group.plain_consumers)
+
+
 def build_report(
     view: GroupView,
     kafka: KafkaGroup | None,
@@ -420,9 +424,7 @@ def build_report(
         expected_authority=authority.value,
         legacy=tuple(m.consumer_id for m in group.legacy_members),
         bridges=tuple(bridges),
-        kafka_consumers=tuple(
-            KafkaConsumerRow(m.member_id, m.client_id, m.host, len(m.partitions)) for m in group.plain_consumers
-        ),
+        kafka_consumers=_plain_rows(group),
         corrupt=tuple((c.consumer_id, c.problem) for c in view.corrupt_members),
         kafka_state=kafka.state.name if kafka else None,
         kafka_assignor=(kafka.assignor or None) if kafka else None,
