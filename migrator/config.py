@@ -290,12 +290,7 @@ class ConsumerConfig:
         _check_identity(values, problems)
         _check_zookeeper(values, problems)
         _check_migration(values, prefixed, problems)
-        if values["fetch_wait_max_ms"] > values["socket_timeout_ms"]:
-            problems.append(
-                f"fetch.wait.max.ms: {values['fetch_wait_max_ms']} exceeds socket.timeout.ms "
-                f"({values['socket_timeout_ms']}); it must be at most the socket timeout, or every idle "
-                "fetch would time out"
-            )
+        _check_fetch(values, problems)
         if problems:
             raise config_error(problems)
         values.update({attr: frozendict(props) for attr, props in prefixed.items()})
@@ -534,6 +529,16 @@ def _check_identity(values: dict[str, Any], problems: list[str]) -> None:
     derived_from_bad_group = client_id == values["group_id"] and not group_ok
     if not derived_from_bad_group and not re.fullmatch(r"[a-zA-Z0-9._-]*", client_id):
         problems.append(f"client.id: {client_id!r} may contain only ASCII letters, digits, '.', '_' and '-'")
+
+
+def _check_fetch(values: Mapping[str, Any], problems: list[str]) -> None:
+    """The fetcher's wait for data must end before its socket times out."""
+    if values["fetch_wait_max_ms"] > values["socket_timeout_ms"]:
+        problems.append(
+            f"fetch.wait.max.ms: {values['fetch_wait_max_ms']} exceeds socket.timeout.ms "
+            f"({values['socket_timeout_ms']}); it must be at most the socket timeout, or every idle "
+            "fetch would time out"
+        )
 
 
 def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:
