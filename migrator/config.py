@@ -290,6 +290,7 @@ class ConsumerConfig:
         _check_identity(values, problems)
         _check_zookeeper(values, problems)
         _check_migration(values, prefixed, problems)
+        _check_security(prefixed, problems)
         _check_fetch(values, problems)
         if problems:
             raise config_error(problems)
@@ -351,6 +352,11 @@ class ConsumerConfig:
     def bootstrap_servers(self) -> str | None:
         """The Kafka brokers the embedded member (else every client) connects to, if configured."""
         return self.migration_properties.get("bootstrap.servers") or self.kafka_properties.get("bootstrap.servers")
+
+    @property
+    def security_protocol(self) -> str | None:
+        """The Kafka security protocol every client uses (`_check_security` makes them agree), if configured."""
+        return self.migration_properties.get("security.protocol") or self.kafka_properties.get("security.protocol")
 
     @property
     def zookeeper_hosts(self) -> str:
@@ -586,6 +592,28 @@ def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]]
             f"{MIGRATION_PREFIX}bootstrap.servers is required when {MIGRATION_PREFIX}enabled=true "
             f"(or set {KAFKA_PREFIX}bootstrap.servers for every Kafka client)"
         )
+
+
+_SECURITY_PROPERTY = re.compile(r"^(security\.protocol|sasl\.|ssl\.)")
+
+
+def _check_security(prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:
+    """Security is set once, as `kafka.<p>`, which reaches every client. A security property under
+    `coordination.migration.` or `fetcher.` reaches only one client, so unless it repeats the `kafka.` value
+    the admin client, the fetcher and the embedded member would connect differently: a bridge could join the
+    Kafka group and own partitions it can never fetch or read offsets for."""
+    kafka = prefixed["kafka_properties"]
+    for prefix, attr, client in (
+        (MIGRATION_PREFIX, "migration_properties", "the embedded member"),
+        (FETCHER_PREFIX, "fetcher_properties", "the fetcher"),
+    ):
+        for key, value in sorted(prefixed[attr].items()):
+            if _SECURITY_PROPERTY.match(key) and kafka.get(key) != value:
+                shared = f"{KAFKA_PREFIX}{key}={kafka[key]}" if key in kafka else f"no {KAFKA_PREFIX}{key}"
+                problems.append(
+                    f"{prefix}{key} reaches only {client}, and {shared} for the other Kafka clients: the "
+                    f"clients would disagree on security; set it once as {KAFKA_PREFIX}{key} (docs/security.md)"
+                )
 
 
 # ---------------------------------------------------------------------- .properties files

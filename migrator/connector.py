@@ -362,7 +362,7 @@ class ConsumerConnector:
     def _brokers_from_zookeeper(self) -> str:
         """Like the Scala connector: find the brokers under /brokers/ids when none are configured."""
         try:
-            return registered_brokers(self._zk)
+            return registered_brokers(self._zk, self.config.security_protocol)
         except KazooException:
             return ""
 
@@ -371,7 +371,7 @@ class ConsumerConnector:
         (Scala's connector retries until one appears; ours needs one for its fetcher)."""
         wait_s = self._give_up_s - SHUTDOWN_GRACE_S
         log.warning("no Kafka brokers registered under %s yet; waiting up to %.0fs for one", BROKER_IDS, wait_s)
-        found = wait_for_brokers(self._zk, wait_s)
+        found = wait_for_brokers(self._zk, wait_s, self.config.security_protocol)
         if not found:
             raise MigratorError(
                 f"no Kafka brokers registered under {BROKER_IDS} within {wait_s:g}s and no bootstrap.servers configured"

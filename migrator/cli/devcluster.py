@@ -28,6 +28,18 @@ def _print_env(zookeeper: str, bootstrap: str) -> None:
     click.echo(f"BOOTSTRAP_SERVERS={bootstrap}")
 
 
+def _print_secured(cluster: DevCluster) -> None:
+    """`<PROTOCOL>_BOOTSTRAP_SERVERS=...` on stdout; each protocol's client properties file on stderr."""
+    secured = cluster.secured
+    assert secured is not None
+    for protocol, servers in secured.bootstrap.items():
+        click.echo(f"{protocol}_BOOTSTRAP_SERVERS={servers}")
+    for protocol in secured.bootstrap:
+        path = cluster.cluster_dir / f"client-{protocol.lower()}.properties"
+        shown = " ".join(f"{k}={v}" for k, v in secured.client_properties(protocol).items())
+        click.echo(f"{protocol}: {path} ({shown}); as a bridge's properties, prefix each with kafka.", err=True)
+
+
 @click.group("dev-cluster")
 def dev_cluster() -> None:
     """Run a real ZooKeeper + Kafka 3.9 (ZooKeeper mode) cluster on 127.0.0.1.
@@ -58,8 +70,15 @@ def dev_cluster() -> None:
     callback=as_dict,
     help="A broker property (repeatable), after the dev defaults, e.g. offsets.topic.replication.factor=3.",
 )
+@click.option(
+    "--security",
+    is_flag=True,
+    help="Also SSL, SASL_SSL and SASL_PLAINTEXT listeners (dev CA, SASL/PLAIN user); prints their client properties.",
+)
 @_name_option
-def up(brokers: int, group_max_size: int | None, backend: str, broker_config: dict[str, str], name: str) -> None:
+def up(
+    brokers: int, group_max_size: int | None, backend: str, broker_config: dict[str, str], security: bool, name: str
+) -> None:
     """Start a cluster and print ZOOKEEPER=... and BOOTSTRAP_SERVERS=... once it is ready."""
     started = time.monotonic()
     if backend == "docker":
@@ -67,17 +86,19 @@ def up(brokers: int, group_max_size: int | None, backend: str, broker_config: di
 
         if brokers != 1:
             raise click.UsageError("--backend docker runs exactly one broker")
-        if broker_config:
-            raise click.UsageError("--backend docker does not take --broker-config")
+        if broker_config or security:
+            raise click.UsageError("--backend docker does not take --broker-config or --security")
         st = docker_backend.start(name, group_max_size)
         zookeeper = f"{HOST}:{st.zookeeper_port}"
         bootstrap = ",".join(f"{HOST}:{p.port}" for p in st.processes if p.broker_id is not None)
     else:
         cluster = DevCluster.start(brokers=brokers, group_max_size=group_max_size, name=name, detached=True,
-                                   extra_broker_config=broker_config)  # fmt: skip
+                                   extra_broker_config=broker_config, secured=security)  # fmt: skip
         zookeeper, bootstrap = cluster.zookeeper, cluster.bootstrap_servers
         click.echo(f"logs: {cluster.cluster_dir}", err=True)
     _print_env(zookeeper, bootstrap)
+    if security:
+        _print_secured(cluster)
     click.echo(
         f"dev cluster {name!r} ready in {time.monotonic() - started:.1f}s; "
         f"stop it with `migrator dev-cluster down --name {name}`",

@@ -523,7 +523,7 @@ class RebalanceWorker:
             self._metrics.unknown_mode()
         if self._kafka is not None:
             decision = self._kafka.guard(snap, decision, group)
-        members = None if group is None else kafka_members(group.members, snap.migration_ids & snap.member_ids)
+        members = None if group is None else kafka_members(group.members, snap.registered_bridges)
         assigned = self._kafka.assignment if self._kafka is not None else None
         target = decided_target(decision, cid, snap.subscriptions, snap.partitions, self.s.strategy, assigned, members)
         return target, decision
@@ -541,7 +541,7 @@ class RebalanceWorker:
         kafka = authority is Authority.KAFKA
         tracker = self._kafka
         self._metrics.authority(kafka, len(tracker.assignment or ()) if tracker else 0, len(self.owned))
-        self._metrics.kafka_unavailable(tracker is not None and bool(tracker.problem))
+        self._metrics.kafka_unavailable(tracker is not None and not tracker.coordinated())
         self._note_hold(decision)
         if not publish:
             return

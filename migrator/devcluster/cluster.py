@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from types import TracebackType
 
-from migrator.devcluster import config, process, state
+from migrator.devcluster import config, process, security, state
 from migrator.devcluster.jars import ensure_jars, require_java
 from migrator.devcluster.paths import valid_name
 from migrator.devcluster.ports import HOST, accepts, ensure_port_free, four_letter_word, free_port
@@ -48,11 +48,13 @@ class DevCluster:
         *,
         detached: bool = False,
         ready_timeout: float = READY_TIMEOUT_S,
+        secured: bool = False,
     ) -> DevCluster:
         """Start ZooKeeper and `brokers` brokers and block until all are ready.
 
         `detached=True` (the CLI's `up`) lets the JVMs outlive this Python process; otherwise they die
-        with it (atexit + PR_SET_DEATHSIG).
+        with it (atexit + PR_SET_DEATHSIG). `secured=True` adds SSL, SASL_SSL and SASL_PLAINTEXT listeners
+        beside each broker's PLAINTEXT one (`security`).
         """
         if brokers < 1:
             raise UsageError(f"--brokers must be at least 1, got {brokers}")
@@ -75,7 +77,7 @@ class DevCluster:
                 )
             if existing is not None:
                 state.remove(existing, forget_name=False)  # we hold its lock file
-            cluster = cls(_plan(name, brokers, group_max_size, extra_broker_config, libs, detached))
+            cluster = cls(_plan(name, brokers, group_max_size, extra_broker_config, libs, detached, secured))
             if not detached:
                 atexit.register(cluster.down)
             try:
@@ -130,6 +132,11 @@ class DevCluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"{HOST}:{p.port}" for p in self._state.processes if p.broker_id is not None)
+
+    @property
+    def secured(self) -> security.SecuredListeners | None:
+        """The SSL/SASL listeners and their client properties, when started with `secured=True`."""
+        return security.SecuredListeners.load(self.cluster_dir)
 
     @property
     def process_names(self) -> list[str]:
@@ -251,6 +258,7 @@ def _plan(
     extra: Mapping[str, object] | None,
     libs: Path,
     detached: bool,
+    secured: bool = False,
 ) -> state.ClusterState:
     """Create the cluster directory, pick ports and write every config file."""
     root = Path(tempfile.mkdtemp(prefix=f"migrator-{name}-"))
@@ -266,10 +274,12 @@ def _plan(
     zk_cfg.write_text(config.zoo_cfg(zk_port, zk_data))
     procs = [state.ProcessState(name="zookeeper", port=zk_port, config=str(zk_cfg))]
     zookeeper = f"{HOST}:{zk_port}"
-    for broker_id, port in enumerate(broker_ports, start=1):
+    secured_props = security.plan_listeners(root, broker_ports, ports) if secured else [{} for _ in broker_ports]
+    for broker_id, (port, listeners) in enumerate(zip(broker_ports, secured_props, strict=True), start=1):
         cfg = root / f"broker-{broker_id}.properties"
         log_dir = root / f"broker-{broker_id}-data"
-        cfg.write_text(config.server_properties(broker_id, port, zookeeper, log_dir, group_max_size, extra))
+        props = {**listeners, **(extra or {})}
+        cfg.write_text(config.server_properties(broker_id, port, zookeeper, log_dir, group_max_size, props))
         procs.append(state.ProcessState(name=f"broker-{broker_id}", port=port, config=str(cfg), broker_id=broker_id))
     return state.ClusterState(
         name=name,

@@ -34,7 +34,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetS
 
 from migrator.errors import MigratorError
 from migrator.logs import librdkafka_logger
-from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 from migrator.protocol.partition import TopicPartition
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -134,7 +134,7 @@ def group_from_description(group: str, desc: Any) -> KafkaGroup:
         )
         for m in desc.members
     )
-    state = getattr(desc.state, "name", str(desc.state))
+    state = KafkaGroupState.from_name(getattr(desc.state, "name", str(desc.state)))
     return KafkaGroup(group_id=group, state=state, assignor=desc.partition_assignor or "", members=members)
 
 

@@ -165,7 +165,7 @@ def consume(
 def high_watermarks(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, int]:
     """Every partition's high watermark. Around a broker's stop or return a leader moves and the answer is an
     error (NOT_LEADER_FOR_PARTITION, unknown partition) or none at all; it is asked again with a new client
-    (a long-lived one was seen timing out for more than 30 s after a broker restart), for up to `timeout`."""
+    (a long-lived one can keep timing out for more than 30 s after a broker restart), for up to `timeout`."""
     deadline = time.monotonic() + timeout
     marks: dict[int, int] = {}
     while True:

@@ -14,6 +14,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from migrator.kafka.admin import KafkaAdmin, KafkaTimedOut, KafkaUnavailable, NotCoordinator
+from migrator.protocol.kafka import KafkaGroupState
 
 DESCRIPTION = SimpleNamespace(members=[], state=SimpleNamespace(name="STABLE"), partition_assignor="range")
 
@@ -66,7 +67,7 @@ def test_not_coordinator_makes_the_next_coordinator_request_use_a_new_client() -
     with pytest.raises(NotCoordinator):
         kafka.describe_group("g")
     assert factory.made == [stale]  # not retried at once: the caller asks again on its own clock
-    assert kafka.describe_group("g").state == "STABLE"
+    assert kafka.describe_group("g").state is KafkaGroupState.STABLE
     assert factory.made == [stale, fresh] and fresh.requests == [["g"]]
 
 
