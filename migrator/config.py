@@ -291,12 +291,7 @@ class ConsumerConfig:
         _check_zookeeper(values, problems)
         _check_migration(values, prefixed, problems)
         _check_security(prefixed, problems)
-        if values["fetch_wait_max_ms"] > values["socket_timeout_ms"]:
-            problems.append(
-                f"fetch.wait.max.ms: {values['fetch_wait_max_ms']} exceeds socket.timeout.ms "
-                f"({values['socket_timeout_ms']}); it must be at most the socket timeout, or every idle "
-                "fetch would time out"
-            )
+        _check_fetch(values, problems)
         if problems:
             raise config_error(problems)
         values.update({attr: frozendict(props) for attr, props in prefixed.items()})
@@ -543,6 +538,16 @@ def _check_identity(values: dict[str, Any], problems: list[str]) -> None:
             validate_group(client_id, kind="client.id")
         except UsageError as exc:
             problems.append(f"client.id: {exc}")
+
+
+def _check_fetch(values: Mapping[str, Any], problems: list[str]) -> None:
+    """The fetcher's wait for data must end before its socket times out."""
+    if values["fetch_wait_max_ms"] > values["socket_timeout_ms"]:
+        problems.append(
+            f"fetch.wait.max.ms: {values['fetch_wait_max_ms']} exceeds socket.timeout.ms "
+            f"({values['socket_timeout_ms']}); it must be at most the socket timeout, or every idle "
+            "fetch would time out"
+        )
 
 
 def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:
