@@ -30,7 +30,7 @@ from frozendict import frozendict
 
 from migrator.errors import ConfigError, UsageError
 from migrator.names import validate_group
-from migrator.zk.client import auth_problem, connect_problem, normalise_connect
+from migrator.zk.connect_string import auth_problem, connect_problem, normalise_connect, split_connect
 
 INT_MAX = 2**31 - 1
 """Legacy values are Java ints; a larger value would be rejected by the legacy connector sharing the file."""
@@ -128,7 +128,11 @@ class ConsumerConfig:
     )
     # fetching
     socket_timeout_ms: int = _prop(
-        "socket.timeout.ms", 30000, minimum=1, doc="Network request timeout; fetch.wait.max.ms must not exceed it."
+        "socket.timeout.ms",
+        30000,
+        minimum=1,
+        doc="Network request timeout of the record fetcher (librdkafka's socket.timeout.ms); fetch.wait.max.ms "
+        "must not exceed it.",
     )
     socket_receive_buffer_bytes: int = _prop(
         "socket.receive.buffer.bytes",
@@ -356,13 +360,17 @@ class ConsumerConfig:
     @property
     def zookeeper_hosts(self) -> str:
         """`zookeeper.connect` without its chroot."""
-        return self.zookeeper_connect.split("/", 1)[0]
+        return split_connect(self.zookeeper_connect)[0]
 
     @property
     def zookeeper_chroot(self) -> str | None:
         """The chroot of `zookeeper.connect` (e.g. `/kafka`), or None."""
-        _, slash, chroot = self.zookeeper_connect.partition("/")
-        return "/" + chroot if slash else None
+        return split_connect(self.zookeeper_connect)[1]
+
+    @property
+    def offset_reset(self) -> Literal["earliest", "latest"]:
+        """`auto.offset.reset` in librdkafka's words: where a partition without a committed offset starts."""
+        return "earliest" if self.auto_offset_reset == "smallest" else "latest"
 
     def embedded_member_properties(self, consumer_id: str) -> dict[str, str]:
         """confluent-kafka settings of the embedded member of the connector whose consumerId is `consumer_id`:

@@ -11,10 +11,8 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
-from functools import partial
 from pathlib import Path
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer
 from kazoo.client import KazooState
 from kazoo.exceptions import KazooException
 
@@ -29,8 +27,7 @@ from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.worker import RebalanceWorker, WorkerParts, WorkerSettings
 from migrator.errors import ConfigError, MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.kafka.commit import commit_sync
-from migrator.kafka.fetcher import Fetcher
+from migrator.kafka.fetcher import LOGICAL_OFFSETS, Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
@@ -108,6 +105,7 @@ class ConsumerConnector:
         self._worker: RebalanceWorker | None = None
         self._member: EmbeddedMember | None = None
         self._fetcher: Fetcher | None = None
+        self._admin: KafkaAdmin | None = None
         self._streams: dict[tuple[str, str], KafkaStream] = {}
         self._session_lost = False
         self._shutdown_lock = threading.Lock()
@@ -200,6 +198,8 @@ class ConsumerConnector:
             stream.shutdown()
         if self._fetcher is not None:
             _bounded("closing the Kafka fetcher", self._fetcher.close, deadline)
+        if self._admin is not None:
+            _bounded("closing the Kafka admin client", self._admin.close, deadline)
         self._zk.remove_listener(self._on_session_state)
         _bounded("closing the ZooKeeper session", self._close_zookeeper, deadline)
         self.metrics.zk_session(0)
@@ -236,52 +236,38 @@ class ConsumerConnector:
     def _start(self, registration: Registration, static_topics: list[str]) -> None:
         if self._worker is not None:
             raise MigratorError("message streams were already created for this connector")
-        cfg = self.config
         if not self.bootstrap_servers:
             self.bootstrap_servers = self._wait_for_brokers()
-        fetch_props = {
-            "client.id": cfg.client_id,
-            "fetch.max.bytes": max(cfg.fetch_message_max_bytes, 1048576) * 50,
-            "max.partition.fetch.bytes": cfg.fetch_message_max_bytes,
-            "fetch.min.bytes": cfg.fetch_min_bytes,
-            "fetch.wait.max.ms": cfg.fetch_wait_max_ms,
-            "auto.offset.reset": "earliest" if cfg.auto_offset_reset == "smallest" else "latest",
-            **cfg.fetcher_client_properties(),
-        }
-        self._fetcher = Fetcher(self.bootstrap_servers, self.group, fetch_props)
+        cfg = self.config
+        self._fetcher = Fetcher(self.bootstrap_servers, self.group, _fetcher_properties(cfg))
         for stream in self._streams.values():
             stream.attach(self._fetcher)  # a stream with nothing queued fetches for itself
-        admin = KafkaAdmin(self.bootstrap_servers, cfg.kafka_properties, timeout_s=self._kafka_timeout_s)
-        worker_box: list[RebalanceWorker] = []
-
-        def post(event: Event) -> None:
-            worker_box[0].post(event)
-
+        self._admin = KafkaAdmin(self.bootstrap_servers, cfg.kafka_properties, timeout_s=self._kafka_timeout_s)
         if cfg.migration_enabled:
-            self._member = EmbeddedMember(
-                cfg.embedded_member_properties(self.consumer_id) | {"bootstrap.servers": self.bootstrap_servers},
-                cfg.migration_poll_interval_ms,
-                post,
-            )
-        # Committed Kafka offsets are read with the admin client: asking the embedded member would block
-        # while its own rebalance callback waits for this worker.
-        fetcher_consumer = self._fetcher.consumer
-        commit = self._member.commit if self._member is not None else partial(_unbounded_commit, fetcher_consumer)
-        kafka_offsets = _KafkaOffsets(commit, admin, self.group)
+            member_props = cfg.embedded_member_properties(self.consumer_id) | {
+                "bootstrap.servers": self.bootstrap_servers
+            }
+            self._member = EmbeddedMember(member_props, cfg.migration_poll_interval_ms, self._post)
+        self._worker = self._new_worker(registration, self._fetcher, self._admin)
+        self._worker.listener = self._listener
+        self._fetcher.start()
+        self._worker.start_watches()
+        if self._member is not None:
+            self._join_kafka_group(self._member, self._admin, static_topics or self._wildcard_topics(registration))
+        self._worker.register()
+        self._worker.start()
+
+    def _post(self, event: Event) -> None:
+        """Hand an event to the worker: the embedded member's and the watches' callback. Both start only after
+        the worker exists."""
+        assert self._worker is not None
+        self._worker.post(event)
+
+    def _new_worker(self, registration: Registration, fetcher: Fetcher, admin: KafkaAdmin) -> RebalanceWorker:
+        cfg = self.config
         bridge = cfg.migration_enabled
         tracker = KafkaGroupTracker(self.group, self.consumer_id, self._member, admin) if self._member else None
-        offsets = OffsetStore(
-            self._zk,
-            self.paths,
-            cfg.offsets_storage,
-            cfg.dual_commit_enabled,
-            kafka_offsets,
-            self.metrics,
-            cfg.offsets_commit_max_retries,
-            cfg.offsets_channel_backoff_ms,
-            kafka_available=tracker.coordinated if tracker is not None else lambda: True,
-            commit_timeout_s=self._kafka_timeout_s,
-        )
+        offsets = self._offset_store(fetcher, admin, tracker)
         settings = WorkerSettings(
             consumer_id=self.consumer_id,
             strategy=cfg.partition_assignment_strategy,
@@ -289,18 +275,6 @@ class ConsumerConnector:
             backoff_ms=cfg.rebalance_backoff_ms,
             auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
             bootstrap_servers=self.bootstrap_servers,
-        )
-        holdings = Holdings(
-            zk=self._zk,
-            paths=self.paths,
-            fetcher=self._fetcher,
-            handoff=self._handoff,
-            streams=self._streams,
-            offsets=offsets,
-            metrics=self.metrics,
-            backoff_s=cfg.rebalance_backoff_ms / 1000.0,
-            resolve_start=self._resolve_start,
-            commit_on_release=cfg.auto_commit_enable,
         )
         snapshots = SnapshotReader(
             self._zk,
@@ -312,36 +286,69 @@ class ConsumerConnector:
         parts = WorkerParts(
             snapshots=snapshots,
             registry=Registry(self._zk, self.paths, self.consumer_id, bridge),
-            watches=Watches(self._zk, self.paths, lambda what: post(Changed(what)), bridge),
-            holdings=holdings,
+            watches=Watches(self._zk, self.paths, lambda what: self._post(Changed(what)), bridge),
+            holdings=self._holdings(fetcher, offsets),
             offsets=offsets,
             handoff=self._handoff,
             metrics=self.metrics,
             kafka=tracker,
             admin=admin,
         )
-        worker = RebalanceWorker(settings=settings, registration=registration, parts=parts)
-        worker.listener = self._listener
-        worker_box.append(worker)
-        self._worker = worker
-        self._fetcher.start()
-        worker.start_watches()
-        if self._member is not None:
-            topics = static_topics or self._wildcard_topics(registration, admin)
-            self._member.start(topics)
-            deadline = time.monotonic() + JOIN_WAIT_S
-            warming = threading.Thread(target=_warm_up, args=(admin, self.group, topics), name="warm-up", daemon=True)
-            warming.start()
-            if not self._member.joined.wait(JOIN_WAIT_S):
-                log.warning("embedded member not in the Kafka group after %.0fs; obeying ZooKeeper", JOIN_WAIT_S)
-            warming.join(max(0.0, deadline - time.monotonic()))
-        worker.register()
-        worker.start()
+        return RebalanceWorker(settings=settings, registration=registration, parts=parts)
 
-    def _wildcard_topics(self, registration: Registration, admin: KafkaAdmin) -> list[str]:
+    def _offset_store(self, fetcher: Fetcher, admin: KafkaAdmin, tracker: KafkaGroupTracker | None) -> OffsetStore:
+        """Kafka commits go through the embedded member (with its generation) or, for a legacy connector, the
+        fetcher (a simple commit); committed Kafka offsets are read with the admin client: asking the embedded
+        member would block while its own rebalance callback waits for the worker."""
+        cfg = self.config
+        commit = self._member.commit if self._member is not None else fetcher.commit
+        return OffsetStore(
+            self._zk,
+            self.paths,
+            cfg.offsets_storage,
+            cfg.dual_commit_enabled,
+            _KafkaOffsets(commit, admin, self.group),
+            self.metrics,
+            cfg.offsets_commit_max_retries,
+            cfg.offsets_channel_backoff_ms,
+            kafka_available=tracker.coordinated if tracker is not None else lambda: True,
+            commit_timeout_s=self._kafka_timeout_s,
+        )
+
+    def _holdings(self, fetcher: Fetcher, offsets: OffsetStore) -> Holdings:
+        cfg = self.config
+        return Holdings(
+            zk=self._zk,
+            paths=self.paths,
+            fetcher=fetcher,
+            handoff=self._handoff,
+            streams=self._streams,
+            offsets=offsets,
+            metrics=self.metrics,
+            backoff_s=cfg.rebalance_backoff_ms / 1000.0,
+            resolve_start=self._resolve_start,
+            commit_on_release=cfg.auto_commit_enable,
+        )
+
+    def _join_kafka_group(self, member: EmbeddedMember, admin: KafkaAdmin, topics: list[str]) -> None:
+        """Start the embedded member and wait up to `JOIN_WAIT_S` for its first assignment, warming up the admin
+        client meanwhile; a member not in the group by then joins later, and the worker obeys ZooKeeper until
+        it has."""
+        member.start(topics)
+        deadline = time.monotonic() + JOIN_WAIT_S
+        warming = threading.Thread(target=_warm_up, args=(admin, self.group, topics), name="warm-up", daemon=True)
+        warming.start()
+        if not member.joined.wait(JOIN_WAIT_S):
+            log.warning("embedded member not in the Kafka group after %.0fs; obeying ZooKeeper", JOIN_WAIT_S)
+        warming.join(max(0.0, deadline - time.monotonic()))
+
+    def _wildcard_topics(self, registration: Registration) -> list[str]:
+        assert self._admin is not None
         ((regex, _),) = registration.subscription.items()
         topic_filter = filter_from_registration(registration.pattern, regex)
-        return sorted(t for t in admin.topics() if topic_filter.is_allowed(t, self.config.exclude_internal_topics))
+        return sorted(
+            t for t in self._admin.topics() if topic_filter.is_allowed(t, self.config.exclude_internal_topics)
+        )
 
     def _resolve_start(self, fetched: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Committed offsets as they are; where there is none, the logical offset `auto.offset.reset` names.
@@ -349,7 +356,7 @@ class ConsumerConnector:
         The fetcher resolves a logical offset when it starts fetching, so a partition added a moment ago needs
         no metadata here; nothing is committed for it until a record has been processed.
         """
-        reset = OFFSET_BEGINNING if self.config.auto_offset_reset == "smallest" else OFFSET_END
+        reset = LOGICAL_OFFSETS[self.config.offset_reset]
         return {tp: (offset if offset >= 0 else reset) for tp, offset in fetched.items()}
 
     def _brokers_from_zookeeper(self) -> str:
@@ -391,6 +398,21 @@ class ConsumerConnector:
                     self._worker.post(SessionRestored())
             else:
                 self._handoff.resume()
+
+
+def _fetcher_properties(cfg: ConsumerConfig) -> dict[str, object]:
+    """The record fetcher's librdkafka settings from the connector's properties, then `kafka.*` and `fetcher.*`
+    (more specific wins)."""
+    return {
+        "client.id": cfg.client_id,
+        "fetch.max.bytes": max(cfg.fetch_message_max_bytes, 1048576) * 50,
+        "max.partition.fetch.bytes": cfg.fetch_message_max_bytes,
+        "fetch.min.bytes": cfg.fetch_min_bytes,
+        "fetch.wait.max.ms": cfg.fetch_wait_max_ms,
+        "socket.timeout.ms": cfg.socket_timeout_ms,
+        "auto.offset.reset": cfg.offset_reset,
+        **cfg.fetcher_client_properties(),
+    }
 
 
 def _bounded(what: str, close: Callable[[], None], deadline: float) -> None:
@@ -437,11 +459,3 @@ class _KafkaOffsets:
 
     def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
         return self._admin.committed_offsets(self._group, tps)
-
-
-def _unbounded_commit(
-    consumer: Consumer, offsets: Mapping[TopicPartition, int], timeout_s: float
-) -> set[TopicPartition]:
-    """A legacy connector's commit (offsets.storage=kafka, no embedded member) runs on the fetcher's client in the
-    calling thread: librdkafka's synchronous commit cannot be bounded there, so `timeout_s` is not applied."""
-    return commit_sync(consumer, offsets)

@@ -240,7 +240,7 @@ def fleet_scan(
     from migrator.fleet import report
     from migrator.fleet.apply import ApplyOptions, FleetIO, apply_waves, plan_waves, rollback_plan
     from migrator.fleet.lock import FleetLock
-    from migrator.fleet.plan import Plan
+    from migrator.fleet.plan import Outcome, Plan
     from migrator.ops.modes import who_am_i
 
     ensembles = split_ensembles(zookeepers)
@@ -325,7 +325,7 @@ def fleet_scan(
         )
         plan.finished_at_ms = now_ms()
         plan.save(plan_path)
-        switched = len(plan.entries("switched"))
+        switched = len(plan.entries(Outcome.SWITCHED))
         click.echo(f"applied: {switched} groups switched to kafka; {plan.result}; plan {plan_path}")
         return EXIT_OK if ok else EXIT_FAILED
 

@@ -48,7 +48,7 @@ from migrator.coordination.gating import (
 from migrator.coordination.holdings import Holdings
 from migrator.coordination.kafka_group import DESCRIBE_RETRY_S, KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
-from migrator.coordination.plan import Target, decided_target, kafka_members, transition
+from migrator.coordination.plan import Target, Transition, decided_target, kafka_members, transition
 from migrator.errors import ListenerError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.metrics import ConnectorMetrics
@@ -422,8 +422,47 @@ class RebalanceWorker:
         self._holdings.take_laps()  # what releases outside a rebalance measured is not this attempt's
         t_start, cpu_start = time.monotonic(), time.thread_time()
         snap, read = self._read_snapshot(triggers)
-        own_topics = snap.subscriptions.get(cid, {})
-        self._watches.watch_topics(own_topics, self._registration.is_wildcard)
+        unusable = self._check_snapshot(snap)
+        if unusable is not None:
+            return unusable
+        if self._kafka is not None:
+            self._kafka.member.subscribe(sorted(snap.subscriptions.get(cid, {})))
+        t_snapshot = time.monotonic()
+        laps = {read: t_snapshot - t_start}
+        target, decision = self._target(snap)
+        plan = transition(self.owned, target.own)
+        laps["decide"] = time.monotonic() - t_snapshot
+        if not self._apply(plan, decision, laps):
+            return Attempt.CONFLICT
+        changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
+        if tells_listener(changed, triggers):
+            try:
+                self.listener.before_starting_fetchers(cid, by_topic(target.global_))
+            except Exception as exc:
+                failure = ListenerError(f"before_starting_fetchers raised {type(exc).__name__}: {exc}")
+                raise failure from exc
+        self._handoff.ungate()
+        new_reason = decision.reason != self._published_reason
+        self._finish(decision, publish=publishes(changed, triggers))
+        if changed:
+            laps.update(self._holdings.take_laps())
+            laps["worker cpu"] = time.thread_time() - cpu_start
+            log.info("rebalance (%s): %s authority, released %d, moved %d, claimed %d; %s", label(triggers),
+                     decision.authority.value, len(plan.leaving), len(plan.moves), len(plan.arriving),
+                     ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in laps.items()))  # fmt: skip
+        elif Trigger.MODE in triggers and not decision.held:
+            # an operator's mode write that changes nothing here would otherwise be invisible in the log
+            log.info("mode changed; authority stays %s: %s", decision.authority.value, decision.reason)
+        elif new_reason and not decision.held:
+            # why a bridge stays where it is would otherwise be only in ZooKeeper (held ones: `_note_hold`)
+            log.info("authority stays %s: %s", decision.authority.value, decision.reason)
+        return Attempt.DONE
+
+    def _check_snapshot(self, snap: Snapshot) -> Attempt | None:
+        """Watch the subscribed topics, log the missing ones; `Attempt.UNUSABLE` when the snapshot cannot be
+        decided over (corrupt, or this member not registered yet)."""
+        cid = self.s.consumer_id
+        self._watches.watch_topics(snap.subscriptions.get(cid, {}), self._registration.is_wildcard)
         for other in snap.subscriptions.values():
             self._watches.watch_topics(other, False)
         if snap.missing_topics != self._missing_topics:
@@ -438,12 +477,11 @@ class RebalanceWorker:
         if cid not in snap.registrations:
             log.info("not registered in ZooKeeper yet; rebalance waits")
             return Attempt.UNUSABLE
-        if self._kafka is not None:
-            self._kafka.member.subscribe(sorted(own_topics))
-        t_snapshot = time.monotonic()
-        laps = {read: t_snapshot - t_start}
-        target, decision = self._target(snap)
-        plan = transition(self.owned, target.own)
+        return None
+
+    def _apply(self, plan: Transition, decision: AuthorityDecision, laps: dict[str, float]) -> bool:
+        """Release, move and claim as `plan` says, timing each step into `laps`; False when another member
+        still held a partition to claim."""
         t_decided = time.monotonic()
         if plan.leaving:
             self._holdings.release(plan.leaving, decision.reason)
@@ -451,42 +489,10 @@ class RebalanceWorker:
         if plan.moves:
             self._holdings.move(plan.moves)
         arriving = {tp: th for tp, th in plan.claim.items() if self.owned.get(tp) != th}
-        if arriving and not self._holdings.claim(arriving):
-            return Attempt.CONFLICT
-        changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
-        if tells_listener(changed, triggers):
-            try:
-                self.listener.before_starting_fetchers(cid, by_topic(target.global_))
-            except Exception as exc:
-                failure = ListenerError(f"before_starting_fetchers raised {type(exc).__name__}: {exc}")
-                raise failure from exc
-        self._handoff.ungate()
-        new_reason = decision.reason != self._published_reason
-        self._finish(decision, publish=publishes(changed, triggers))
-        if changed:
-            laps.update(self._holdings.take_laps())
-            laps["decide"] = t_decided - t_snapshot
-            laps["release"] = t_released - t_decided
-            laps["claim"] = time.monotonic() - t_released
-            laps["worker cpu"] = time.thread_time() - cpu_start
-            log.info(
-                "rebalance (%s): %s authority, released %d, moved %d, claimed %d; %s",
-                label(triggers),
-                decision.authority.value,
-                len(plan.leaving),
-                len(plan.moves),
-                len(plan.arriving),
-                ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in laps.items()),
-            )
-        elif Trigger.MODE in triggers and not decision.held:
-            # An operator's mode write that changes nothing here is otherwise invisible in the log: the soak's
-            # bridges that stayed on ZooKeeper after a flip to kafka looked stuck, not decided.
-            log.info("mode changed; authority stays %s: %s", decision.authority.value, decision.reason)
-        elif new_reason and not decision.held:
-            # Why a bridge stays where it is (e.g. on ZooKeeper while another bridge is not in the Kafka group
-            # yet) was otherwise only in ZooKeeper; held decisions have their own lines (`_note_hold`).
-            log.info("authority stays %s: %s", decision.authority.value, decision.reason)
-        return Attempt.DONE
+        claimed = not arriving or self._holdings.claim(arriving)
+        laps["release"] = t_released - t_decided
+        laps["claim"] = time.monotonic() - t_released
+        return claimed
 
     def _read_snapshot(self, triggers: Set[Trigger]) -> tuple[Snapshot, str]:
         """The full snapshot, or the last one when `refreshable` allows (with a fresh mode if the mode
@@ -518,7 +524,7 @@ class RebalanceWorker:
             self._metrics.unknown_mode()
         if self._kafka is not None:
             decision = self._kafka.guard(snap, decision, group)
-        members = None if group is None else kafka_members(group.members, snap.migration_ids & snap.member_ids)
+        members = None if group is None else kafka_members(group.members, snap.registered_bridges)
         assigned = self._kafka.assignment if self._kafka is not None else None
         target = decided_target(decision, cid, snap.subscriptions, snap.partitions, self.s.strategy, assigned, members)
         return target, decision
@@ -536,7 +542,7 @@ class RebalanceWorker:
         kafka = authority is Authority.KAFKA
         tracker = self._kafka
         self._metrics.authority(kafka, len(tracker.assignment or ()) if tracker else 0, len(self.owned))
-        self._metrics.kafka_unavailable(tracker is not None and bool(tracker.problem))
+        self._metrics.kafka_unavailable(tracker is not None and not tracker.coordinated())
         self._note_hold(decision)
         if not publish:
             return

@@ -19,12 +19,10 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from migrator.errors import MigratorError, RefusedError
-from migrator.fleet import plan as P
 from migrator.fleet.classify import classify, convergence_problems, group_lag
-from migrator.fleet.kafka_reader import FleetKafkaReader
 from migrator.fleet.model import FleetRow, KafkaGroupFacts, Status
-from migrator.fleet.plan import Plan, PlanEntry
-from migrator.fleet.scan import now_ms
+from migrator.fleet.plan import Outcome, Plan, PlanEntry, WaveOutcome
+from migrator.fleet.scan import FleetKafka, now_ms
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops.modes import set_mode
 from migrator.protocol.codecs import Mode
@@ -58,14 +56,18 @@ class FleetIO:
         self.zks = zks
         self.who = who
         self.group_max_size = group_max_size
-        self._readers = {e: FleetKafkaReader(b, kafka_properties) for e, b in bootstrap.items() if b}
         self._admins = {e: KafkaAdmin(b, kafka_properties) for e, b in bootstrap.items() if b}
+        self._readers = {e: FleetKafka(admin) for e, admin in self._admins.items()}
 
     def read(self, ensemble: str, group: str) -> tuple[GroupView, KafkaGroupFacts | None]:
         view = read_group(self.zks[ensemble], group)
         reader = self._readers.get(ensemble)
         facts = reader.read([view], refresh_topics=True)[group] if reader is not None else None
         return view, facts
+
+    def close(self) -> None:
+        for admin in self._admins.values():
+            admin.close()
 
     def set_mode(self, ensemble: str, group: str, target: Mode, reason: str) -> None:
         """Through set-mode: its preflight refuses (RefusedError) what it would refuse from the CLI."""
@@ -96,7 +98,7 @@ def _switch(io: FleetIO, entry: PlanEntry, options: ApplyOptions, plan: Plan) ->
     view, facts = io.read(entry.ensemble, entry.group)
     now = classify(view, facts, now_ms(), options.stable_for_ms, io.group_max_size.get(entry.ensemble))
     if now.status is not Status.READY:
-        entry.outcome, entry.detail = P.SKIPPED, f"now {now.status.value}: " + "; ".join(now.reasons)
+        entry.outcome, entry.detail = Outcome.SKIPPED, f"now {now.status.value}: " + "; ".join(now.reasons)
         return
     entry.previous_mode = view.mode.raw if view.mode.exists else None
     entry.previous_mode_exists = view.mode.exists
@@ -105,9 +107,9 @@ def _switch(io: FleetIO, entry: PlanEntry, options: ApplyOptions, plan: Plan) ->
     try:
         io.set_mode(entry.ensemble, entry.group, Mode.KAFKA, f"{options.reason} run {plan.run_id} wave {entry.wave}")
     except RefusedError as exc:
-        entry.outcome, entry.detail = P.SKIPPED, f"set-mode refused: {exc}"
+        entry.outcome, entry.detail = Outcome.SKIPPED, f"set-mode refused: {exc}"
         return
-    entry.outcome, entry.switched_at_ms = P.SWITCHED, now_ms()
+    entry.outcome, entry.switched_at_ms = Outcome.SWITCHED, now_ms()
 
 
 def wave_problems(
@@ -192,7 +194,7 @@ def apply_waves(
         for entry in entries:
             _switch(io, entry, options, plan)
             plan.save(plan_path)
-        switched = [e for e in entries if e.outcome == P.SWITCHED]
+        switched = [e for e in entries if e.outcome == Outcome.SWITCHED]
         on_event(
             f"wave {number}: switched {len(switched)} of {len(entries)} groups; watching {options.wave_interval_s:g}s"
         )
@@ -202,13 +204,13 @@ def apply_waves(
         if problems:
             for entry in switched:
                 ok = restore(io, entry, f"{options.reason} run {plan.run_id}: wave {number} rolled back")
-                entry.outcome = P.ROLLED_BACK if ok else P.RESTORE_FAILED
-            record["outcome"] = "rolled_back"
+                entry.outcome = Outcome.ROLLED_BACK if ok else Outcome.RESTORE_FAILED
+            record["outcome"] = WaveOutcome.ROLLED_BACK
             plan.result = "stopped: wave rolled back"
             plan.save(plan_path)
             on_event(f"wave {number}: trouble in {len(problems)} groups, wave rolled back, stopping")
             return False
-        record["outcome"] = "converged"
+        record["outcome"] = WaveOutcome.CONVERGED
         plan.save(plan_path)
         on_event(f"wave {number}: {len(switched)} groups converged")
     plan.result = "applied"
@@ -219,14 +221,15 @@ def rollback_plan(io: FleetIO, plan: Plan, plan_path: Path, run_id: str) -> tupl
     """Restore every group the plan lists as switched (or whose restore failed); returns (restored, failed)."""
     restored = failed = 0
     targets = sorted(
-        plan.entries(P.SWITCHED) + plan.entries(P.RESTORE_FAILED), key=lambda e: (-e.wave, e.ensemble, e.group)
+        plan.entries(Outcome.SWITCHED) + plan.entries(Outcome.RESTORE_FAILED),
+        key=lambda e: (-e.wave, e.ensemble, e.group),
     )
     for entry in targets:
         if restore(io, entry, f"fleet-scan --rollback of run {plan.run_id} (by run {run_id})"):
-            entry.outcome = P.RESTORED
+            entry.outcome = Outcome.RESTORED
             restored += 1
         else:
-            entry.outcome = P.RESTORE_FAILED
+            entry.outcome = Outcome.RESTORE_FAILED
             failed += 1
         plan.save(plan_path)
     plan.rollbacks.append({"run_id": run_id, "at_ms": now_ms(), "restored": restored, "failed": failed})

@@ -10,6 +10,7 @@ import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,23 @@ from migrator.errors import UsageError
 
 PLAN_VERSION = 1
 
-# outcomes of one group
-PLANNED = "planned"  # dry run: would be switched in this wave
-SKIPPED = "skipped"  # no longer READY, or the preflight refused, when its wave came
-SWITCHED = "switched"  # mode written to kafka (and kept: the wave converged)
-ROLLED_BACK = "rolled_back"  # switched, then restored by the run itself (its wave failed)
-RESTORED = "restored"  # switched, then restored by --rollback
-RESTORE_FAILED = "restore_failed"
+
+class Outcome(StrEnum):
+    """What became of one group of the plan (its value is what the plan file holds)."""
+
+    PLANNED = "planned"  # dry run: would be switched in this wave
+    SKIPPED = "skipped"  # no longer READY, or the preflight refused, when its wave came
+    SWITCHED = "switched"  # mode written to kafka (and kept: the wave converged)
+    ROLLED_BACK = "rolled_back"  # switched, then restored by the run itself (its wave failed)
+    RESTORED = "restored"  # switched, then restored by --rollback
+    RESTORE_FAILED = "restore_failed"
+
+
+class WaveOutcome(StrEnum):
+    """How one wave ended (a wave record's `outcome` in the plan file)."""
+
+    CONVERGED = "converged"
+    ROLLED_BACK = "rolled_back"
 
 
 @dataclass
@@ -33,12 +44,15 @@ class PlanEntry:
     wave: int
     previous_mode: str | None  # raw value before the switch; None when the node was absent
     previous_mode_exists: bool
-    outcome: str = PLANNED
+    outcome: Outcome = Outcome.PLANNED
     detail: str = ""
     lag_before: int | None = None
     generations_before: dict[str, int] = field(default_factory=dict)
     switched_at_ms: int | None = None
     restored_at_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        self.outcome = Outcome(self.outcome)  # a loaded plan file holds the value
 
 
 @dataclass
@@ -82,8 +96,8 @@ class Plan:
             obj.pop("version")
             groups = [PlanEntry(**g) for g in obj.pop("groups")]
             return cls(groups=groups, **obj)
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"plan file {path}: malformed: {exc}") from exc
 
-    def entries(self, outcome: str) -> list[PlanEntry]:
+    def entries(self, outcome: Outcome) -> list[PlanEntry]:
         return [g for g in self.groups if g.outcome == outcome]

@@ -152,8 +152,8 @@ def _partition_id(name: str) -> int | None:
     return int(name) if name.isdigit() else None
 
 
-def _level1(pipe: _Pipeline, g: _Partial) -> None:
-    """Children lists and the mode node."""
+def _level1(pipe: _Pipeline, g: _Partial, full: bool) -> None:
+    """Children lists and the mode node (`full`: also the published authorities, owners and offsets)."""
     p = g.paths
 
     def on_root(stat: Any) -> None:
@@ -185,6 +185,8 @@ def _level1(pipe: _Pipeline, g: _Partial) -> None:
     pipe.children(p.ids, on_ids)
     pipe.children(p.migration_ids, on_migration_ids)
     pipe.get(p.mode, on_mode)
+    if not full:
+        return
     pipe.children(p.authority, on_authority)
     pipe.children(p.owners, on_owner_topics)
     pipe.children(p.offsets, on_offset_topics)
@@ -267,10 +269,13 @@ def _level3(pipe: _Pipeline, g: _Partial) -> None:
                 pipe.get(path_of(topic, partition), setter(g, TopicPartition(topic, partition)))
 
 
-def _read_batch(zk: KazooClient, groups: Sequence[str], timeout_s: float) -> dict[str, GroupView]:
+def _read_batch(zk: KazooClient, groups: Sequence[str], timeout_s: float, full: bool = True) -> dict[str, GroupView]:
     partials = [_Partial(group, GroupPaths(group)) for group in groups]
     pipe = _Pipeline(zk, timeout_s)
-    for level in (_level1, _level2, _level3):
+    for g in partials:
+        _level1(pipe, g, full)
+    pipe.drain()
+    for level in (_level2, _level3):
         for g in partials:
             level(pipe, g)
         pipe.drain()
@@ -295,3 +300,9 @@ def read_groups(
 def read_group(zk: KazooClient, group: str, *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S) -> GroupView:
     """The `GroupView` of one group, read in three pipelined round trips."""
     return read_groups(zk, [group], timeout_s=timeout_s)[group]
+
+
+def read_membership(zk: KazooClient, group: str, *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S) -> GroupView:
+    """The members and the mode of one group, in two pipelined round trips: a `GroupView` without published
+    authorities, owners and offsets (what a rebalance decides over reads no more)."""
+    return _read_batch(zk, [group], timeout_s, full=False)[group]

@@ -337,10 +337,6 @@ def test_demo_without_matplotlib_keeps_its_verdict(cluster: Any, tmp_path: Path)
 # --- --wait: a rebalancing group, a timeout's reason, Ctrl-C after the write ------------------------------
 
 
-REBALANCING = frozenset({"PREPARING_REBALANCING", "COMPLETING_REBALANCING"})
-"""confluent-kafka's names (ConsumerGroupState) of a group between generations."""
-
-
 def _stalled_member(bootstrap: str, group: str, topic: str, with_: set[str]) -> PollingMember:
     """A plain member that polls until the group is stable with it and `with_`, then stops polling: the next
     rebalance waits for it (up to its max.poll.interval.ms), so the Kafka group stays PREPARING_REBALANCING
@@ -350,7 +346,7 @@ def _stalled_member(bootstrap: str, group: str, topic: str, with_: set[str]) -> 
 
     def stable() -> bool:
         kafka = admin.describe_group(group)
-        return kafka.state == "STABLE" and kafka.client_ids == {*with_, "stalled-app"}
+        return kafka.stable and kafka.client_ids == {*with_, "stalled-app"}
 
     wait_until(stable, timeout=90, interval=0.2, what="the stalled member in a stable group")
     member.stall()
@@ -367,7 +363,7 @@ def test_set_mode_kafka_on_a_rebalancing_group(
     try:
         b2 = fake_group.add_bridge(f"{fake_group.group}_b2")  # its join starts a rebalance the stalled one holds up
         admin = KafkaAdmin(cluster.bootstrap_servers)
-        wait_until(lambda: admin.describe_group(fake_group.group).state in REBALANCING, timeout=20)
+        wait_until(lambda: admin.describe_group(fake_group.group).state.rebalancing, timeout=20)
         argv = ["set-mode", "kafka", "-z", cluster.zookeeper, "-g", fake_group.group]
         before = cli.zk_state(zk_client)
 
@@ -554,7 +550,8 @@ def test_status_names_the_partitions_a_plain_consumer_also_holds(
 
     done = cli.run("status", "-z", cluster.zookeeper, "-g", fake_group.group)
 
-    assert done.code == EXIT_OK, done.stderr
+    assert done.code == EXIT_FAILED, done.stderr  # dual ownership is an error finding
+    assert done.stdout.startswith(f"group {fake_group.group}: ERR: ")
     warning = next(line for line in done.stdout.splitlines() if "dual ownership" in line)
     assert f"dual ownership on {len(held)} partitions" in warning
     for tp in held:

@@ -69,9 +69,9 @@ def test_converging_waves_are_kept(tmp_path: Path):
     assert fleet.modes == {"a": "kafka", "b": "kafka", "c": "kafka"}
     saved = Plan.load(tmp_path / "plan.json")
     assert [(g.group, g.wave, g.outcome, g.previous_mode_exists) for g in saved.groups] == [
-        ("a", 1, P.SWITCHED, False),
-        ("b", 1, P.SWITCHED, False),
-        ("c", 2, P.SWITCHED, False),
+        ("a", 1, P.Outcome.SWITCHED, False),
+        ("b", 1, P.Outcome.SWITCHED, False),
+        ("c", 2, P.Outcome.SWITCHED, False),
     ]
     assert saved.groups[0].generations_before == {"g_a": 3, "g_b": 3}
 
@@ -82,8 +82,8 @@ def test_a_wave_that_does_not_converge_is_rolled_back_and_the_run_stops(tmp_path
     entries = plan_waves(plan, rows(["a", "b", "c"]), 2)
     assert not apply_waves(fleet, plan, entries, options(), tmp_path / "plan.json", sleep=lambda s: None)
     assert fleet.modes == {"a": "zookeeper", "b": "zookeeper", "c": None}  # wave 2 never started
-    assert [g.outcome for g in plan.groups] == [P.ROLLED_BACK, P.ROLLED_BACK, P.PLANNED]
-    assert plan.waves[0]["outcome"] == "rolled_back"
+    assert [g.outcome for g in plan.groups] == [P.Outcome.ROLLED_BACK, P.Outcome.ROLLED_BACK, P.Outcome.PLANNED]
+    assert plan.waves[0]["outcome"] is P.WaveOutcome.ROLLED_BACK
 
 
 def test_lag_growth_rolls_the_wave_back(tmp_path: Path):
@@ -101,7 +101,7 @@ def test_a_group_no_longer_ready_is_skipped(tmp_path: Path):
     plan = new_plan()
     entries = plan_waves(plan, rows(["a"]), 2)
     assert apply_waves(fleet, plan, entries, options(), tmp_path / "plan.json", sleep=lambda s: None)
-    assert fleet.calls == [] and plan.groups[0].outcome == P.SKIPPED
+    assert fleet.calls == [] and plan.groups[0].outcome == P.Outcome.SKIPPED
 
 
 def test_rollback_restores_switched_groups_only(tmp_path: Path):
@@ -110,14 +110,14 @@ def test_rollback_restores_switched_groups_only(tmp_path: Path):
     entries = plan_waves(plan, rows(["a", "b", "c"]), 2)
     path = tmp_path / "plan.json"
     apply_waves(fleet, plan, entries, options(), path, sleep=lambda s: None)
-    plan.groups[2].outcome = P.SKIPPED
+    plan.groups[2].outcome = P.Outcome.SKIPPED
     plan.save(path)
     fleet.calls.clear()
     loaded = Plan.load(path)
     assert rollback_plan(fleet, loaded, path, "r2") == (2, 0)
     assert sorted(fleet.calls) == [("a", "zookeeper"), ("b", "zookeeper")]
     again = Plan.load(path)
-    assert [g.outcome for g in again.groups] == [P.RESTORED, P.RESTORED, P.SKIPPED]
+    assert [g.outcome for g in again.groups] == [P.Outcome.RESTORED, P.Outcome.RESTORED, P.Outcome.SKIPPED]
     assert rollback_plan(fleet, again, path, "r3") == (0, 0)  # idempotent
 
 

@@ -10,7 +10,7 @@ from migrator.fleet.classify import classify, convergence_problems, group_lag, r
 from migrator.fleet.model import KafkaGroupFacts, Status
 from migrator.protocol.codecs import Authority, ModeNode, PublishedAuthority, Registration
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
-from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 from migrator.protocol.partition import TopicPartition as TP
 
 NOW = 10_000_000
@@ -45,7 +45,7 @@ def kafka_facts(client_ids=("g_a", "g_b"), state="STABLE", assignor="range", **c
         KafkaMember(f"m-{cid}", cid, "/127.0.0.1", None, (TP(TOPIC, i),)) for i, cid in enumerate(client_ids)
     )
     facts = KafkaGroupFacts(
-        group=KafkaGroup("g", state, assignor, members),
+        group=KafkaGroup("g", KafkaGroupState.from_name(state), assignor, members),
         committed={TP(TOPIC, 0): 5, TP(TOPIC, 1): 7},
         log_end={TP(TOPIC, 0): 10, TP(TOPIC, 1): 10},
         partitions={TOPIC: (0, 1)},
