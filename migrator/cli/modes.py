@@ -177,7 +177,8 @@ class _SetModeOutput:
             line.clear()
             self.finish(EXIT_FAILED)
             raise
-        line.clear()
+        finally:
+            line.clear()  # also before an interrupt's message
 
     def complete(self, target: Mode, pause: float) -> None:
         self.doc |= {"switch_complete": True, "pause_s": round(pause, 3)}

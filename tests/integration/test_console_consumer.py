@@ -18,6 +18,7 @@ from kazoo.client import KazooClient
 
 from migrator.cli.main import main
 from migrator.errors import EXIT_OK, EXIT_REFUSED
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.zk.paths import GroupPaths
 from tests.helpers import cli
 from tests.helpers.kafka import make_topic, produce
@@ -215,14 +216,17 @@ def test_sigint_also_exits_cleanly(cluster, zk_client, unique_group, unique_topi
 
 
 def test_migration_registers_as_bridge(cluster, zk_client, unique_group, unique_topic, background) -> None:
+    """Also with a group id the old [a-zA-Z0-9._-] rule refused: legal in Kafka and as a znode name, it
+    reaches the ZooKeeper layout and the embedded member's client.id (= the consumerId) unchanged."""
+    group = f"team:{unique_group} @eu"
     make_topic(cluster, unique_topic, partitions=2)
     produce(cluster, unique_topic, ["x", "y"])
     run = Background(
-        cluster, unique_group, "-t", unique_topic, "--from-beginning", "--migration", "-b", cluster.bootstrap_servers,
+        cluster, group, "-t", unique_topic, "--from-beginning", "--migration", "-b", cluster.bootstrap_servers,
         "--consumer-property", "coordination.migration.poll.interval.ms=200",
     )  # fmt: skip
     background.append(run)
-    paths = GroupPaths(unique_group)
+    paths = GroupPaths(group)
 
     def bridge_ids() -> list[str]:
         return zk_client.get_children(paths.migration_ids) if zk_client.exists(paths.migration_ids) else []
@@ -233,14 +237,23 @@ def test_migration_registers_as_bridge(cluster, zk_client, unique_group, unique_
     published = paths.published_authority(cid)
     wait_until(lambda: zk_client.exists(published), 60, what=published)
     assert "zookeeper" in zk_client.get(published)[0].decode()
+    admin = KafkaAdmin(cluster.bootstrap_servers)
+
+    def embedded_member_joined() -> bool:
+        try:
+            return cid in admin.describe_group(group).client_ids
+        except KafkaUnavailable:  # a coordinator lookup outlasting one call on a loaded host
+            return False
+
+    wait_until(embedded_member_joined, 60, what="the embedded member in the Kafka group")
     wait_until(lambda: len(run.lines) >= 2, 60, what="2 printed records")
 
     rc, err = run.terminate()
     assert rc == EXIT_OK, err
     assert sorted(run.lines) == ["x", "y"]
     assert bridge_ids() == [] and not zk_client.exists(published)
-    assert_released(zk_client, unique_group)
-    assert sum(zk_offsets(zk_client, unique_group, unique_topic).values()) == 2
+    assert_released(zk_client, group)
+    assert sum(zk_offsets(zk_client, group, unique_topic).values()) == 2
 
 
 # ---------------------------------------------------------------------------------------------- refusals
