@@ -273,3 +273,12 @@ def convergence_problems(
     problems += _kafka_reasons(view, kafka, topics=False)
     problems += _ownership_reasons(view, kafka)
     return problems
+
+
+def restore_problems(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str]:
+    """Why a group restored to zookeeper has not settled back yet; empty when it has: mode not kafka, every
+    bridge publishing authority zookeeper, every partition owned."""
+    problems: list[str] = []
+    if view.mode.mode is Mode.KAFKA:
+        problems.append("mode-changed: migration/mode is kafka again")
+    return problems + _authority_reasons(view, Authority.ZOOKEEPER) + _ownership_reasons(view, kafka)

@@ -344,16 +344,32 @@ class KafkaAdmin:
         wanted = set(partitions)
         if not wanted:
             return {}
-        request = {
-            KafkaTopicPartition(t, p): OffsetSpec.latest() for t, p in live_led(self._metadata("metadata"), wanted)
-        }
+        return self._list_offsets(live_led(self._metadata("metadata"), wanted), OffsetSpec.latest(), "log end")
+
+    def earliest_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """Log start offsets (the oldest record still kept) of the partitions whose leader is a live broker."""
+        wanted = set(partitions)
+        if not wanted:
+            return {}
+        return self._list_offsets(live_led(self._metadata("metadata"), wanted), OffsetSpec.earliest(), "log start")
+
+    def offsets_for_time(self, partitions: Iterable[TopicPartition], timestamp_ms: int) -> dict[TopicPartition, int]:
+        """The first offset whose record timestamp is >= `timestamp_ms`; -1 where there is none."""
+        wanted = set(partitions)
+        if not wanted:
+            return {}
+        led = live_led(self._metadata("metadata"), wanted)
+        return self._list_offsets(led, OffsetSpec.for_timestamp(timestamp_ms), "offset for time")
+
+    def _list_offsets(self, partitions: Iterable[TopicPartition], spec: Any, what: str) -> dict[TopicPartition, int]:
+        request = {KafkaTopicPartition(t, p): spec for t, p in partitions}
         if not request:
             return {}
         client = self._current()
         futures = client.list_offsets(request, request_timeout=self.timeout_s)
         deadline = time.monotonic() + self.timeout_s
         return {
-            _tp(tp): self._result(client, f, f"log end of {tp.topic}-{tp.partition}", deadline).offset
+            _tp(tp): self._result(client, f, f"{what} of {tp.topic}-{tp.partition}", deadline).offset
             for tp, f in futures.items()
         }
 

@@ -165,6 +165,11 @@ def test_lag_uses_the_larger_offset():
     assert group_lag(ready_view(offsets={}), kafka_facts(committed={})) is None  # nothing committed: as in status
 
 
+def test_lag_without_any_committed_offset_is_unknown_not_zero():
+    view = ready_view(offsets={})
+    assert group_lag(view, kafka_facts(committed={})) is None
+
+
 def test_convergence_needs_a_rebalance_after_the_switch():
     kafka_auth = {"g_a": authority(Authority.KAFKA, 4), "g_b": authority(Authority.KAFKA, 3)}
     view = ready_view(mode=ModeNode.decode(b"kafka"), authorities=kafka_auth)
