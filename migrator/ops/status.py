@@ -181,6 +181,15 @@ class StatusReport:
         return asdict(self)
 
 
+def error_line(report: StatusReport) -> str | None:
+    """The one line a failed `status` ends with (after the report): its first error finding; None unless ERR."""
+    errors = [f for f in report.findings if f.severity is Severity.ERR]
+    if not errors:
+        return None
+    more = f" (and {len(errors) - 1} more error findings)" if len(errors) > 1 else ""
+    return f"group {report.group} is ERR: {errors[0].kind.value}: {errors[0].message}{more}"
+
+
 def _mode_word(view: GroupView) -> str:
     if not view.mode.exists:
         return "absent"

@@ -68,7 +68,7 @@ def test_kafka_unreachable_is_an_error(cluster: Any, fake_group: FakeGroup) -> N
     broker = f"127.0.0.1:{_closed_port()}"
     argv = ["status", "-z", cluster.zookeeper, "-g", fake_group.group, "-b", broker, "--connect-timeout", "2"]
     done = cli.run(*argv, "--json")
-    assert done.code == EXIT_FAILED, done.stderr
+    assert done.single_error(EXIT_FAILED).startswith(f"error: group {fake_group.group} is ERR: kafka-unreachable: ")
     report = json.loads(done.stdout)
     assert report["verdict"] == "ERR" and report["kafka_state"] is None
     assert [(f["kind"], f["severity"]) for f in report["findings"]] == [("kafka-unreachable", "ERR")]
@@ -91,7 +91,7 @@ def test_a_denied_group_acl_is_named_by_status_and_the_preflight(
         base = ["-z", secured.zookeeper, "-g", unique_group, "-b", secured.bootstrap_servers]
 
         done = cli.run("status", *base, "--json")
-        assert done.code == EXIT_FAILED, done.stderr
+        done.single_error(EXIT_FAILED)
         (found,) = json.loads(done.stdout)["findings"]
         assert found["kind"] == "kafka-acl-missing"
         assert f"Kafka denies Describe on Group:{unique_group}" in found["message"]

@@ -52,6 +52,8 @@ def test_membership_sets() -> None:
     assert not group.only_bridges
     assert Group(zk(bridges=("b1",))).only_bridges
     assert not Group(zk()).only_bridges
+    assert group.mode_is_kafka and not Group(GroupView("g")).mode_is_kafka
+    assert Group(zk(bridges=("b1",)), kafka("b1", "p")).in_kafka == {"b1", "p"}
 
 
 def test_a_bridge_registered_in_one_set_only() -> None:
