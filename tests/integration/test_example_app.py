@@ -110,9 +110,11 @@ def test_the_asyncio_example_runs_on_the_built_wheel_in_a_clean_virtualenv(
     build = [sys.executable, "-m", "pip", "wheel", *pip_quiet, "--no-deps", "-w", str(wheels), str(ROOT)]
     subprocess.run(build, check=True, cwd=tmp_path, timeout=600)
     (wheel,) = wheels.glob("migrator-*.whl")
-    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True, timeout=600)
+    # without a pip of its own (ensurepip is slow): this test's pip installs into it (`--python`)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=600)
     python = str(env / "bin" / "python")
-    install = [python, "-m", "pip", "install", *pip_quiet, "-c", str(ROOT / "constraints.txt"), str(wheel)]
+    install = [sys.executable, "-m", "pip", "--python", python, "install", *pip_quiet,
+               "-c", str(ROOT / "constraints.txt"), str(wheel)]  # fmt: skip
     subprocess.run(install, check=True, cwd=tmp_path, timeout=600)
     where = subprocess.run([python, "-c", "import migrator; print(migrator.__file__)"], check=True,
                            cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout  # fmt: skip
