@@ -10,10 +10,12 @@ Per load (~20 records/s "idle", 800 and 4,000 records/s), after a warm-up, over 
 and CPU µs per record (utime + stime of the member's process from /proc/<pid>/stat, every thread counted),
 and RSS (VmRSS from /proc/<pid>/status) at the window's end.
 
-    python -m benchmarks.cost [--quick] [-z ZK -b BROKERS] [--profile]
+    python -m benchmarks.cost [--quick] [-z ZK -b BROKERS] [--profile] [--compare CHECKOUT]
 
 `--profile` also records py-spy flame graphs of the bridge over the idle and the busiest window
-(`results/cost-bridge-<load>.svg`); py-spy must be installed (the `dev` extra).
+(`results/cost-bridge-<load>.svg`); py-spy must be installed (the `dev` extra). `--compare` runs the bridge
+and legacy connector of another checkout (another revision's `migrator`) in the same window, so a change is
+judged against its own baseline under the same load.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import IO
 
 from benchmarks.common import RESULTS, ROOT, Cluster, add_cluster_args, cluster, quiet, ratio, save, unique
@@ -48,12 +51,15 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 class Member:
     """One member's process, its stdout counted line by line."""
 
-    def __init__(self, kind: str, c: Cluster, topic: str, wrap: Sequence[str] = (), exit_after_s: float = 0) -> None:
-        self.kind = kind
+    def __init__(self, kind: str, c: Cluster, topic: str, wrap: Sequence[str] = (), exit_after_s: float = 0,
+                 tree: Path | None = None) -> None:  # fmt: skip
+        """`tree`: run the `migrator` of that checkout (another revision) instead of this one's."""
+        self.kind = kind if tree is None else f"{kind}@{tree.name}"
         self.group = unique(f"cost-{kind}")
-        cmd = [sys.executable, "-m", "benchmarks.cost_member", kind, c.zookeeper, c.bootstrap_servers, self.group,
-               topic, "--exit-after", str(exit_after_s)]  # fmt: skip
-        self.process = subprocess.Popen([*wrap, *cmd], cwd=ROOT, stdout=subprocess.PIPE)
+        cmd = [sys.executable, str(ROOT / "benchmarks" / "cost_member.py"), kind, c.zookeeper, c.bootstrap_servers,
+               self.group, topic, "--exit-after", str(exit_after_s)]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(tree or ROOT)}  # ahead of the editable install of this checkout
+        self.process = subprocess.Popen([*wrap, *cmd], cwd=ROOT, stdout=subprocess.PIPE, env=env)
         self.lines = 0
         assert self.process.stdout is not None
         self._reader = threading.Thread(target=self._count, args=(self.process.stdout,), daemon=True)
@@ -203,7 +209,7 @@ def py_spy_exe() -> str | None:
     return exe if os.path.exists(exe) else None
 
 
-def profile_bridge(c: Cluster, topic: str, load: str, rate: float, seconds: float) -> None:
+def profile_bridge(c: Cluster, load: str, rate: float, seconds: float) -> None:
     """A flame graph of a bridge (mode kafka) consuming at `rate`: py-spy starts the bridge's process (it may
     not attach to a process it did not start here) and samples it until the process exits after `seconds`.
     Start-up (imports, joining, the switch) is in the graph too, under `<module>` and `create_message_streams`;
@@ -213,6 +219,7 @@ def profile_bridge(c: Cluster, topic: str, load: str, rate: float, seconds: floa
         print("py-spy not installed (pip install -e '.[dev]'): no flame graph", flush=True)
         return
     svg = RESULTS / f"cost-bridge-{load}.svg"
+    topic = fresh_topic(c)
     wrap = [exe, "record", "--rate", "100", "--threads", "--nonblocking", "--output", str(svg), "--"]
     with producing(c, topic, rate):
         bridge = Member("bridge", c, topic, wrap=wrap, exit_after_s=seconds)
@@ -222,26 +229,36 @@ def profile_bridge(c: Cluster, topic: str, load: str, rate: float, seconds: floa
     print(f"saved {svg}", flush=True)
 
 
-def run(c: Cluster, quick: bool = False, profile: bool = False) -> dict[str, object]:
-    quiet()
-    warmup_s, window_s = (4.0, 15.0) if quick else (8.0, 30.0)
+def fresh_topic(c: Cluster) -> str:
+    """A new topic of `PARTITIONS` partitions: a member joining it has no backlog to catch up on."""
     topic = unique("cost")
     zk = connect(c.zookeeper)
     admin = KafkaAdmin(c.bootstrap_servers, {"logger": logging.getLogger(QUIET_LOGGER)})
     create_topic(admin, zk, topic, PARTITIONS)
     zk.stop()
     zk.close()
+    return topic
+
+
+def run(c: Cluster, quick: bool = False, profile: bool = False, compare: Path | None = None) -> dict[str, object]:
+    quiet()
+    warmup_s, window_s = (4.0, 15.0) if quick else (8.0, 30.0)
+    topic = fresh_topic(c)
     members = [Member(kind, c, topic) for kind in KINDS]
+    if compare is not None:
+        members += [Member(kind, c, topic, tree=compare) for kind in KINDS[1:]]
     samples: list[Sample] = []
     try:
         with producing(c, topic, LOADS[0][1]):
             wait_consuming(members)
-            to_kafka_mode(c, members[1].group)
+            for m in members:
+                if m.kind.startswith("bridge"):
+                    to_kafka_mode(c, m.group)
         for load, rate in LOADS:
             with producing(c, topic, rate):
                 time.sleep(warmup_s)
                 samples += measure(members, load, window_s)
-            for s in samples[-3:]:
+            for s in samples[-len(members) :]:
                 print(f"{s.load:>5} {s.kind:<7} cpu {s.cpu_percent:6.2f}%  {s.us_per_record} us/record  "
                       f"{s.records / window_s:.0f} records/s  rss {s.rss_mib} MiB", flush=True)  # fmt: skip
     finally:
@@ -249,7 +266,7 @@ def run(c: Cluster, quick: bool = False, profile: bool = False) -> dict[str, obj
             m.stop()
     if profile:
         for load, rate in (LOADS[0], LOADS[-1]):
-            profile_bridge(c, topic, load, rate, 3 * window_s)
+            profile_bridge(c, load, rate, 3 * window_s)
     doc = {"quick": quick, "window_s": window_s, "load_average": os.getloadavg(),
            "samples": [asdict(s) for s in samples], "ratios": ratios(samples)}  # fmt: skip
     for key, figures in doc["ratios"].items():  # type: ignore[attr-defined]
@@ -266,9 +283,8 @@ def ratios(samples: list[Sample]) -> dict[str, dict[str, float | None]]:
         plain = by_kind.get("plain")
         if plain is None:
             continue
-        for kind in ("bridge", "legacy"):
-            s = by_kind.get(kind)
-            if s is None:
+        for kind, s in by_kind.items():
+            if kind == "plain":
                 continue
             out[f"{kind} {load}"] = {
                 "cpu": ratio(s.cpu_percent, plain.cpu_percent),
@@ -282,9 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_cluster_args(parser)
     parser.add_argument("--profile", action="store_true", help="py-spy flame graphs of the bridge per load")
+    parser.add_argument("--compare", type=Path, metavar="CHECKOUT",
+                        help="also run the bridge and legacy connector of another checkout (e.g. `git worktree add "
+                        "/tmp/main main`) side by side, labelled kind@<its directory name>")  # fmt: skip
     args = parser.parse_args(argv)
     with cluster(args.zookeeper, args.bootstrap_servers) as c:
-        run(c, quick=args.quick, profile=args.profile)
+        run(c, quick=args.quick, profile=args.profile, compare=args.compare.resolve() if args.compare else None)
     return 0
 
 

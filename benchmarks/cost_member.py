@@ -4,7 +4,7 @@ writing one JSON line per record to stdout, a pipe the parent counts.
 Deliberately light: a plain member imports confluent-kafka only, as a plain application does, and a
 connector imports `migrator` only, so each process's RSS is what that kind of application needs.
 
-    python -m benchmarks.cost_member {plain,bridge,legacy} ZOOKEEPER BOOTSTRAP GROUP TOPIC [--exit-after S]
+    python benchmarks/cost_member.py {plain,bridge,legacy} ZOOKEEPER BOOTSTRAP GROUP TOPIC [--exit-after S]
 """
 
 from __future__ import annotations
