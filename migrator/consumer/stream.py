@@ -347,7 +347,7 @@ class KafkaStream:
                     self.queue.get_nowait()
 
 
-FETCH_WAIT_S = 0.02  # how long a stream fetching for itself waits for records before it looks again
+FETCH_WAIT_S = 0.1  # how long a stream fetching for itself waits for a first record before it looks again
 
 
 def _raising(exc: Exception) -> Iterator[Message]:
