@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from migrator.protocol.layout_dialect import LayoutEvidence, Recognition, recognise
 from migrator.protocol.pykafka_layout import OwnerNode, Spelling, decode_owner, decode_partition_leader, topic_text
 from migrator.zk.paths import BROKER_TOPICS, GroupPaths
 
@@ -55,3 +56,31 @@ def read_owner_nodes(zk: KazooClient, paths: GroupPaths, topic: str) -> list[Own
         with contextlib.suppress(NoNodeError):
             claims.append(OwnerClaim(spelling, node, decode_owner(result.get()[0])))
     return sorted(claims, key=lambda c: (c.node.partition, c.node.leader, c.spelling.value))
+
+
+def read_layout_evidence(zk: KazooClient, paths: GroupPaths) -> LayoutEvidence:
+    """The `ids` data and `owners` child names `recognise` decides over, pipelined (nodes gone meanwhile are
+    skipped: they were some member's, and the next read shows the group without them)."""
+    try:
+        ids = zk.get_children(paths.ids)
+    except NoNodeError:
+        ids = []
+    try:
+        folders = zk.get_children(paths.owners)
+    except NoNodeError:
+        folders = []
+    id_reads = {cid: zk.get_async(paths.member(cid)) for cid in ids}
+    folder_reads = {folder: zk.get_children_async(f"{paths.owners}/{folder}") for folder in folders}
+    registrations: dict[str, bytes] = {}
+    for cid, result in id_reads.items():
+        with contextlib.suppress(NoNodeError):
+            registrations[cid] = result.get()[0] or b""
+    owners: dict[str, tuple[str, ...]] = {}
+    for folder, children in folder_reads.items():
+        with contextlib.suppress(NoNodeError):
+            owners[folder] = tuple(sorted(children.get()))
+    return LayoutEvidence(registrations, owners)
+
+
+def recognise_group(zk: KazooClient, paths: GroupPaths) -> Recognition:
+    return recognise(read_layout_evidence(zk, paths))

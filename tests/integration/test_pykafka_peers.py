@@ -15,8 +15,10 @@ from kazoo.exceptions import NoNodeError
 
 from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol
 from migrator.observe import duplicates, load_many, lost, overlaps
+from migrator.protocol.layout_dialect import Dialect, Recognition
 from migrator.protocol.pykafka_layout import OwnerNode, Spelling, decode_owner, decode_registration, topic_text
-from migrator.zk.pykafka_group import partition_leaders
+from migrator.zk.paths import GroupPaths
+from migrator.zk.pykafka_group import partition_leaders, recognise_group
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.pykafka_peer import PykafkaMember
 from tests.helpers.wait import wait_until
@@ -84,6 +86,7 @@ def test_pykafka_members_leave_the_layout_and_assignment_we_compute(
 
     wait_until(converged, 60, what=f"pykafka owners = {expected}")
     assert {n.leader for n in owner_nodes(zk_client, g.group, folder)} <= set(leaders.values())
+    assert recognise_group(zk_client, GroupPaths(g.group)) == Recognition(Dialect.PYKAFKA, Spelling.PYTHON3)
     produced = [(g.topic, p, o) for p in range(PARTITIONS) for o in range(5)]
     for p in range(PARTITIONS):
         produce(g.cluster, g.topic, [f"{p}-{i}".encode() for i in range(5)], partition=p)

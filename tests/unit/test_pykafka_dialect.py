@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol, partition_order, range_assign, roundrobin_assign
+from migrator.protocol.codecs import PATTERN_STATIC, Registration
+from migrator.protocol.layout_dialect import Dialect, LayoutEvidence, Recognition, Refusal, recognise
 from migrator.protocol.pykafka_layout import (
     OwnerNode,
     Spelling,
@@ -105,3 +107,45 @@ def test_assignment_equals_pykafkas_own(
     theirs = oracle.decide(protocol.value, topic, spelling is Spelling.PYTHON2, consumers, leaders)
     assert ours == theirs
     assert topic_text(topic, spelling) in owners_folders(topic).values()
+
+
+# ---------------------------------------------------------------- which dialect a group is written in
+
+SCALA_REG = Registration({"orders": 1}, PATTERN_STATIC, 1).encode()
+
+
+@pytest.mark.parametrize(
+    ("evidence", "expected"),
+    [
+        (LayoutEvidence(), Recognition()),
+        (LayoutEvidence({"g_a": SCALA_REG}, {"orders": ("0", "1")}), Recognition(Dialect.SCALA)),
+        (LayoutEvidence({"h:1": b"orders"}), Recognition(Dialect.PYKAFKA)),
+        (
+            LayoutEvidence({"h:1": b"orders"}, {"b'orders'": ("1-0", "2-10")}),
+            Recognition(Dialect.PYKAFKA, Spelling.PYTHON3),
+        ),
+        (LayoutEvidence({}, {"orders": ("1-0",)}), Recognition(Dialect.PYKAFKA, Spelling.PYTHON2)),
+        (LayoutEvidence({}, {"orders": ()}), Recognition()),
+    ],
+)
+def test_a_group_written_in_one_dialect_is_recognised(evidence: LayoutEvidence, expected: Recognition) -> None:
+    assert recognise(evidence) == expected
+
+
+@pytest.mark.parametrize(
+    ("evidence", "refusal", "node"),
+    [
+        (LayoutEvidence({"g_a": SCALA_REG, "h:1": b"orders"}), Refusal.MIXED, "ids/h:1"),
+        (LayoutEvidence({}, {"b'orders'": ("1-0",), "orders": ("1-1",)}), Refusal.MIXED, "owners/orders/1-1"),
+        (LayoutEvidence({"g_a": SCALA_REG}, {"orders": ("1-0",)}), Refusal.MIXED, "owners/orders/1-0"),
+        (LayoutEvidence({"x": b"{not json"}), Refusal.UNREADABLE, "ids/x"),
+        (LayoutEvidence({}, {"b'orders'": ("3",)}), Refusal.UNREADABLE, "owners/b'orders'/3"),
+        (LayoutEvidence({}, {"orders": ("lock",)}), Refusal.UNREADABLE, "owners/orders/lock"),
+    ],
+)
+def test_a_group_matching_neither_or_both_dialects_is_refused_naming_the_node(
+    evidence: LayoutEvidence, refusal: Refusal, node: str
+) -> None:
+    got = recognise(evidence)
+    assert got.dialect is None and got.refusal is refusal
+    assert node in got.detail
