@@ -37,9 +37,11 @@ from migrator.protocol.codecs import PATTERN_STATIC, Registration
 from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown
 from migrator.protocol.filters import TopicFilter, filter_from_registration
 from migrator.protocol.partition import TopicPartition
+from migrator.protocol.pykafka_layout import registration_data
 from migrator.zk.brokers import registered_brokers, wait_for_brokers
 from migrator.zk.client import connect
 from migrator.zk.paths import BROKER_IDS, GroupPaths
+from migrator.zk.pykafka_group import PykafkaNaming, PykafkaSnapshotReader, open_pykafka_group
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import SnapshotReader
 
@@ -89,6 +91,12 @@ class ConsumerConnector:
             cfg = ConsumerConfig.from_mapping(config)
         if cfg.migration_enabled:
             cfg = _bridge_config(cfg)
+        if cfg.zookeeper_layout == "pykafka" and cfg.migration_enabled:
+            raise ConfigError(
+                "zookeeper.layout=pykafka: a bridge (coordination.migration.enabled=true) is not supported yet"
+            )
+        if cfg.zookeeper_layout == "pykafka":  # pykafka keeps no offsets in ZooKeeper
+            cfg = cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "false"})
         self.config = cfg
         self.group = cfg.group_id
         self.consumer_id = make_consumer_id(cfg.group_id, cfg.consumer_id)
@@ -108,6 +116,8 @@ class ConsumerConnector:
         self._worker: RebalanceWorker | None = None
         self._member: EmbeddedMember | None = None
         self._fetcher: Fetcher | None = None
+        self._committer: Consumer | None = None
+        """A legacy connector's Kafka offset commits (offsets.storage=kafka): a client that never polls."""
         self._streams: dict[tuple[str, str], KafkaStream] = {}
         self._session_lost = False
         self._shutdown_lock = threading.Lock()
@@ -200,6 +210,8 @@ class ConsumerConnector:
             stream.shutdown()
         if self._fetcher is not None:
             _bounded("closing the Kafka fetcher", self._fetcher.close, deadline)
+        if self._committer is not None:
+            _bounded("closing the Kafka offset committer", self._committer.close, deadline)
         self._zk.remove_listener(self._on_session_state)
         _bounded("closing the ZooKeeper session", self._close_zookeeper, deadline)
         self.metrics.zk_session(0)
@@ -237,6 +249,10 @@ class ConsumerConnector:
         if self._worker is not None:
             raise MigratorError("message streams were already created for this connector")
         cfg = self.config
+        pykafka = None
+        if cfg.zookeeper_layout == "pykafka":
+            pykafka = open_pykafka_group(self._zk, self.group, registration, cfg.partition_assignment_strategy)
+            self.paths = GroupPaths(self.group, PykafkaNaming(pykafka))
         if not self.bootstrap_servers:
             self.bootstrap_servers = self._wait_for_brokers()
         fetch_props = {
@@ -265,8 +281,13 @@ class ConsumerConnector:
             )
         # Committed Kafka offsets are read with the admin client: asking the embedded member would block
         # while its own rebalance callback waits for this worker.
-        fetcher_consumer = self._fetcher.consumer
-        commit = self._member.commit if self._member is not None else partial(_unbounded_commit, fetcher_consumer)
+        if self._member is None and cfg.offsets_storage == "kafka":
+            # Its own client: a synchronous commit on the fetcher's client never returns while a stream thread
+            # polls that client (seen with confluent-kafka 2.16), and legacy streams poll it all the time.
+            self._committer = Consumer({"bootstrap.servers": self.bootstrap_servers, "group.id": self.group,
+                                        "enable.auto.commit": False, **cfg.fetcher_client_properties()})  # fmt: skip
+        legacy_commit = partial(_unbounded_commit, self._committer or self._fetcher.consumer)
+        commit = self._member.commit if self._member is not None else legacy_commit
         kafka_offsets = _KafkaOffsets(commit, admin, self.group)
         bridge = cfg.migration_enabled
         tracker = KafkaGroupTracker(self.group, self.consumer_id, self._member, admin) if self._member else None
@@ -284,7 +305,7 @@ class ConsumerConnector:
         )
         settings = WorkerSettings(
             consumer_id=self.consumer_id,
-            strategy=cfg.partition_assignment_strategy,
+            strategy=pykafka.assign if pykafka else cfg.partition_assignment_strategy,
             max_retries=cfg.rebalance_max_retries,
             backoff_ms=cfg.rebalance_backoff_ms,
             auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
@@ -302,7 +323,8 @@ class ConsumerConnector:
             resolve_start=self._resolve_start,
             commit_on_release=cfg.auto_commit_enable,
         )
-        snapshots = SnapshotReader(
+        reader = partial(PykafkaSnapshotReader, view=pykafka) if pykafka else SnapshotReader
+        snapshots = reader(
             self._zk,
             self.paths,
             exclude_internal=cfg.exclude_internal_topics,
@@ -311,7 +333,9 @@ class ConsumerConnector:
         )
         parts = WorkerParts(
             snapshots=snapshots,
-            registry=Registry(self._zk, self.paths, self.consumer_id, bridge),
+            registry=Registry(
+                self._zk, self.paths, self.consumer_id, bridge, registration_data if pykafka else Registration.encode
+            ),
             watches=Watches(self._zk, self.paths, lambda what: post(Changed(what)), bridge),
             holdings=holdings,
             offsets=offsets,
@@ -442,6 +466,6 @@ class _KafkaOffsets:
 def _unbounded_commit(
     consumer: Consumer, offsets: Mapping[TopicPartition, int], timeout_s: float
 ) -> set[TopicPartition]:
-    """A legacy connector's commit (offsets.storage=kafka, no embedded member) runs on the fetcher's client in the
+    """A legacy connector's commit (offsets.storage=kafka, no embedded member) runs on its committer client in the
     calling thread: librdkafka's synchronous commit cannot be bounded there, so `timeout_s` is not applied."""
     return commit_sync(consumer, offsets)

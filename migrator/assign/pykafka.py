@@ -18,6 +18,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 
+from migrator.assign.model import ThreadId, consumer_of_thread
+from migrator.protocol.partition import TopicPartition
 from migrator.protocol.pykafka_layout import Spelling, topic_text
 
 
@@ -72,3 +74,20 @@ ASSIGNORS: dict[PykafkaProtocol, Assignor] = {
 
 def own_partitions(assignment: Mapping[int, str], consumer_id: str) -> set[int]:
     return {p for p, owner in assignment.items() if owner == consumer_id}
+
+
+def assign_threads(
+    protocol: PykafkaProtocol,
+    spelling: Spelling,
+    thread_ids_per_topic: Mapping[str, Sequence[ThreadId]],
+    leaders_per_topic: Mapping[str, Mapping[int, int]],
+) -> dict[TopicPartition, ThreadId]:
+    """The group's assignment in the legacy assignors' terms: every pykafka member is one thread
+    (`<consumer id>-0`), each topic assigned on its own over the members registered for it."""
+    result: dict[TopicPartition, ThreadId] = {}
+    for topic, threads in sorted(thread_ids_per_topic.items()):
+        leaders = leaders_per_topic.get(topic, {})
+        consumers = [consumer_of_thread(th) for th in threads]
+        for partition, consumer in ASSIGNORS[protocol](topic, spelling, consumers, leaders).items():
+            result[TopicPartition(topic, partition)] = f"{consumer}-0"
+    return result

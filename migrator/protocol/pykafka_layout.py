@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from migrator.errors import CorruptNodeError
+from migrator.protocol.codecs import PATTERN_STATIC, Registration
 
 _TOPIC_RE = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _OWNER_NODE_RE = re.compile(r"^(-?\d+)-(\d+)$")
@@ -100,3 +101,17 @@ def decode_partition_leader(data: bytes | None) -> int:
         return int(obj["leader"])
     except (ValueError, TypeError, KeyError) as exc:
         raise CorruptNodeError(f"partition state is not Kafka's JSON: {exc}") from exc
+
+
+def registration_of(data: bytes | None) -> Registration:
+    """A pykafka `ids` node as the legacy model sees it: one stream of the topic it names."""
+    topic = decode_registration(data or b"")
+    if topic is None:
+        raise CorruptNodeError("not a pykafka registration (the bare topic name)")
+    return Registration({topic: 1}, PATTERN_STATIC, 0)
+
+
+def registration_data(registration: Registration) -> bytes:
+    """Our own `ids` data in the pykafka dialect: the one topic a pykafka member consumes."""
+    ((topic, _),) = registration.subscription.items()
+    return encode_registration(topic)

@@ -76,8 +76,10 @@ def read_snapshot(
     exclude_internal: bool = True,
     kafka_partitions: PartitionLookup | None = None,
     kafka_topics: TopicLister | None = None,
+    decode: Callable[[bytes | None], Registration] = Registration.decode,
 ) -> Snapshot:
-    """Read everything a rebalance needs, pipelined; problems are collected, never guessed around."""
+    """Read everything a rebalance needs, pipelined; problems are collected, never guessed around.
+    `decode`: the dialect's `ids` data (Scala's JSON by default)."""
     problems: list[str] = []
     # One round trip for the three top-level reads, one for the members' nodes, one for their topics.
     ids_read = zk.get_children_async(paths.ids)
@@ -96,7 +98,7 @@ def read_snapshot(
     registrations: dict[str, Registration] = {}
     for cid, result in reads.items():
         try:
-            registrations[cid] = Registration.decode(result.get()[0])
+            registrations[cid] = decode(result.get()[0])
         except NoNodeError:
             continue  # left between the listing and the read; its watch fires again
         except CorruptNodeError as exc:
