@@ -21,9 +21,11 @@ from kazoo.exceptions import NoNodeError
 from kazoo.interfaces import IAsyncResult
 
 from migrator.errors import CorruptNodeError
-from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration, decode_offset, decode_owner
+from migrator.protocol.codecs import ModeNode, PublishedAuthority, decode_offset, decode_owner
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.layout_dialect import decode_member
 from migrator.protocol.partition import TopicPartition
+from migrator.protocol.pykafka_layout import OwnerNode
 from migrator.zk.paths import GroupPaths
 
 log = logging.getLogger(__name__)
@@ -200,7 +202,7 @@ def _level2(pipe: _Pipeline, g: _Partial) -> None:
                 return  # the member left between get_children and get
             data, stat = result
             try:
-                registration = Registration.decode(data)
+                registration, _ = decode_member(data)  # a pykafka member counts as a legacy one
             except CorruptNodeError as exc:
                 g.corrupt.append(CorruptMember(cid, str(exc)))
                 return
@@ -261,6 +263,8 @@ def _level3(pipe: _Pipeline, g: _Partial) -> None:
         for topic, names in listing.items():
             for name in names:
                 partition = _partition_id(name)
+                if partition is None and kind == "owners" and OwnerNode.parse(name) is not None:
+                    continue  # a pykafka owner node (<leader>-<partition>): the pykafka dialect reads those
                 if partition is None:
                     log.warning("group %s: ignoring %s/%s/%s (not a partition id)", g.group, kind, topic, name)
                     continue

@@ -20,6 +20,7 @@ from migrator.protocol.layout_dialect import Dialect, Recognition
 from migrator.protocol.pykafka_layout import OwnerNode, Spelling, decode_owner, decode_registration, topic_text
 from migrator.zk.paths import GroupPaths
 from migrator.zk.pykafka_group import partition_leaders, recognise_group
+from tests.helpers import cli
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.member_proc import MemberProcess
 from tests.helpers.peers import PATIENT
@@ -91,6 +92,10 @@ def test_pykafka_members_leave_the_layout_and_assignment_we_compute(
     wait_until(converged, 60, what=f"pykafka owners = {expected}")
     assert {n.leader for n in owner_nodes(zk_client, g.group, folder)} <= set(leaders.values())
     assert recognise_group(zk_client, GroupPaths(g.group)) == Recognition(Dialect.PYKAFKA, Spelling.PYTHON3)
+    refused = cli.run("set-mode", "kafka", "-g", g.group, "-z", g.cluster.zookeeper, "-b", g.cluster.bootstrap_servers)
+    err = refused.stderr.strip().splitlines()
+    assert refused.code == 2 and len(err) == 1 and err[0].startswith("error: "), refused
+    assert "legacy connector(s) registered" in err[0] and cids[0] in err[0], err
     produced = [(g.topic, p, o) for p in range(PARTITIONS) for o in range(5)]
     for p in range(PARTITIONS):
         produce(g.cluster, g.topic, [f"{p}-{i}".encode() for i in range(5)], partition=p)
