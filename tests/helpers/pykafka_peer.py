@@ -11,11 +11,9 @@ its own venv, built once per user from `tests/peers/pykafka-requirements.txt` un
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
-import signal
 import subprocess
 import sys
 import threading
@@ -23,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from migrator.devcluster.paths import cache_root
+from tests.helpers.member_proc import MemberProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 PEERS = ROOT / "tests" / "peers"
@@ -50,8 +49,9 @@ def pykafka_python() -> Path:
     return python
 
 
-class PykafkaMember:
-    """The parent's handle on one pykafka consumer process (stderr in `<log>.stderr`)."""
+class PykafkaMember(MemberProcess):
+    """The parent's handle on one pykafka consumer process (stderr in `<log>.stderr`): started here, then
+    stopped (SIGTERM), killed and asked how it died like any member process."""
 
     def __init__(
         self,
@@ -87,25 +87,6 @@ class PykafkaMember:
             tail = self.stderr_path.read_text(errors="replace").strip().splitlines()[-5:]
             raise AssertionError(f"pykafka member did not start: {first!r}; stderr: {' | '.join(tail)}")
         self.consumer_id = first[0].split(" ", 1)[1].strip()
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self, timeout_s: float = 60.0) -> int | None:
-        """SIGTERM: commit, stop, exit 0; None if it did not end within `timeout_s` (then killed)."""
-        if self.proc.poll() is not None:
-            return self.proc.returncode
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return None
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.kill()
-        self.proc.wait(10)
 
 
 class PykafkaOracle:
