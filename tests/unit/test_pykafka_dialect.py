@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol, partition_order, range_assign, roundrobin_assign
+from migrator.connector import ConsumerConnector
+from migrator.errors import ConfigError
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
 from migrator.protocol.layout_dialect import Dialect, LayoutEvidence, Recognition, Refusal, recognise
 from migrator.protocol.pykafka_layout import (
@@ -24,6 +26,7 @@ from migrator.protocol.pykafka_layout import (
     spelling_of_folder,
     topic_text,
 )
+from migrator.zk.pykafka_group import open_pykafka_group
 from tests.helpers.pykafka_peer import PykafkaOracle
 
 
@@ -149,3 +152,26 @@ def test_a_group_matching_neither_or_both_dialects_is_refused_naming_the_node(
     got = recognise(evidence)
     assert got.dialect is None and got.refusal is refusal
     assert node in got.detail
+
+
+# ---------------------------------------------------------------- what a pykafka-dialect member refuses
+
+
+@pytest.mark.parametrize(
+    "registration",
+    [
+        Registration({"a": 1, "b": 1}, PATTERN_STATIC, 0),
+        Registration({"a": 2}, PATTERN_STATIC, 0),
+        Registration({"a.*": 1}, "white_list", 0),
+    ],
+)
+def test_a_pykafka_member_consumes_one_topic_with_one_stream(registration: Registration) -> None:
+    with pytest.raises(ConfigError, match="exactly one topic with one stream"):
+        open_pykafka_group(None, "g", registration, "range")  # type: ignore[arg-type]  # refused before any read
+
+
+def test_a_bridge_in_the_pykafka_dialect_is_refused_before_connecting() -> None:
+    props = {"zookeeper.connect": "127.0.0.1:1", "group.id": "g", "zookeeper.layout": "pykafka",
+             "coordination.migration.enabled": "true", "kafka.bootstrap.servers": "127.0.0.1:1"}  # fmt: skip
+    with pytest.raises(ConfigError, match="not supported yet"):
+        ConsumerConnector(props)
