@@ -23,8 +23,7 @@ from pathlib import Path
 
 from migrator.fleet import synthetic
 from migrator.fleet.classify import classify
-from migrator.fleet.kafka_reader import FleetKafkaReader
-from migrator.fleet.scan import CHUNK_GROUPS, ScanSettings, list_groups, now_ms
+from migrator.fleet.scan import CHUNK_GROUPS, KAFKA_TIMEOUT_S, FleetKafka, ScanSettings, list_groups, now_ms
 from migrator.zk.client import connect
 from migrator.zk.group_reader import read_groups
 
@@ -35,7 +34,7 @@ def baseline(zookeeper: str, bootstrap: str | None, groups: list[str], settings:
     """One process, one kazoo client: pipelined reads of every group, then the same classification."""
     started = time.monotonic()
     zk = connect(zookeeper)
-    reader = FleetKafkaReader(bootstrap) if bootstrap else None
+    reader = FleetKafka.connect(bootstrap, None, KAFKA_TIMEOUT_S) if bootstrap else None
     statuses: dict[str, int] = {}
     try:
         for i in range(0, len(groups), CHUNK_GROUPS):
@@ -45,6 +44,8 @@ def baseline(zookeeper: str, bootstrap: str | None, groups: list[str], settings:
                 status = classify(v, facts.get(v.group), settings.now_ms, settings.stable_for_ms, None).status
                 statuses[status.value] = statuses.get(status.value, 0) + 1
     finally:
+        if reader is not None:
+            reader.close()
         zk.stop()
         zk.close()
     return time.monotonic() - started, statuses

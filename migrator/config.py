@@ -30,7 +30,7 @@ from frozendict import frozendict
 
 from migrator.errors import ConfigError, UsageError
 from migrator.names import validate_group
-from migrator.zk.client import auth_problem, connect_problem, normalise_connect
+from migrator.zk.connect_string import auth_problem, connect_problem, normalise_connect, split_connect
 
 INT_MAX = 2**31 - 1
 """Legacy values are Java ints; a larger value would be rejected by the legacy connector sharing the file."""
@@ -128,7 +128,11 @@ class ConsumerConfig:
     )
     # fetching
     socket_timeout_ms: int = _prop(
-        "socket.timeout.ms", 30000, minimum=1, doc="Network request timeout; fetch.wait.max.ms must not exceed it."
+        "socket.timeout.ms",
+        30000,
+        minimum=1,
+        doc="Network request timeout of the record fetcher (librdkafka's socket.timeout.ms); fetch.wait.max.ms "
+        "must not exceed it.",
     )
     socket_receive_buffer_bytes: int = _prop(
         "socket.receive.buffer.bytes",
@@ -292,12 +296,8 @@ class ConsumerConfig:
         _check_identity(values, problems)
         _check_zookeeper(values, problems)
         _check_migration(values, prefixed, problems)
-        if values["fetch_wait_max_ms"] > values["socket_timeout_ms"]:
-            problems.append(
-                f"fetch.wait.max.ms: {values['fetch_wait_max_ms']} exceeds socket.timeout.ms "
-                f"({values['socket_timeout_ms']}); it must be at most the socket timeout, or every idle "
-                "fetch would time out"
-            )
+        _check_security(prefixed, problems)
+        _check_fetch(values, problems)
         if problems:
             raise config_error(problems)
         values.update({attr: frozendict(props) for attr, props in prefixed.items()})
@@ -360,15 +360,24 @@ class ConsumerConfig:
         return self.migration_properties.get("bootstrap.servers") or self.kafka_properties.get("bootstrap.servers")
 
     @property
+    def security_protocol(self) -> str | None:
+        """The Kafka security protocol every client uses (`_check_security` makes them agree), if configured."""
+        return self.migration_properties.get("security.protocol") or self.kafka_properties.get("security.protocol")
+
+    @property
     def zookeeper_hosts(self) -> str:
         """`zookeeper.connect` without its chroot."""
-        return self.zookeeper_connect.split("/", 1)[0]
+        return split_connect(self.zookeeper_connect)[0]
 
     @property
     def zookeeper_chroot(self) -> str | None:
         """The chroot of `zookeeper.connect` (e.g. `/kafka`), or None."""
-        _, slash, chroot = self.zookeeper_connect.partition("/")
-        return "/" + chroot if slash else None
+        return split_connect(self.zookeeper_connect)[1]
+
+    @property
+    def offset_reset(self) -> Literal["earliest", "latest"]:
+        """`auto.offset.reset` in librdkafka's words: where a partition without a committed offset starts."""
+        return "earliest" if self.auto_offset_reset == "smallest" else "latest"
 
     def embedded_member_properties(self, consumer_id: str) -> dict[str, str]:
         """confluent-kafka settings of the embedded member of the connector whose consumerId is `consumer_id`:
@@ -530,8 +539,21 @@ def _check_identity(values: dict[str, Any], problems: list[str]) -> None:
         problems.append(f"consumer.id: {consumer_id!r} contains '/', which would break the znode path")
     client_id: str = values["client_id"]
     derived_from_bad_group = client_id == values["group_id"] and not group_ok
-    if not derived_from_bad_group and not re.fullmatch(r"[a-zA-Z0-9._-]*", client_id):
-        problems.append(f"client.id: {client_id!r} may contain only ASCII letters, digits, '.', '_' and '-'")
+    if not derived_from_bad_group and client_id:
+        try:
+            validate_group(client_id, kind="client.id")
+        except UsageError as exc:
+            problems.append(f"client.id: {exc}")
+
+
+def _check_fetch(values: Mapping[str, Any], problems: list[str]) -> None:
+    """The fetcher's wait for data must end before its socket times out."""
+    if values["fetch_wait_max_ms"] > values["socket_timeout_ms"]:
+        problems.append(
+            f"fetch.wait.max.ms: {values['fetch_wait_max_ms']} exceeds socket.timeout.ms "
+            f"({values['socket_timeout_ms']}); it must be at most the socket timeout, or every idle "
+            "fetch would time out"
+        )
 
 
 def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:
@@ -579,6 +601,28 @@ def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]]
             f"{MIGRATION_PREFIX}bootstrap.servers is required when {MIGRATION_PREFIX}enabled=true "
             f"(or set {KAFKA_PREFIX}bootstrap.servers for every Kafka client)"
         )
+
+
+_SECURITY_PROPERTY = re.compile(r"^(security\.protocol|sasl\.|ssl\.)")
+
+
+def _check_security(prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:
+    """Security is set once, as `kafka.<p>`, which reaches every client. A security property under
+    `coordination.migration.` or `fetcher.` reaches only one client, so unless it repeats the `kafka.` value
+    the admin client, the fetcher and the embedded member would connect differently: a bridge could join the
+    Kafka group and own partitions it can never fetch or read offsets for."""
+    kafka = prefixed["kafka_properties"]
+    for prefix, attr, client in (
+        (MIGRATION_PREFIX, "migration_properties", "the embedded member"),
+        (FETCHER_PREFIX, "fetcher_properties", "the fetcher"),
+    ):
+        for key, value in sorted(prefixed[attr].items()):
+            if _SECURITY_PROPERTY.match(key) and kafka.get(key) != value:
+                shared = f"{KAFKA_PREFIX}{key}={kafka[key]}" if key in kafka else f"no {KAFKA_PREFIX}{key}"
+                problems.append(
+                    f"{prefix}{key} reaches only {client}, and {shared} for the other Kafka clients: the "
+                    f"clients would disagree on security; set it once as {KAFKA_PREFIX}{key} (docs/security.md)"
+                )
 
 
 # ---------------------------------------------------------------------- .properties files

@@ -14,12 +14,12 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
 from pathlib import Path
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer
 from kazoo.client import KazooState
 from kazoo.exceptions import KazooException
 
 from migrator.assign.model import thread_ids
 from migrator.config import ConsumerConfig
+from migrator.consumer.fork import ForkGuard
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.consumer.stream import KafkaStream
@@ -29,8 +29,7 @@ from migrator.coordination.offsets import OffsetStore
 from migrator.coordination.worker import RebalanceWorker, WorkerParts, WorkerSettings
 from migrator.errors import ConfigError, MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.kafka.commit import commit_sync
-from migrator.kafka.fetcher import Fetcher
+from migrator.kafka.fetcher import LOGICAL_OFFSETS, Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
@@ -41,7 +40,7 @@ from migrator.protocol.pykafka_layout import registration_data
 from migrator.zk.brokers import registered_brokers, wait_for_brokers
 from migrator.zk.client import connect
 from migrator.zk.paths import BROKER_IDS, GroupPaths
-from migrator.zk.pykafka_group import PykafkaNaming, PykafkaSnapshotReader, open_pykafka_group
+from migrator.zk.pykafka_group import PykafkaNaming, PykafkaSnapshotReader, PykafkaView, open_pykafka_group
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import SnapshotReader
 
@@ -98,6 +97,7 @@ class ConsumerConnector:
         if cfg.zookeeper_layout == "pykafka":  # pykafka keeps no offsets in ZooKeeper
             cfg = cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "false"})
         self.config = cfg
+        self._fork = ForkGuard("connector")
         self.group = cfg.group_id
         self.consumer_id = make_consumer_id(cfg.group_id, cfg.consumer_id)
         self.paths = GroupPaths(cfg.group_id)
@@ -116,8 +116,9 @@ class ConsumerConnector:
         self._worker: RebalanceWorker | None = None
         self._member: EmbeddedMember | None = None
         self._fetcher: Fetcher | None = None
-        self._committer: Consumer | None = None
-        """A legacy connector's Kafka offset commits (offsets.storage=kafka): a client that never polls."""
+        self._pykafka: PykafkaView | None = None
+        """The pykafka dialect's view of the group (`zookeeper.layout=pykafka`), else None."""
+        self._admin: KafkaAdmin | None = None
         self._streams: dict[tuple[str, str], KafkaStream] = {}
         self._session_lost = False
         self._shutdown_lock = threading.Lock()
@@ -132,6 +133,7 @@ class ConsumerConnector:
     # -- public API ----------------------------------------------------------------------------------
     def create_message_streams(self, topic_count: Mapping[str, int]) -> dict[str, list[KafkaStream]]:
         """`n` streams per topic; each stream is drained by one application thread."""
+        self._fork.check()
         if not topic_count or any(n < 1 for n in topic_count.values()):
             raise ConfigError("create_message_streams: every topic needs at least one stream")
         result: dict[str, list[KafkaStream]] = {}
@@ -142,6 +144,7 @@ class ConsumerConnector:
 
     def create_message_streams_by_filter(self, topic_filter: TopicFilter, num_streams: int = 1) -> list[KafkaStream]:
         """`num_streams` streams shared by every topic the filter allows, now or later."""
+        self._fork.check()
         if num_streams < 1:
             raise ConfigError("create_message_streams_by_filter: num_streams must be at least 1")
         streams = [self._stream("*", t) for t in thread_ids(self.consumer_id, num_streams)]
@@ -150,6 +153,7 @@ class ConsumerConnector:
         return streams
 
     def set_rebalance_listener(self, listener: ConsumerRebalanceListener) -> None:
+        self._fork.check()
         self._listener = listener
         if self._worker is not None:
             self._worker.listener = listener
@@ -158,9 +162,11 @@ class ConsumerConnector:
         """Commit what has been processed; the calling thread's current records count as processed.
 
         Also from a rebalance listener (the old MirrorMaker pattern with `auto.commit.enable=false`): there it
-        runs on the rebalance worker itself and commits the partitions about to be released as well."""
+        runs on the rebalance worker itself and commits the partitions about to be released as well. Once
+        `shutdown()` started it does nothing: the shutdown commits (with `auto.commit.enable`)."""
+        self._fork.check()
         self._handoff.done_for_current_thread()
-        if self._worker is None or not self._worker.alive:
+        if self._worker is None or not self._worker.alive or self._closed:
             return
         if self._worker.on_worker_thread():
             self._worker.commit_now()
@@ -183,7 +189,9 @@ class ConsumerConnector:
         Bounded: with ZooKeeper or Kafka unreachable it returns after about the longer connect timeout
         (`zookeeper.connection.timeout.ms`, `offsets.channel.socket.timeout.ms`) plus a few seconds, logging
         each step it gave up on; what it could not release, the ZooKeeper session's expiry releases.
+        In a process forked from the one that created the connector it raises `UsedAfterFork` at once.
         """
+        self._fork.check()
         with self._shutdown_lock:
             if self._closed:
                 return
@@ -210,8 +218,8 @@ class ConsumerConnector:
             stream.shutdown()
         if self._fetcher is not None:
             _bounded("closing the Kafka fetcher", self._fetcher.close, deadline)
-        if self._committer is not None:
-            _bounded("closing the Kafka offset committer", self._committer.close, deadline)
+        if self._admin is not None:
+            _bounded("closing the Kafka admin client", self._admin.close, deadline)
         self._zk.remove_listener(self._on_session_state)
         _bounded("closing the ZooKeeper session", self._close_zookeeper, deadline)
         self.metrics.zk_session(0)
@@ -248,82 +256,52 @@ class ConsumerConnector:
     def _start(self, registration: Registration, static_topics: list[str]) -> None:
         if self._worker is not None:
             raise MigratorError("message streams were already created for this connector")
-        cfg = self.config
-        pykafka = None
-        if cfg.zookeeper_layout == "pykafka":
-            pykafka = open_pykafka_group(self._zk, self.group, registration, cfg.partition_assignment_strategy)
-            self.paths = GroupPaths(self.group, PykafkaNaming(pykafka))
+        self._pykafka = None
+        if self.config.zookeeper_layout == "pykafka":
+            strategy = self.config.partition_assignment_strategy
+            self._pykafka = open_pykafka_group(self._zk, self.group, registration, strategy)
+            self.paths = GroupPaths(self.group, PykafkaNaming(self._pykafka))
         if not self.bootstrap_servers:
             self.bootstrap_servers = self._wait_for_brokers()
-        fetch_props = {
-            "client.id": cfg.client_id,
-            "fetch.max.bytes": max(cfg.fetch_message_max_bytes, 1048576) * 50,
-            "max.partition.fetch.bytes": cfg.fetch_message_max_bytes,
-            "fetch.min.bytes": cfg.fetch_min_bytes,
-            "fetch.wait.max.ms": cfg.fetch_wait_max_ms,
-            "auto.offset.reset": "earliest" if cfg.auto_offset_reset == "smallest" else "latest",
-            **cfg.fetcher_client_properties(),
-        }
-        self._fetcher = Fetcher(self.bootstrap_servers, self.group, fetch_props)
+        cfg = self.config
+        self._fetcher = Fetcher(self.bootstrap_servers, self.group, _fetcher_properties(cfg))
         for stream in self._streams.values():
             stream.attach(self._fetcher)  # a stream with nothing queued fetches for itself
-        admin = KafkaAdmin(self.bootstrap_servers, cfg.kafka_properties, timeout_s=self._kafka_timeout_s)
-        worker_box: list[RebalanceWorker] = []
-
-        def post(event: Event) -> None:
-            worker_box[0].post(event)
-
+        self._admin = KafkaAdmin(self.bootstrap_servers, cfg.kafka_properties, timeout_s=self._kafka_timeout_s)
         if cfg.migration_enabled:
-            self._member = EmbeddedMember(
-                cfg.embedded_member_properties(self.consumer_id) | {"bootstrap.servers": self.bootstrap_servers},
-                cfg.migration_poll_interval_ms,
-                post,
-            )
-        # Committed Kafka offsets are read with the admin client: asking the embedded member would block
-        # while its own rebalance callback waits for this worker.
-        if self._member is None and cfg.offsets_storage == "kafka":
-            # Its own client: a synchronous commit on the fetcher's client never returns while a stream thread
-            # polls that client (seen with confluent-kafka 2.16), and legacy streams poll it all the time.
-            self._committer = Consumer({"bootstrap.servers": self.bootstrap_servers, "group.id": self.group,
-                                        "enable.auto.commit": False, **cfg.fetcher_client_properties()})  # fmt: skip
-        legacy_commit = partial(_unbounded_commit, self._committer or self._fetcher.consumer)
-        commit = self._member.commit if self._member is not None else legacy_commit
-        kafka_offsets = _KafkaOffsets(commit, admin, self.group)
+            member_props = cfg.embedded_member_properties(self.consumer_id) | {
+                "bootstrap.servers": self.bootstrap_servers
+            }
+            self._member = EmbeddedMember(member_props, cfg.migration_poll_interval_ms, self._post)
+        self._worker = self._new_worker(registration, self._fetcher, self._admin)
+        self._worker.listener = self._listener
+        self._fetcher.start()
+        self._worker.start_watches()
+        if self._member is not None:
+            self._join_kafka_group(self._member, self._admin, static_topics or self._wildcard_topics(registration))
+        self._worker.register()
+        self._worker.start()
+
+    def _post(self, event: Event) -> None:
+        """Hand an event to the worker: the embedded member's and the watches' callback. Both start only after
+        the worker exists."""
+        assert self._worker is not None
+        self._worker.post(event)
+
+    def _new_worker(self, registration: Registration, fetcher: Fetcher, admin: KafkaAdmin) -> RebalanceWorker:
+        cfg = self.config
         bridge = cfg.migration_enabled
         tracker = KafkaGroupTracker(self.group, self.consumer_id, self._member, admin) if self._member else None
-        offsets = OffsetStore(
-            self._zk,
-            self.paths,
-            cfg.offsets_storage,
-            cfg.dual_commit_enabled,
-            kafka_offsets,
-            self.metrics,
-            cfg.offsets_commit_max_retries,
-            cfg.offsets_channel_backoff_ms,
-            kafka_available=tracker.coordinated if tracker is not None else lambda: True,
-            commit_timeout_s=self._kafka_timeout_s,
-        )
+        offsets = self._offset_store(fetcher, admin, tracker)
         settings = WorkerSettings(
             consumer_id=self.consumer_id,
-            strategy=pykafka.assign if pykafka else cfg.partition_assignment_strategy,
+            strategy=self._pykafka.assign if self._pykafka else cfg.partition_assignment_strategy,
             max_retries=cfg.rebalance_max_retries,
             backoff_ms=cfg.rebalance_backoff_ms,
             auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
             bootstrap_servers=self.bootstrap_servers,
         )
-        holdings = Holdings(
-            zk=self._zk,
-            paths=self.paths,
-            fetcher=self._fetcher,
-            handoff=self._handoff,
-            streams=self._streams,
-            offsets=offsets,
-            metrics=self.metrics,
-            backoff_s=cfg.rebalance_backoff_ms / 1000.0,
-            resolve_start=self._resolve_start,
-            commit_on_release=cfg.auto_commit_enable,
-        )
-        reader = partial(PykafkaSnapshotReader, view=pykafka) if pykafka else SnapshotReader
+        reader = partial(PykafkaSnapshotReader, view=self._pykafka) if self._pykafka else SnapshotReader
         snapshots = reader(
             self._zk,
             self.paths,
@@ -333,39 +311,74 @@ class ConsumerConnector:
         )
         parts = WorkerParts(
             snapshots=snapshots,
-            registry=Registry(
-                self._zk, self.paths, self.consumer_id, bridge, registration_data if pykafka else Registration.encode
-            ),
-            watches=Watches(self._zk, self.paths, lambda what: post(Changed(what)), bridge),
-            holdings=holdings,
+            registry=Registry(self._zk, self.paths, self.consumer_id, bridge, self._registration_codec()),
+            watches=Watches(self._zk, self.paths, lambda what: self._post(Changed(what)), bridge),
+            holdings=self._holdings(fetcher, offsets),
             offsets=offsets,
             handoff=self._handoff,
             metrics=self.metrics,
             kafka=tracker,
             admin=admin,
         )
-        worker = RebalanceWorker(settings=settings, registration=registration, parts=parts)
-        worker.listener = self._listener
-        worker_box.append(worker)
-        self._worker = worker
-        self._fetcher.start()
-        worker.start_watches()
-        if self._member is not None:
-            topics = static_topics or self._wildcard_topics(registration, admin)
-            self._member.start(topics)
-            deadline = time.monotonic() + JOIN_WAIT_S
-            warming = threading.Thread(target=_warm_up, args=(admin, self.group, topics), name="warm-up", daemon=True)
-            warming.start()
-            if not self._member.joined.wait(JOIN_WAIT_S):
-                log.warning("embedded member not in the Kafka group after %.0fs; obeying ZooKeeper", JOIN_WAIT_S)
-            warming.join(max(0.0, deadline - time.monotonic()))
-        worker.register()
-        worker.start()
+        return RebalanceWorker(settings=settings, registration=registration, parts=parts)
 
-    def _wildcard_topics(self, registration: Registration, admin: KafkaAdmin) -> list[str]:
+    def _registration_codec(self) -> Callable[[Registration], bytes]:
+        """How this member writes its `ids` node: the topic name in the pykafka dialect, else Scala's JSON."""
+        return registration_data if self._pykafka else Registration.encode
+
+    def _offset_store(self, fetcher: Fetcher, admin: KafkaAdmin, tracker: KafkaGroupTracker | None) -> OffsetStore:
+        """Kafka commits go through the embedded member (with its generation) or, for a legacy connector, the
+        fetcher (a simple commit); committed Kafka offsets are read with the admin client: asking the embedded
+        member would block while its own rebalance callback waits for the worker."""
+        cfg = self.config
+        commit = self._member.commit if self._member is not None else fetcher.commit
+        return OffsetStore(
+            self._zk,
+            self.paths,
+            cfg.offsets_storage,
+            cfg.dual_commit_enabled,
+            _KafkaOffsets(commit, admin, self.group),
+            self.metrics,
+            cfg.offsets_commit_max_retries,
+            cfg.offsets_channel_backoff_ms,
+            kafka_available=tracker.coordinated if tracker is not None else lambda: True,
+            commit_timeout_s=self._kafka_timeout_s,
+        )
+
+    def _holdings(self, fetcher: Fetcher, offsets: OffsetStore) -> Holdings:
+        cfg = self.config
+        return Holdings(
+            zk=self._zk,
+            paths=self.paths,
+            fetcher=fetcher,
+            handoff=self._handoff,
+            streams=self._streams,
+            offsets=offsets,
+            metrics=self.metrics,
+            backoff_s=cfg.rebalance_backoff_ms / 1000.0,
+            resolve_start=self._resolve_start,
+            commit_on_release=cfg.auto_commit_enable,
+        )
+
+    def _join_kafka_group(self, member: EmbeddedMember, admin: KafkaAdmin, topics: list[str]) -> None:
+        """Start the embedded member and wait up to `JOIN_WAIT_S` for its first assignment, warming up the admin
+        client meanwhile; a member not in the group by then joins later, and the worker obeys ZooKeeper until
+        it has."""
+        member.start(topics)
+        deadline = time.monotonic() + JOIN_WAIT_S
+        warming = threading.Thread(target=_warm_up, args=(admin, self.group, topics), name="warm-up", daemon=True)
+        warming.start()
+        if not member.joined.wait(JOIN_WAIT_S):
+            log.warning("embedded member not in the Kafka group after %.0fs; obeying ZooKeeper", JOIN_WAIT_S)
+        warming.join(max(0.0, deadline - time.monotonic()))
+
+    def _wildcard_topics(self, registration: Registration) -> list[str]:
+        assert self._admin is not None
         ((regex, _),) = registration.subscription.items()
         topic_filter = filter_from_registration(registration.pattern, regex)
-        return sorted(t for t in admin.topics() if topic_filter.is_allowed(t, self.config.exclude_internal_topics))
+        return sorted(
+            t for t in self._admin.topics() if topic_filter.is_allowed(t, self.config.exclude_internal_topics)
+        )
 
     def _resolve_start(self, fetched: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Committed offsets as they are; where there is none, the logical offset `auto.offset.reset` names.
@@ -373,13 +386,13 @@ class ConsumerConnector:
         The fetcher resolves a logical offset when it starts fetching, so a partition added a moment ago needs
         no metadata here; nothing is committed for it until a record has been processed.
         """
-        reset = OFFSET_BEGINNING if self.config.auto_offset_reset == "smallest" else OFFSET_END
+        reset = LOGICAL_OFFSETS[self.config.offset_reset]
         return {tp: (offset if offset >= 0 else reset) for tp, offset in fetched.items()}
 
     def _brokers_from_zookeeper(self) -> str:
         """Like the Scala connector: find the brokers under /brokers/ids when none are configured."""
         try:
-            return registered_brokers(self._zk)
+            return registered_brokers(self._zk, self.config.security_protocol)
         except KazooException:
             return ""
 
@@ -388,7 +401,7 @@ class ConsumerConnector:
         (Scala's connector retries until one appears; ours needs one for its fetcher)."""
         wait_s = self._give_up_s - SHUTDOWN_GRACE_S
         log.warning("no Kafka brokers registered under %s yet; waiting up to %.0fs for one", BROKER_IDS, wait_s)
-        found = wait_for_brokers(self._zk, wait_s)
+        found = wait_for_brokers(self._zk, wait_s, self.config.security_protocol)
         if not found:
             raise MigratorError(
                 f"no Kafka brokers registered under {BROKER_IDS} within {wait_s:g}s and no bootstrap.servers configured"
@@ -415,6 +428,21 @@ class ConsumerConnector:
                     self._worker.post(SessionRestored())
             else:
                 self._handoff.resume()
+
+
+def _fetcher_properties(cfg: ConsumerConfig) -> dict[str, object]:
+    """The record fetcher's librdkafka settings from the connector's properties, then `kafka.*` and `fetcher.*`
+    (more specific wins)."""
+    return {
+        "client.id": cfg.client_id,
+        "fetch.max.bytes": max(cfg.fetch_message_max_bytes, 1048576) * 50,
+        "max.partition.fetch.bytes": cfg.fetch_message_max_bytes,
+        "fetch.min.bytes": cfg.fetch_min_bytes,
+        "fetch.wait.max.ms": cfg.fetch_wait_max_ms,
+        "socket.timeout.ms": cfg.socket_timeout_ms,
+        "auto.offset.reset": cfg.offset_reset,
+        **cfg.fetcher_client_properties(),
+    }
 
 
 def _bounded(what: str, close: Callable[[], None], deadline: float) -> None:
@@ -461,11 +489,3 @@ class _KafkaOffsets:
 
     def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
         return self._admin.committed_offsets(self._group, tps)
-
-
-def _unbounded_commit(
-    consumer: Consumer, offsets: Mapping[TopicPartition, int], timeout_s: float
-) -> set[TopicPartition]:
-    """A legacy connector's commit (offsets.storage=kafka, no embedded member) runs on its committer client in the
-    calling thread: librdkafka's synchronous commit cannot be bounded there, so `timeout_s` is not applied."""
-    return commit_sync(consumer, offsets)

@@ -1,8 +1,8 @@
 """Readable logs during outages: one line per distinct condition, with a count, instead of a flood.
 
 librdkafka retries an unreachable broker every few hundred milliseconds and kazoo an unreachable ZooKeeper
-every second, each with a log line; a bridge with three Kafka clients and a kazoo client wrote hundreds of
-lines a minute, which hid the few that said what was down. `RepeatFilter` lets the first line of a condition
+every second, each with a log line; a bridge with three Kafka clients and a kazoo client would write hundreds
+of lines a minute and hide the few that say what is down. `RepeatFilter` lets the first line of a condition
 through, swallows its repeats for `window_s`, and then lets one through again with how many it swallowed.
 Every librdkafka client of the project logs through `LIBRDKAFKA_LOGGER` (confluent-kafka's `logger`
 setting), and both that logger and kazoo's carry the filter from this module's import on.

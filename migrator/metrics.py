@@ -33,7 +33,19 @@ CONFLICTS = Counter("migrator_ownership_conflicts", "Owner claims that found ano
 COMMITS = Counter("migrator_offset_commits", "Offset commits by store", (*_L, "store"))
 COMMIT_FAILURES = Counter("migrator_offset_commit_failures", "Failed offset commits by store", (*_L, "store"))
 RECORDS = Counter("migrator_records_consumed", "Records handed to application threads", _L)
-LAG = Gauge("migrator_consumer_lag", "Log end minus committed offset, summed over owned partitions", _L)
+LAG = Gauge(
+    "migrator_consumer_lag",
+    "Log end minus processed position, summed over owned partitions (measured at commits; unchanged while none)",
+    _L,
+)
+MODES = ("absent", "zookeeper", "kafka", "unknown")
+"""The values of the mode gauge's `mode` label: what /consumers/<group>/migration/mode holds."""
+MODE = Gauge(
+    "migrator_coordination_mode",
+    "1 for the value the group's mode node held at this connector's last rebalance (absent, zookeeper, kafka, "
+    "unknown), 0 for the others",
+    (*_L, "mode"),
+)
 ZK_SESSION = Gauge("migrator_zookeeper_session_state", "1 connected, 0.5 suspended, 0 lost or closed", _L)
 UNKNOWN_MODE = Counter("migrator_unknown_mode_values", "Mode node values other than kafka or zookeeper", _L)
 SNAPSHOT_REJECTED = Counter(
@@ -61,6 +73,11 @@ class ConnectorMetrics:
         self._l(KAFKA_OWNED).set(kafka_owned)
         self._l(OWNED, authority="kafka").set(owned if kafka else 0)
         self._l(OWNED, authority="zookeeper").set(0 if kafka else owned)
+
+    def mode(self, value: str) -> None:
+        """The mode node's value as last read: one of `MODES` is 1, the others 0."""
+        for name in MODES:
+            self._l(MODE, mode=name).set(1 if name == value else 0)
 
     def rebalanced(self, seconds: float) -> None:
         self._l(REBALANCES).inc()

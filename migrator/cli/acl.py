@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from kazoo.security import ACL
 
 from migrator.cli.common import Connection, connection_options, echo_json, group_option, json_option, require_group
 from migrator.cli.common import zookeeper as open_zookeeper
@@ -43,6 +44,11 @@ def protect_cmd(conn: Connection, group: str, admin: str) -> int:
     return EXIT_OK
 
 
+def acl_doc(acl: ACL) -> dict[str, str]:
+    """One ACL of `acl show --json`."""
+    return {"scheme": acl.id.scheme, "id": acl.id.id, "perms": ops_acl.perms_word(acl.perms)}
+
+
 @acl_group.command("show")
 @connection_options(kafka=False)
 @group_option
@@ -58,14 +64,7 @@ def show_cmd(conn: Connection, group: str, as_json: bool) -> int:
         require_group(zk, group)
         nodes = ops_acl.show(zk, group)
     if as_json:
-        echo_json(
-            {
-                path: None
-                if acls is None
-                else [{"scheme": a.id.scheme, "id": a.id.id, "perms": ops_acl.perms_word(a.perms)} for a in acls]
-                for path, acls in nodes
-            }
-        )
+        echo_json({path: None if acls is None else [acl_doc(a) for a in acls] for path, acls in nodes})
         return EXIT_OK
     rows = [
         (

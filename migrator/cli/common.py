@@ -22,7 +22,8 @@ from confluent_kafka import KafkaException
 from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionLoss, KazooException, NoAuthError, SessionExpiredError
 
-from migrator.errors import MigratorError, NotAuthorised, NotFound, UsageError
+from migrator.config import load_properties
+from migrator.errors import ConfigError, MigratorError, NotAuthorised, NotFound, UsageError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.logs import LIBRDKAFKA_LOGGER
 from migrator.names import validate_group
@@ -46,10 +47,8 @@ def _group(_ctx: click.Context, _param: click.Parameter, value: str | None) -> s
     return None if value is None else validate_group(value)
 
 
-def _connect_string(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    """Checked here: kazoo would fail on a bad port only when it connects, with a traceback."""
-    if value is None:
-        return None
+def checked_connect_string(value: str) -> str:
+    """Checked before connecting: kazoo would fail on a bad port only when it connects, with a traceback."""
     problem = connect_problem(value)
     if problem is not None:
         raise UsageError(f"--zookeeper: {problem}")
@@ -58,6 +57,10 @@ def _connect_string(_ctx: click.Context, _param: click.Parameter, value: str | N
 
 def check_zk_auth(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     """The option's own words: `zookeeper.auth` is a connector property the operator never typed."""
+    return checked_zk_auth(value)
+
+
+def checked_zk_auth(value: str | None) -> str | None:
     if value is not None and auth_problem(value) is not None:
         scheme = value.split(":", 1)[0]
         raise UsageError(f"--zk-auth: expected one of {AUTH_FORMS}, not {scheme!r}:…")
@@ -109,10 +112,9 @@ class Connection:
 connect_string_option = click.option(
     "--zookeeper",
     "-z",
-    required=True,
-    callback=_connect_string,
+    envvar="MIGRATOR_ZOOKEEPER",
     metavar="HOST:PORT[,..][/chroot]",
-    help="ZooKeeper connect string.",
+    help="ZooKeeper connect string (also $MIGRATOR_ZOOKEEPER).",
 )
 zk_auth_option = click.option(
     "--zk-auth",
@@ -123,8 +125,58 @@ zk_auth_option = click.option(
 )
 
 
-def connection_options(*, kafka: bool = True) -> Callable[[F], F]:
-    """--zookeeper, --zk-auth, --connect-timeout and (with kafka) --bootstrap-servers, --kafka-property.
+COMMAND_CONFIG_KEYS = {
+    "zookeeper.connect": "zookeeper",
+    "bootstrap.servers": "bootstrap_servers",
+    "zookeeper.auth": "zk_auth",
+}
+"""Keys of a --command-config file that stand for an option; every other key is a Kafka client property."""
+
+ENV_VARS = {
+    "zookeeper": "MIGRATOR_ZOOKEEPER",
+    "bootstrap_servers": "MIGRATOR_BOOTSTRAP_SERVER",
+    "connect_timeout": "MIGRATOR_CONNECT_TIMEOUT",
+    "command_config": "MIGRATOR_COMMAND_CONFIG",
+    "zk_auth": "MIGRATOR_ZK_AUTH",
+}
+"""The environment variable of each connection option (an option on the command line wins)."""
+
+
+def read_command_config(path: str | None) -> dict[str, str]:
+    """The properties of a --command-config file (as kafka-consumer-groups' `--command-config`); {} without one."""
+    if path is None:
+        return {}
+    try:
+        return load_properties(path)
+    except ConfigError as exc:
+        raise UsageError(f"--command-config: {exc}") from None
+
+
+def resolve_connection(kwargs: dict[str, Any], *, zookeeper_required: bool = True) -> Connection:
+    """One `Connection` from the parsed options: command line > environment > --command-config file."""
+    file = read_command_config(kwargs.pop("command_config", None))
+    given = kwargs.pop("zookeeper")
+    zookeeper = given if given is not None else file.get("zookeeper.connect")
+    if zookeeper is None and zookeeper_required:
+        raise UsageError(
+            "--zookeeper is required: give -z, $MIGRATOR_ZOOKEEPER or zookeeper.connect in --command-config"
+        )
+    from_file = {k: v for k, v in file.items() if k not in COMMAND_CONFIG_KEYS}
+    zk_auth = kwargs.pop("zk_auth") or file.get("zookeeper.auth")
+    conn = Connection(
+        zookeeper=checked_connect_string(zookeeper) if zookeeper is not None else "",
+        zk_auth=checked_zk_auth(zk_auth),
+        bootstrap_servers=kwargs.pop("bootstrap_servers", None) or file.get("bootstrap.servers"),
+        connect_timeout_s=kwargs.pop("connect_timeout"),
+        kafka_properties={**from_file, **kwargs.pop("kafka_property", {})},
+    )
+    check_kafka_properties(conn.kafka_properties)
+    return conn
+
+
+def connection_options(*, kafka: bool = True, zookeeper_required: bool = True) -> Callable[[F], F]:
+    """--zookeeper, --zk-auth, --connect-timeout, --command-config and (with kafka) --bootstrap-server,
+    --kafka-property, each also from its environment variable (`ENV_VARS`).
 
     They reach the command as one `conn: Connection` argument, after the Kafka properties were checked.
     """
@@ -132,14 +184,7 @@ def connection_options(*, kafka: bool = True) -> Callable[[F], F]:
     def decorate(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            kwargs["conn"] = Connection(
-                zookeeper=kwargs.pop("zookeeper"),
-                zk_auth=kwargs.pop("zk_auth"),
-                bootstrap_servers=kwargs.pop("bootstrap_servers", None),
-                connect_timeout_s=kwargs.pop("connect_timeout"),
-                kafka_properties=kwargs.pop("kafka_property", {}),
-            )
-            check_kafka_properties(kwargs["conn"].kafka_properties)
+            kwargs["conn"] = resolve_connection(kwargs, zookeeper_required=zookeeper_required)
             return func(*args, **kwargs)
 
         options = [
@@ -150,15 +195,27 @@ def connection_options(*, kafka: bool = True) -> Callable[[F], F]:
                 type=click.FloatRange(min=0.1),
                 default=DEFAULT_CONNECT_TIMEOUT_S,
                 show_default=True,
+                envvar=ENV_VARS["connect_timeout"],
                 metavar="SECONDS",
                 help="Give up on an unreachable ZooKeeper or broker after this long.",
+            ),
+            click.option(
+                "--command-config",
+                type=click.Path(dir_okay=False),
+                envvar=ENV_VARS["command_config"],
+                metavar="FILE",
+                help="Properties file: zookeeper.connect, bootstrap.servers, zookeeper.auth, and Kafka client "
+                "properties (security.protocol, sasl.*, ssl.*); options and environment variables win.",
             ),
         ]
         if kafka:
             options += [
                 click.option(
+                    "--bootstrap-server",
                     "--bootstrap-servers",
                     "-b",
+                    "bootstrap_servers",
+                    envvar=ENV_VARS["bootstrap_servers"],
                     metavar="HOST:PORT[,..]",
                     help="Kafka brokers (the group's cluster); default: the brokers registered under /brokers/ids.",
                 ),
@@ -250,7 +307,7 @@ def find_brokers(conn: Connection, zk: KazooClient, group: str | None = None) ->
     """
     if conn.bootstrap_servers:
         return Brokers(make_admin(conn), "--bootstrap-servers")
-    found = registered_brokers(zk)
+    found = registered_brokers(zk, conn.kafka_properties.get("security.protocol"))
     if found:
         return Brokers(make_admin(conn, found), f"/brokers/ids ({found})")
     published = published_bootstrap(zk, group) if group is not None else ""

@@ -18,6 +18,7 @@ import base64
 import json
 import logging
 import os
+import random
 import signal
 import socket
 import sys
@@ -30,13 +31,14 @@ from typing import Any, Protocol
 
 import click
 
-from migrator.cli.common import Connection, KeyValue, _quiet_libraries, connection_options, group_option
+from migrator.cli.common import Connection, KeyValue, _quiet_libraries, connection_options
+from migrator.cli.console_direct import consume_partition, delete_group, parse_start_offset
 from migrator.cli.interrupts import resent_outside_kazoo
 from migrator.config import ConsumerConfig, config_error, load_properties
 from migrator.connector import ConsumerConnector
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
 from migrator.errors import EXIT_FAILED, EXIT_OK, ConfigError, EnvironmentProblem, MigratorError, UsageError
-from migrator.names import validate_topic
+from migrator.names import validate_group, validate_topic
 from migrator.protocol.filters import Blacklist, TopicFilter, Whitelist
 from migrator.protocol.message import Message
 
@@ -73,6 +75,41 @@ def format_json(m: Message) -> str:
 
 
 FORMATTERS: dict[str, Callable[[Message], str]] = {"text": format_text, "json": format_json}
+
+FORMATTER_PROPERTIES = {
+    "print.timestamp": "false", "print.partition": "false", "print.offset": "false", "print.key": "false",
+    "print.value": "true", "key.separator": "\t", "null.literal": "null",
+}  # fmt: skip
+"""kafka-console-consumer's DefaultMessageFormatter properties (--property) and their defaults."""
+
+
+def _flag(value: str) -> bool:
+    return value.strip().lower() == "true"
+
+
+def text_formatter(properties: dict[str, str]) -> Callable[[Message], str]:
+    """The text format as kafka-console-consumer's DefaultMessageFormatter prints it: CreateTime:<ms>,
+    Partition:<p>, Offset:<o>, key, value (each only when its print.* is true), joined by key.separator."""
+    unknown = sorted(set(properties) - set(FORMATTER_PROPERTIES))
+    if unknown:
+        raise UsageError(f"--property {unknown[0]}: unknown; known are {', '.join(sorted(FORMATTER_PROPERTIES))}")
+    o = {**FORMATTER_PROPERTIES, **properties}
+    sep, null = o["key.separator"], o["null.literal"]
+
+    def text(data: bytes | None) -> str:
+        return null if data is None else data.decode("utf-8", errors="replace")
+
+    def fmt(m: Message) -> str:
+        fields = [
+            *([f"CreateTime:{m.timestamp}"] if _flag(o["print.timestamp"]) else []),
+            *([f"Partition:{m.partition}"] if _flag(o["print.partition"]) else []),
+            *([f"Offset:{m.offset}"] if _flag(o["print.offset"]) else []),
+            *([text(m.key)] if _flag(o["print.key"]) else []),
+            *([text(m.value)] if _flag(o["print.value"]) else []),
+        ]
+        return sep.join(fields)
+
+    return fmt
 
 
 class _ByteSink(Protocol):
@@ -180,8 +217,11 @@ class ConsoleRun:
         printer: Printer,
         max_messages: int | None,
         idle_timeout_ms: int | None,
+        *,
+        commit: bool = True,
     ) -> None:
         self.connector = connector
+        self.commit = commit
         self.streams = streams
         self.printer = printer
         self.tickets = Tickets(max_messages)
@@ -220,7 +260,7 @@ class ConsoleRun:
         return RunResult(self.tickets.printed, self._reason, list(self._errors), self._abandoned)
 
     def _drain(self, stream: KafkaStream) -> None:
-        if self._take_and_print(stream):
+        if self._take_and_print(stream) and self.commit:
             # Everything this thread took was printed: its current record counts as processed too.
             try:
                 self.connector.commit_offsets()
@@ -264,15 +304,25 @@ class ConsoleRun:
 # ---------------------------------------------------------------------------------------------- config
 
 
+THROWAWAY_GROUP = "console-consumer-{n}"
+"""The group of a run without -g or group.id, as kafka-console-consumer names it; it never commits and its
+ZooKeeper nodes are deleted when the run ends."""
+
+
 @dataclass(frozen=True)
 class Options:
     conn: Connection
-    group: str
+    group: str | None
     from_beginning: bool
     consumer_properties: dict[str, str]
     consumer_config: str | None
     migration: bool
     metrics_port: int | None
+    timeout_ms: int | None = None
+
+
+def _file_properties(o: Options) -> dict[str, str]:
+    return dict(load_properties(o.consumer_config)) if o.consumer_config else {}
 
 
 def build_config(o: Options) -> tuple[ConsumerConfig, int | None]:
@@ -280,11 +330,20 @@ def build_config(o: Options) -> tuple[ConsumerConfig, int | None]:
 
     Returns the validated config (with the internal poll timeout) and the user's `consumer.timeout.ms`
     (None when not set), which ends the run after that long without a record, as in the Scala tool.
+    -z and -g may be left out when the file has zookeeper.connect and group.id; without any group id
+    the run uses a throwaway group that never commits (`THROWAWAY_GROUP`).
     """
-    props: dict[str, str] = dict(load_properties(o.consumer_config)) if o.consumer_config else {}
+    props = _file_properties(o)
     props.update(o.consumer_properties)
-    props["zookeeper.connect"] = o.conn.zookeeper
-    props["group.id"] = o.group
+    if o.conn.zookeeper:
+        props["zookeeper.connect"] = o.conn.zookeeper
+    elif not props.get("zookeeper.connect"):
+        raise UsageError("--zookeeper is required (or zookeeper.connect in --consumer.config, or $MIGRATOR_ZOOKEEPER)")
+    if o.group is not None:
+        props["group.id"] = o.group
+    elif not props.get("group.id"):
+        props["group.id"] = THROWAWAY_GROUP.format(n=random.randint(0, 99999))
+        props["auto.commit.enable"] = "false"
     props.setdefault("zookeeper.connection.timeout.ms", str(int(o.conn.connect_timeout_s * 1000)))
     props.setdefault("offsets.channel.socket.timeout.ms", str(int(o.conn.connect_timeout_s * 1000)))
     if o.from_beginning:
@@ -305,6 +364,8 @@ def build_config(o: Options) -> tuple[ConsumerConfig, int | None]:
         raise UsageError("--migration needs --bootstrap-servers: the Kafka cluster the embedded member joins")
     if o.metrics_port is not None:
         props["metrics.port"] = str(o.metrics_port)
+    if o.timeout_ms is not None:
+        props["consumer.timeout.ms"] = str(o.timeout_ms)
     try:
         idle = ConsumerConfig.from_mapping(props).consumer_timeout_ms  # validates everything before connecting
     except ConfigError as exc:
@@ -341,8 +402,12 @@ def topic_selection(topic: str | None, whitelist: str | None, blacklist: str | N
 
 
 @click.command("console-consumer")
-@connection_options()
-@group_option
+@connection_options(zookeeper_required=False)
+@click.option(
+    "--group", "-g", callback=lambda _c, _p, v: None if v is None else validate_group(v), metavar="GROUP",
+    help="Consumer group (default: group.id of --consumer.config, else a throwaway console-consumer-N that "
+    "never commits and is deleted at exit).",
+)  # fmt: skip
 @click.option("--topic", "-t", metavar="TOPIC", help="Consume this topic.")
 @click.option("--whitelist", metavar="REGEX", help="Consume every topic whose whole name matches (now or later).")
 @click.option("--blacklist", metavar="REGEX", help="Consume every topic whose name does not match.")
@@ -358,7 +423,10 @@ def topic_selection(topic: str | None, whitelist: str | None, blacklist: str | N
     help="Legacy consumer property; repeatable.",
 )
 @click.option(
-    "--consumer.config", "consumer_config", metavar="FILE", help="Legacy consumer .properties file (options win)."
+    "--consumer.config",
+    "consumer_config",
+    metavar="FILE",
+    help="Legacy consumer .properties file; its zookeeper.connect and group.id stand in for -z and -g (options win).",
 )
 @click.option(
     "--format",
@@ -366,15 +434,35 @@ def topic_selection(topic: str | None, whitelist: str | None, blacklist: str | N
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="text: the value; json: one object per record with topic, partition, offset, thread, key, "
-    "value (or key_b64/value_b64 when not UTF-8) and timestamp.",
+    help="text: the value (see --property); json: one object per record with topic, partition, offset, thread, "
+    "key, value (or key_b64/value_b64 when not UTF-8) and timestamp.",
+)
+@click.option(
+    "--property",
+    "formatter_properties",
+    multiple=True,
+    type=KeyValue("print.key=true"),
+    metavar="KEY=VALUE",
+    help="Text formatter property as kafka-console-consumer's: print.key, print.value, print.partition, "
+    "print.offset, print.timestamp, key.separator, null.literal; repeatable.",
 )
 @click.option("--max-messages", type=click.IntRange(min=1), metavar="N", help="Stop after N records in total.")
-@click.option("--migration", is_flag=True, help="Run as a KIP-125 bridge (needs --bootstrap-servers).")
+@click.option(
+    "--timeout-ms", type=click.IntRange(min=1), metavar="MS", help="Stop after MS milliseconds without a record."
+)
+@click.option(
+    "--partition", type=click.IntRange(min=0), metavar="P",
+    help="Read only this partition of --topic, directly from the brokers: no group, nothing committed.",
+)  # fmt: skip
+@click.option(
+    "--offset", default="latest", show_default=True, metavar="earliest|latest|N",
+    help="With --partition: where to start.",
+)  # fmt: skip
+@click.option("--migration", is_flag=True, help="Run as a KIP-125 bridge (needs --bootstrap-server).")
 @click.option("--metrics-port", type=click.IntRange(1, 65535), metavar="PORT", help="Serve Prometheus /metrics.")
 def console_consumer_cmd(
     conn: Connection,
-    group: str,
+    group: str | None,
     topic: str | None,
     whitelist: str | None,
     blacklist: str | None,
@@ -383,7 +471,11 @@ def console_consumer_cmd(
     consumer_property: tuple[tuple[str, str], ...],
     consumer_config: str | None,
     fmt: str,
+    formatter_properties: tuple[tuple[str, str], ...],
     max_messages: int | None,
+    timeout_ms: int | None,
+    partition: int | None,
+    offset: str,
     migration: bool,
     metrics_port: int | None,
 ) -> int:
@@ -393,26 +485,39 @@ def console_consumer_cmd(
     offsets are committed up to the last printed record and the member leaves cleanly (exit 0), so a
     second run of the same group continues with the next record. Records go to stdout, one line each;
     everything else goes to stderr. It runs until stopped, like kafka-console-consumer (an empty topic
-    or another member leaving does not end it), unless --max-messages or a consumer.timeout.ms property
-    (that long without a record) ends it first.
+    or another member leaving does not end it), unless --max-messages or --timeout-ms (or a
+    consumer.timeout.ms property: that long without a record) ends it first. Without -g and without
+    group.id in --consumer.config it joins a throwaway group that commits nothing. --partition reads one
+    partition straight from the brokers (-b, else /brokers/ids), as kafka-console-consumer does.
 
     \b
     Example:
       migrator console-consumer -z 127.0.0.1:2181 -g audit -t orders --from-beginning --max-messages 10
+      migrator console-consumer --consumer.config consumer.properties -t orders --property print.key=true
       migrator console-consumer -z 127.0.0.1:2181 -g orders --whitelist 'orders\\..*' --streams 4 \\
           --migration -b 127.0.0.1:9092 --format json --metrics-port 9464
     """
     selection = topic_selection(topic, whitelist, blacklist)
+    printer = Printer(text_formatter(dict(formatter_properties)) if fmt == "text" else FORMATTERS[fmt])
+    if partition is not None:
+        if not isinstance(selection, str):
+            raise UsageError("--partition needs --topic")
+        start = parse_start_offset(offset, from_beginning)
+        return consume_partition(conn, selection, partition, start, printer, max_messages, timeout_ms)
     options = Options(
         conn, group, from_beginning, dict(consumer_property), consumer_config,
-        migration, metrics_port,
+        migration, metrics_port, timeout_ms,
     )  # fmt: skip
     config, idle_ms = build_config(options)
     if metrics_port is not None:
         check_port_free(metrics_port)
-    printer = Printer(FORMATTERS[fmt])
     _quiet_libraries()
-    return _consume(config, selection, streams, printer, max_messages, idle_ms)
+    throwaway = group is None and not _file_properties(options).get("group.id")
+    try:
+        return _consume(config, selection, streams, printer, max_messages, idle_ms, commit=not throwaway)
+    finally:
+        if throwaway:
+            delete_group(config)
 
 
 class _StartInterrupted(BaseException):
@@ -426,6 +531,8 @@ def _consume(
     printer: Printer,
     max_messages: int | None,
     idle_ms: int | None,
+    *,
+    commit: bool = True,
 ) -> int:
     signalled: list[int] = []
     run: ConsoleRun | None = None
@@ -458,14 +565,15 @@ def _consume(
                 return EXIT_OK
             finally:
                 starting = False
-            run = ConsoleRun(connector, streams, printer, max_messages, idle_ms)
+            run = ConsoleRun(connector, streams, printer, max_messages, idle_ms, commit=commit)
             run.signalled = bool(signalled)
             result = run.run()
         except BaseException:
             connector.shutdown()
             raise
         if result.abandoned:
-            connector.commit_offsets()  # the records the other threads (and earlier this one) printed
+            if commit:
+                connector.commit_offsets()  # the records the other threads (and earlier this one) printed
             # The connector cannot release a partition whose record is held unprocessed (its rebalance would
             # wait forever), so leave like a crash: what was printed is committed, the session expires.
             click.echo(f"error: {result.errors[0]}; committed the printed records, exiting without release", err=True)

@@ -13,7 +13,14 @@ from migrator.zk.client import connect_problem
 @click.command("demo")
 @click.option("--quick", is_flag=True, help="Fewer members and shorter waits (under a minute).")
 @click.option("--zookeeper", "-z", metavar="HOST:PORT", help="Use this ZooKeeper (with --bootstrap-servers).")
-@click.option("--bootstrap-servers", "-b", metavar="HOST:PORT", help="Use these brokers (with --zookeeper).")
+@click.option(
+    "--bootstrap-server",
+    "--bootstrap-servers",
+    "-b",
+    "bootstrap_servers",
+    metavar="HOST:PORT",
+    help="Use these brokers (with --zookeeper).",
+)
 @click.option(
     "--output",
     "-o",

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import importlib
 import logging
-import signal
 import sys
-import threading
+from importlib import metadata
 
 import click
 
-from migrator.cli.interrupts import on_interrupt
+from migrator.cli.interrupts import install_interrupt_handler
 from migrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_REFUSED, MigratorError
 
 # Command modules, imported lazily so that `migrator --help` stays fast and a missing optional
@@ -27,6 +26,7 @@ COMMAND_MODULES = (
     "migrator.cli.modes",
     "migrator.cli.status",
     "migrator.cli.offsets",
+    "migrator.cli.groups",
     "migrator.cli.acl",
     "migrator.cli.fleet",
     "migrator.cli.demo",
@@ -37,12 +37,25 @@ class _Context:
     debug: bool = False
 
 
+def installed_version() -> str:
+    """The installed distribution's version (pyproject.toml's, once installed)."""
+    try:
+        return metadata.version("migrator")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(installed_version(), "--version", "-V", prog_name="migrator", message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.option("--log-level", default="WARNING", show_default=True, help="Python log level for stderr.")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, log_level: str) -> None:
     """Move Kafka consumer groups between ZooKeeper and Kafka coordination (KIP-125).
+
+    Connection options also come from the environment ($MIGRATOR_ZOOKEEPER, $MIGRATOR_BOOTSTRAP_SERVER,
+    $MIGRATOR_ZK_AUTH, $MIGRATOR_CONNECT_TIMEOUT, $MIGRATOR_COMMAND_CONFIG). Shell completion:
+    eval "$(_MIGRATOR_COMPLETE=bash_source migrator)" (zsh_source, fish_source for those shells).
 
     \b
     Example:
@@ -65,8 +78,7 @@ def _register() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     _register()
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, on_interrupt)
+    install_interrupt_handler()
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         rv = cli.main(args=argv, prog_name="migrator", standalone_mode=False)

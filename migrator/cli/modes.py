@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import click
+from kazoo.protocol.states import ZnodeStat
 
 from migrator.cli.common import (
     Connection,
@@ -17,10 +22,11 @@ from migrator.cli.common import (
 )
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.cli.interrupts import interrupts_deferred
-from migrator.errors import EXIT_OK, EXIT_REFUSED, Interrupted, UsageError
+from migrator.cli.progress import ProgressLine
+from migrator.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, Interrupted, UsageError
 from migrator.ops import modes
-from migrator.ops.wait import wait_for_switch
-from migrator.protocol.codecs import Mode, ModeNode
+from migrator.ops.wait import Progress, WaitTimeout, wait_for_switch
+from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
 
 
 def _mode_text(node: ModeNode) -> str:
@@ -47,80 +53,141 @@ def _iso(ms: int | None) -> str:
 @connection_options()
 @group_option
 @click.option("--force", is_flag=True, help="Write even though the preflight refuses (recorded in the audit trail).")
-@click.option("--dry-run", is_flag=True, help="Show the switch and what preflight refuses or warns of; no write.")
+@click.option(
+    "--dry-run", is_flag=True, help="Run the preflight and show exactly what the write would do; write nothing."
+)
 @click.option(
     "--wait",
     is_flag=True,
     help="Wait (up to --timeout) for a rebalancing Kafka group to settle before the preflight, then until every "
-    "bridge obeys the new mode and every partition is owned.",
+    "bridge obeys the new mode and every partition is owned (a progress line on a terminal).",
 )
 @click.option(
     "--timeout", type=click.FloatRange(min=0), default=60.0, show_default=True, help="Seconds for each --wait phase."
 )
 @click.option("--reason", default="", metavar="TEXT", help="Why; recorded in the audit trail (see `history`).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (see docs/operations.md) instead of text.")
 def set_mode_cmd(
-    mode: str, conn: Connection, group: str, force: bool, dry_run: bool, wait: bool, timeout: float, reason: str
+    mode: str,
+    conn: Connection,
+    group: str,
+    force: bool,
+    dry_run: bool,
+    wait: bool,
+    timeout: float,
+    reason: str,
+    as_json: bool,
 ) -> int:
     """Switch the authority a group's bridge connectors obey (writes /consumers/GROUP/migration/mode).
 
     A preflight refuses (exit 2) when the switch would not take effect everywhere or would cause dual
     ownership: to kafka it needs only bridges, each with its embedded member in the Kafka group, a group
     within group.max.size and a range/roundrobin assignor; to zookeeper it needs no plain Kafka consumers
-    in the group. Both directions need to see the Kafka group: without --bootstrap-servers the brokers
+    in the group. Both directions need to see the Kafka group: without --bootstrap-server the brokers
     registered under /brokers/ids are used, else those the group's bridges published, and when there are
     none the switch is refused. A rebalancing Kafka group is refused (retry in ~10 s) unless --wait, which
     waits for it to settle first. A group that does not exist exits 3. The write is conditional on the
-    mode it checked and is recorded with --reason in the audit trail.
+    mode it checked and is recorded with --reason in the audit trail. --dry-run runs the same preflight
+    and exits as the write would (0 or 2), writing nothing.
 
     \b
     Example:
       migrator set-mode kafka -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092 \\
           --reason "canary ok for 2 days" --wait --timeout 120
-      migrator set-mode zookeeper -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092 --dry-run
+      migrator set-mode zookeeper -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092 --dry-run --json
     """
     target = _parse_mode(mode)
+    out = _SetModeOutput(as_json, {"group": group, "to": target.value, "dry_run": dry_run})
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
         brokers = find_brokers(conn, zk, group)
         if brokers.admin is not None and not conn.bootstrap_servers:
             click.echo(f"brokers: {brokers.source}", err=True)
-        admin = brokers.admin
         change = modes.check_mode(
-            zk, group, target, admin=admin, force=force, dry_run=dry_run, kafka_missing=brokers.missing or None,
-            settle_s=timeout if wait else 0.0,
+            zk, group, target, admin=brokers.admin, force=force, dry_run=dry_run,
+            kafka_missing=brokers.missing or None, settle_s=timeout if wait else 0.0,
         )  # fmt: skip
-        before = _mode_text(change.before)
-        for warning in change.check.warnings:
-            click.echo(f"warning: {warning}", err=True)
-        if change.noop:
-            click.echo(f"{group}: mode is already {target.value}; nothing written")
-            return EXIT_OK
-        if change.dry_run:
-            click.echo(f"dry run: {group}: {before} -> {target.value}")
-            if change.check.ok:
-                click.echo("preflight: ok")
-                return EXIT_OK
-            click.echo("preflight: refused" + (" (--force would write anyway)" if force else ""))
-            for refusal in change.check.refusals:
-                click.echo(f"  - {refusal}")
-            return EXIT_OK if force else EXIT_REFUSED
+        out.checked(change)
+        if change.noop or change.dry_run:
+            return out.finish(EXIT_OK if change.noop or change.check.ok or force else EXIT_REFUSED)
         try:
             # Ctrl-C from here on lands after the write, whose outcome is then known: the operator is told
             # that the mode IS written and how to roll back, never a bare "interrupted".
             with interrupts_deferred():
                 change = modes.write_mode(zk, change, reason=reason, who=modes.who_am_i(conn.zk_auth))
-            forced = " (forced past: " + "; ".join(change.check.refusals) + ")" if change.forced else ""
-            click.echo(f"{group}: {before} -> {target.value}{forced}; audit {change.audit_path}")
+            out.written(change)
             if wait:
                 assert change.write_mzxid is not None and change.write_monotonic is not None
-                pause = wait_for_switch(
-                    zk, group, target, write_mzxid=change.write_mzxid, write_monotonic=change.write_monotonic,
-                    timeout_s=timeout, admin=admin,
-                )  # fmt: skip
-                click.echo(f"switch complete: every bridge obeys {target.value}; pause {pause:.2f}s")
+                with out.waiting() as show:
+                    pause = wait_for_switch(
+                        zk, group, target, write_mzxid=change.write_mzxid, write_monotonic=change.write_monotonic,
+                        timeout_s=timeout, admin=brokers.admin, on_progress=show,
+                    )  # fmt: skip
+                out.complete(target, pause)
         except KeyboardInterrupt:
             raise Interrupted(_interrupted(conn, group, change, waiting=wait)) from None
-    return EXIT_OK
+    return out.finish(EXIT_OK)
+
+
+class _SetModeOutput:
+    """What set-mode says: text lines as it goes, or (--json) one object at the end, also on a --wait
+    timeout (then with `switch_complete: false`) so a script always learns whether the mode was written."""
+
+    def __init__(self, as_json: bool, doc: dict[str, Any]) -> None:
+        self.as_json = as_json
+        self.doc: dict[str, Any] = {
+            **doc, "from": None, "preflight": None, "refusals": [], "warnings": [], "written": False,
+            "noop": False, "forced": False, "audit": None, "switch_complete": None, "pause_s": None,
+        }  # fmt: skip
+
+    def _say(self, line: str) -> None:
+        if not self.as_json:
+            click.echo(line)
+
+    def checked(self, change: modes.ModeChange) -> None:
+        before, target, group = _mode_text(change.before), change.target.value, change.group
+        self.doc |= {"from": before, "preflight": "ok" if change.check.ok else "refused", "noop": change.noop}
+        self.doc |= {"refusals": list(change.check.refusals), "warnings": list(change.check.warnings)}
+        for warning in change.check.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        if change.noop:
+            self._say(f"{group}: mode is already {target}; nothing written")
+        elif change.dry_run:
+            self._say(f"dry run: {group}: {before} -> {target}")
+            if change.check.ok:
+                self._say("preflight: ok")
+                return
+            self._say("preflight: refused" + (" (--force would write anyway)" if change.forced else ""))
+            for refusal in change.check.refusals:
+                self._say(f"  - {refusal}")
+
+    def written(self, change: modes.ModeChange) -> None:
+        self.doc |= {"written": True, "forced": change.forced, "audit": change.audit_path}
+        forced = " (forced past: " + "; ".join(change.check.refusals) + ")" if change.forced else ""
+        self._say(f"{change.group}: {self.doc['from']} -> {change.target.value}{forced}; audit {change.audit_path}")
+
+    @contextmanager
+    def waiting(self) -> Iterator[Callable[[Progress], None] | None]:
+        """A progress line rewritten in place on a terminal's stderr; nothing when stderr is not a terminal."""
+        self.doc["switch_complete"] = False
+        line = ProgressLine(sys.stderr)
+        try:
+            yield line.show if line.enabled else None
+        except WaitTimeout:
+            line.clear()
+            self.finish(EXIT_FAILED)
+            raise
+        finally:
+            line.clear()  # also before an interrupt's message
+
+    def complete(self, target: Mode, pause: float) -> None:
+        self.doc |= {"switch_complete": True, "pause_s": round(pause, 3)}
+        self._say(f"switch complete: every bridge obeys {target.value}; pause {pause:.2f}s")
+
+    def finish(self, code: int) -> int:
+        if self.as_json:
+            echo_json(self.doc)
+        return code
 
 
 def _interrupted(conn: Connection, group: str, change: modes.ModeChange, *, waiting: bool) -> str:
@@ -133,6 +200,27 @@ def _interrupted(conn: Connection, group: str, change: modes.ModeChange, *, wait
         f"-z {conn.zookeeper} -g {group}`; to roll back: `migrator set-mode {back} -z {conn.zookeeper} -g {group} "
         '--reason "rollback after interrupted switch"`'
     )
+
+
+def mode_doc(group: str, node: ModeNode, stat: ZnodeStat | None) -> dict[str, Any]:
+    """`get-mode --json`."""
+    return {
+        "group": group,
+        "exists": node.exists,
+        "mode": node.mode.value if node.mode else None,
+        "raw": node.raw,
+        "modified": _iso(stat.mtime) if stat else None,
+    }
+
+
+def history_doc(name: str, e: AuditEntry | None) -> dict[str, Any]:
+    """One entry of `history --json` (an entry that does not decode: `corrupt`)."""
+    if e is None:
+        return {"node": name, "corrupt": True}
+    return {
+        "node": name, "time": _iso(e.timestamp_ms), "timestamp_ms": e.timestamp_ms, "who": e.who,
+        "from": e.from_mode, "to": e.to_mode, "forced": e.forced, "reason": e.reason,
+    }  # fmt: skip
 
 
 @click.command("get-mode")
@@ -151,15 +239,7 @@ def get_mode_cmd(conn: Connection, group: str, as_json: bool) -> int:
         require_group(zk, group)
         node, stat = modes.read_mode(zk, group)
     if as_json:
-        echo_json(
-            {
-                "group": group,
-                "exists": node.exists,
-                "mode": node.mode.value if node.mode else None,
-                "raw": node.raw,
-                "modified": _iso(stat.mtime) if stat else None,
-            }
-        )
+        echo_json(mode_doc(group, node, stat))
         return EXIT_OK
     if not node.exists:
         click.echo(f"{group}: absent (no mode node: bridges obey zookeeper)")
@@ -185,23 +265,7 @@ def history_cmd(conn: Connection, group: str, as_json: bool) -> int:
         require_group(zk, group)
         entries = modes.history(zk, group)
     if as_json:
-        echo_json(
-            [
-                {"node": name, "corrupt": True}
-                if e is None
-                else {
-                    "node": name,
-                    "time": _iso(e.timestamp_ms),
-                    "timestamp_ms": e.timestamp_ms,
-                    "who": e.who,
-                    "from": e.from_mode,
-                    "to": e.to_mode,
-                    "forced": e.forced,
-                    "reason": e.reason,
-                }
-                for name, e in entries
-            ]
-        )
+        echo_json([history_doc(name, e) for name, e in entries])
         return EXIT_OK
     if not entries:
         click.echo(f"{group}: no set-mode recorded")

@@ -14,8 +14,8 @@ from migrator.cli.common import (
     require_group,
 )
 from migrator.cli.common import zookeeper as open_zookeeper
-from migrator.errors import EXIT_OK
-from migrator.ops.status import read_status, render_text
+from migrator.errors import EXIT_FAILED, EXIT_OK
+from migrator.ops.status import Verdict, read_status, render_text
 
 
 @click.command("status")
@@ -25,15 +25,17 @@ from migrator.ops.status import read_status, render_text
 def status_cmd(conn: Connection, group: str, as_json: bool) -> int:
     """Show a group mid-migration: legacy connectors, bridges (published authority, generation, age),
     plain Kafka consumers, the mode, whether owners agree with the authority's assignment, and per
-    partition its owner thread, ZooKeeper and Kafka offsets, log end and lag, then warnings in words.
+    partition its owner thread, ZooKeeper and Kafka offsets, log end and lag, then findings in words.
 
-    Without --bootstrap-servers the brokers registered under /brokers/ids are used; when there are none,
-    only the ZooKeeper half is shown. Read-only; exit 3 when the group does not exist.
+    The first line gives the verdict: OK, WARN (findings worth a look) or ERR (records may be processed
+    twice or not at all, or Kafka could not be read). Exit 0 for OK and WARN, 1 for ERR, 3 when the group
+    does not exist. Without --bootstrap-servers the brokers registered under /brokers/ids are used; when
+    there are none, only the ZooKeeper half is shown (a WARN). Read-only.
 
     \b
     Example:
       migrator status -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092
-      migrator status -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092 --json | jq .warnings
+      migrator status -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092 --json | jq .verdict
     """
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
@@ -43,7 +45,7 @@ def status_cmd(conn: Connection, group: str, as_json: bool) -> int:
         echo_json(report.to_dict())
     else:
         click.echo(render_text(report))
-    return EXIT_OK
+    return EXIT_FAILED if report.verdict is Verdict.ERR else EXIT_OK
 
 
 commands: list[click.Command] = [status_cmd]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from migrator.protocol.codecs import Authority, Mode, ModeNode
+from migrator.protocol.group import outside_zookeeper
 from migrator.protocol.kafka import KafkaGroup
 
 
@@ -108,9 +109,11 @@ class KafkaGroupView:
     current: bool = True
     rebalancing: bool = False
 
-    def plain(self, bridges: Set[str]) -> tuple[str, ...]:
-        """Client ids of the plain Kafka consumers (one per member, sorted); `bridges`: registered bridges."""
-        return tuple(sorted(m.client_id for m in self.described.plain(bridges))) if self.described else ()
+    def outside_zookeeper(self, registered_bridges: Set[str]) -> tuple[str, ...]:
+        """Client ids (one per member, sorted) of the members ZooKeeper's assignment does not account for:
+        plain Kafka consumers and bridges not registered under `ids` (`protocol.group.outside_zookeeper`)."""
+        described = self.described
+        return tuple(sorted(m.client_id for m in outside_zookeeper(described, registered_bridges))) if described else ()
 
 
 NEVER_DESCRIBED = KafkaGroupView(described=None, current=False)
@@ -125,7 +128,8 @@ def guard_fallback(
     decision: AuthorityDecision, mode: ModeNode, bridges: Set[str], group: KafkaGroupView
 ) -> AuthorityDecision:
     """Hold (own nothing) instead of falling back to ZooKeeper while the mode is `kafka` and the Kafka group
-    has, may have, or last had members that are not registered bridges (`bridges`: registered bridge ids).
+    has, may have, or last had members that are not registered bridges (`bridges`: the registered bridges,
+    `Group.registered_bridges`).
 
     Only the fallback is guarded: Kafka authority, and a mode an operator set to `zookeeper` (whose preflight
     refuses while plain consumers are in the group) or left absent or unknown, pass unchanged.
@@ -138,11 +142,11 @@ def guard_fallback(
     elif group.described is None:
         why = "the Kafka group's members are unknown (it could not be described yet)"
     else:
-        plain = group.plain(bridges)
-        if not plain:
+        outside = group.outside_zookeeper(bridges)
+        if not outside:
             return decision
         when = "" if group.current else " when it was last described"
-        why = f"the Kafka group had {len(plain)} plain Kafka consumer(s){when} ({_shown(plain)})"
+        why = f"the Kafka group had {len(outside)} member(s) that are no registered bridge{when} ({_shown(outside)})"
     reason = (
         f"holding nothing instead of falling back to zookeeper ({decision.reason}): {why}; ZooKeeper's "
         "assignment knows nothing of plain Kafka consumers"

@@ -112,13 +112,7 @@ class Holdings:
             processed = self._handoff.processed()
             self._offsets.commit({tp: processed[tp] for tp in release if tp in processed})
         t2 = time.monotonic()
-        failure = None
-        if tell_listener:
-            try:
-                self.listener.before_releasing_partitions(ownership_by_topic(release))
-            except Exception as exc:
-                failure = ListenerError(f"before_releasing_partitions raised {type(exc).__name__}: {exc}")
-                failure.__cause__ = exc
+        failure = self._tell_listener(release) if tell_listener else None
         t3 = time.monotonic()
         laps = {"in-flight": t1 - t0, "commit": t2 - t1, "listener": t3 - t2}
         if before_delete is not None:
@@ -138,6 +132,16 @@ class Holdings:
                  ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in laps.items()))  # fmt: skip
         if failure is not None:
             raise failure
+
+    def _tell_listener(self, release: Mapping[TopicPartition, ThreadId]) -> ListenerError | None:
+        """`before_releasing_partitions`; what it raised, as the `ListenerError` to raise once released."""
+        try:
+            self.listener.before_releasing_partitions(ownership_by_topic(release))
+        except Exception as exc:
+            failure = ListenerError(f"before_releasing_partitions raised {type(exc).__name__}: {exc}")
+            failure.__cause__ = exc
+            return failure
+        return None
 
     def move(self, moves: Mapping[TopicPartition, ThreadId]) -> None:
         """Give partitions to another of our threads without letting go of them: stop the old thread (its

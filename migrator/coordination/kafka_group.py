@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from enum import Enum
 
 from migrator.coordination.authority import (
     UNKNOWN_KAFKA,
@@ -40,6 +41,26 @@ DESCRIBE_RETRY_S = 5.0  # after a failed DescribeGroups (each costs the admin ti
 REBALANCE_HOLD_S = 30.0  # a Kafka rebalance with no assignment and no error for longer is no longer "in progress"
 
 
+class Membership(Enum):
+    """Where the embedded member stands in its Kafka group, as its own events tell."""
+
+    NOT_JOINED = "not joined"
+    """No assignment yet since the bridge started."""
+    ASSIGNED = "assigned"
+    """In the current generation, with an assignment."""
+    REBALANCING = "rebalancing"
+    """Revoked for a rebalance, keeping its generation until the next assignment."""
+    LOST = "lost"
+    """Its assignment was revoked as lost (session timed out, fenced)."""
+    UNAVAILABLE = "unavailable"
+    """It reported an error that leaves it without a usable generation."""
+
+    @property
+    def coordinated(self) -> bool:
+        """Whether Kafka accepts commits under the member's generation."""
+        return self in (Membership.ASSIGNED, Membership.REBALANCING)
+
+
 class KafkaGroupTracker:
     def __init__(
         self,
@@ -55,7 +76,9 @@ class KafkaGroupTracker:
         self.member = member
         self._admin = admin
         self.assignment: tuple[TopicPartition, ...] | None = None
-        self.problem: str = UNKNOWN_KAFKA.reason
+        self.membership = Membership.NOT_JOINED
+        self.reason: str = UNKNOWN_KAFKA.reason
+        """Why the member is not coordinated, for the log and the authority's reason (never branched on)."""
         self._revoked_at: float | None = None  # cleared by the next assignment
         self._last: KafkaGroup | None = None  # the group at the last DescribeGroups that answered
         self._described: KafkaGroup | None = None  # the stable group since our last assignment
@@ -65,7 +88,7 @@ class KafkaGroupTracker:
     # -- the embedded member's events ----------------------------------------------------------------
     def assigned(self, partitions: tuple[TopicPartition, ...]) -> None:
         self.assignment = partitions
-        self.problem = ""
+        self.membership, self.reason = Membership.ASSIGNED, ""
         self._revoked_at = None
         self._described = None
         self._describe_retry_at = 0.0  # the coordinator just answered our member: ask it again at once
@@ -74,9 +97,11 @@ class KafkaGroupTracker:
         self.assignment = None
         self._described = None
         if lost:
-            self.problem = "the embedded member lost its Kafka assignment"
+            self.membership, self.reason = Membership.LOST, "the embedded member lost its Kafka assignment"
         else:
             self._revoked_at = self._clock()
+            if self.membership is Membership.ASSIGNED:
+                self.membership = Membership.REBALANCING
 
     def unavailable(self, reason: str, *, connection: bool = False) -> None:
         """The member reported `reason`. `connection` (no broker reachable) costs an assigned member nothing:
@@ -88,16 +113,16 @@ class KafkaGroupTracker:
         if connection and self.assignment is not None:
             log.info("the embedded member keeps its Kafka assignment until its session times out: %s", reason)
             return
-        self.problem = reason
+        self.membership, self.reason = Membership.UNAVAILABLE, reason
         self._described = None
 
     def coordinated(self) -> bool:
         """Whether the embedded member has a generation Kafka accepts commits under (the offset store asks)."""
-        return not self.problem
+        return self.membership.coordinated
 
     def rebalancing_since(self) -> float | None:
         """When our member's revoke began a Kafka rebalance that has not ended yet (no assignment, no error)."""
-        if self.assignment is None and not self.problem:
+        if self.membership is Membership.REBALANCING:
             return self._revoked_at
         return None
 
@@ -110,8 +135,8 @@ class KafkaGroupTracker:
 
     def health(self, snap: Snapshot) -> tuple[KafkaHealth, KafkaGroup | None]:
         """Whether this bridge, and every other registered bridge, is in the Kafka group's generation."""
-        if self.assignment is None or self.problem:
-            return KafkaHealth(joined=False, reason=self.problem or UNKNOWN_KAFKA.reason), None
+        if self.membership is not Membership.ASSIGNED:
+            return KafkaHealth(joined=False, reason=self.reason or UNKNOWN_KAFKA.reason), None
         if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids) or self._admin is None:
             return KafkaHealth(joined=True), None
         if self._described is None and self._clock() < self._describe_retry_at:
@@ -122,7 +147,7 @@ class KafkaGroupTracker:
         except KafkaUnavailable as exc:
             self._describe_retry_at = self._clock() + DESCRIBE_RETRY_S  # the guard does not ask again now
             return KafkaHealth(joined=False, reason=str(exc), unanswered=True), None
-        missing = frozenset((snap.migration_ids & snap.member_ids) - group.client_ids)
+        missing = snap.registered_bridges - group.client_ids
         if self._consumer_id in missing:
             return KafkaHealth(joined=False, reason="this bridge is not in the described Kafka group"), group
         return KafkaHealth(joined=True, missing_bridges=missing), group
@@ -136,7 +161,7 @@ class KafkaGroupTracker:
         since = self.rebalancing_since()
         rebalancing = since is not None and self._clock() - since < REBALANCE_HOLD_S
         view = KafkaGroupView(self._last, current=group is not None, rebalancing=rebalancing)
-        return guard_fallback(decision, snap.mode, snap.member_ids & snap.migration_ids, view)
+        return guard_fallback(decision, snap.mode, snap.registered_bridges, view)
 
     # -- DescribeGroups ------------------------------------------------------------------------------
     def _stable_group(self) -> KafkaGroup:
@@ -144,7 +169,7 @@ class KafkaGroupTracker:
         assert self._admin is not None
         if self._described is None:
             group = self._remember(self._admin.describe_group(self._group))
-            if group.state.upper() != "STABLE":
+            if not group.stable:
                 return group  # mid-rebalance: its outcome reaches us as an event, describe again then
             self._described = group
         return self._described

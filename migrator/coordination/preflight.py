@@ -17,8 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from migrator.protocol.codecs import Mode
+from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
-from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.kafka import KafkaAcl, KafkaGroup
 
 SHAREABLE_ASSIGNORS = frozenset({"range", "roundrobin"})
 """Kafka assignors every bridge's embedded member offers (and so can share with plain Kafka consumers)."""
@@ -49,8 +50,18 @@ def _names(ids: Iterable[str], limit: int = 5) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
+def _unchecked(kafka_error: str | KafkaAcl | None, purpose: str = "") -> str:
+    """Why the Kafka group could not be read: a missing ACL is named so that the operator can grant it."""
+    if isinstance(kafka_error, KafkaAcl):
+        return (
+            f"the Kafka group cannot be read{purpose}: Kafka denies {kafka_error} to this tool's principal; "
+            "grant that ACL (docs/operations.md, Kafka ACLs)"
+        )
+    return f"the Kafka group cannot be checked{purpose}: {kafka_error or 'no --bootstrap-servers given'}"
+
+
 def _to_kafka(
-    view: GroupView, kafka: KafkaGroup | None, group_max_size: int | None, kafka_error: str | None
+    view: GroupView, kafka: KafkaGroup | None, group_max_size: int | None, kafka_error: str | KafkaAcl | None
 ) -> list[str]:
     reasons: list[str] = []
     if view.corrupt_members:
@@ -62,20 +73,20 @@ def _to_kafka(
         legacy = _names(m.consumer_id for m in view.legacy)
         reasons.append(f"legacy connector(s) registered (in ids, not in migration/ids): {legacy}")
     if kafka is None:
-        why = kafka_error or "no --bootstrap-servers given"
-        reasons.append(f"the Kafka group cannot be checked: {why}")
+        reasons.append(_unchecked(kafka_error))
         return reasons
-    missing = [m.consumer_id for m in view.bridges if m.consumer_id not in kafka.client_ids]
-    if missing:
-        reasons.append(f"bridge(s) whose embedded member is not in the Kafka group: {_names(missing)}")
-    size = len(view.bridges) + len(kafka.plain(view.migration_ids))
+    group = Group(view, kafka)
+    if group.bridges_joining_kafka:
+        missing = _names(group.bridges_joining_kafka)
+        reasons.append(f"bridge(s) whose embedded member is not in the Kafka group: {missing}")
+    size = group.kafka_members_needed
     if group_max_size is not None and size > group_max_size:
         reasons.append(f"the group needs {size} Kafka members but the brokers' group.max.size is {group_max_size}")
     if not kafka.is_empty:
         if not kafka.assignor:
             reasons.append(
-                f"the Kafka group has no chosen assignor yet (state {kafka.state}): it is rebalancing; retry in about "
-                f"{SETTLE_HINT_S}s, or add --wait to wait for it to settle"
+                f"the Kafka group has no chosen assignor yet (state {kafka.state.name}): it is rebalancing; retry in "
+                f"about {SETTLE_HINT_S}s, or add --wait to wait for it to settle"
             )
         elif kafka.assignor not in SHAREABLE_ASSIGNORS:
             reasons.append(
@@ -85,11 +96,12 @@ def _to_kafka(
     return reasons
 
 
-def _to_zookeeper(view: GroupView, kafka: KafkaGroup | None, kafka_error: str | None) -> tuple[list[str], list[str]]:
+def _to_zookeeper(
+    view: GroupView, kafka: KafkaGroup | None, kafka_error: str | KafkaAcl | None
+) -> tuple[list[str], list[str]]:
     if kafka is None:
-        why = kafka_error or "no --bootstrap-servers given"
-        return [f"the Kafka group cannot be checked for plain Kafka consumers (dual ownership): {why}"], []
-    plain = kafka.plain(view.migration_ids)
+        return [_unchecked(kafka_error, " for plain Kafka consumers (dual ownership)")], []
+    plain = Group(view, kafka).plain_consumers
     if not plain:
         return [], []
     who = _names(f"{m.client_id} ({m.member_id})" for m in plain)
@@ -105,11 +117,12 @@ def preflight(
     kafka: KafkaGroup | None,
     group_max_size: int | None = None,
     *,
-    kafka_error: str | None = None,
+    kafka_error: str | KafkaAcl | None = None,
 ) -> SwitchCheck:
     """Why switching `view.group` to `target` is unsafe now (empty refusals: safe).
 
-    `kafka` is None when the Kafka group could not be described; `kafka_error` then says why.
+    `kafka` is None when the Kafka group could not be described; `kafka_error` then says why (the missing
+    ACL when Kafka refused for want of one).
     """
     warnings: list[str] = []
     refusals: list[str] = []

@@ -49,7 +49,7 @@ from migrator.coordination.gating import (
 from migrator.coordination.holdings import Holdings
 from migrator.coordination.kafka_group import DESCRIBE_RETRY_S, KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
-from migrator.coordination.plan import Target, decided_target, kafka_members, transition
+from migrator.coordination.plan import Target, Transition, decided_target, kafka_members, transition
 from migrator.errors import ListenerError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.metrics import ConnectorMetrics
@@ -384,7 +384,13 @@ class RebalanceWorker:
             if self.owned and releases_on_revoke(self.state.authority, self.state.mode_is_kafka):
                 # send-only deletes: ZooKeeper applies our session's requests in order, and the next owners
                 # wait for the nodes to be gone anyway; the replies are checked at the next change of holdings
-                self._holdings.release(dict(self.owned), "kafka revoke", await_delete=False)
+                # first what no thread is processing, so its next owners need not wait for a slow record
+                busy = self._handoff.in_hand(self.owned)
+                free = {tp: th for tp, th in self.owned.items() if tp not in busy}
+                if free:
+                    self._holdings.release(free, "kafka revoke", await_delete=False)
+                if self.owned:
+                    self._holdings.release(dict(self.owned), "kafka revoke", await_delete=False)
         finally:
             event.done.set_result(None)
 
@@ -415,7 +421,11 @@ class RebalanceWorker:
                 continue  # the claim waited for the conflicting owners already
             if attempt < self.s.max_retries:
                 self._stopping.wait(self.s.backoff_ms / 1000.0)
-        log.error("rebalance failed after %d attempts (%s); retrying later", self.s.max_retries, label(triggers))
+        if outcome is Attempt.CONFLICT:  # owners still releasing (e.g. waiting for an in-flight record)
+            log.warning("partitions still owned by other members after %d attempts (%s); retrying later",
+                        self.s.max_retries, label(triggers))  # fmt: skip
+        else:
+            log.error("rebalance failed after %d attempts (%s); retrying later", self.s.max_retries, label(triggers))
         self._metrics.rebalance_failed()
         self.state.retry_at = self._clock() + self.s.backoff_ms / 1000.0
 
@@ -424,8 +434,47 @@ class RebalanceWorker:
         self._holdings.take_laps()  # what releases outside a rebalance measured is not this attempt's
         t_start, cpu_start = time.monotonic(), time.thread_time()
         snap, read = self._read_snapshot(triggers)
-        own_topics = snap.subscriptions.get(cid, {})
-        self._watches.watch_topics(own_topics, self._registration.is_wildcard)
+        unusable = self._check_snapshot(snap)
+        if unusable is not None:
+            return unusable
+        if self._kafka is not None:
+            self._kafka.member.subscribe(sorted(snap.subscriptions.get(cid, {})))
+        t_snapshot = time.monotonic()
+        laps = {read: t_snapshot - t_start}
+        target, decision = self._target(snap)
+        plan = transition(self.owned, target.own)
+        laps["decide"] = time.monotonic() - t_snapshot
+        if not self._apply(plan, decision, laps):
+            return Attempt.CONFLICT
+        changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
+        if tells_listener(changed, triggers):
+            try:
+                self.listener.before_starting_fetchers(cid, by_topic(target.global_))
+            except Exception as exc:
+                failure = ListenerError(f"before_starting_fetchers raised {type(exc).__name__}: {exc}")
+                raise failure from exc
+        self._handoff.ungate()
+        new_reason = decision.reason != self._published_reason
+        self._finish(decision, publish=publishes(changed, triggers))
+        if changed:
+            laps.update(self._holdings.take_laps())
+            laps["worker cpu"] = time.thread_time() - cpu_start
+            log.info("rebalance (%s): %s authority, released %d, moved %d, claimed %d; %s", label(triggers),
+                     decision.authority.value, len(plan.leaving), len(plan.moves), len(plan.arriving),
+                     ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in laps.items()))  # fmt: skip
+        elif Trigger.MODE in triggers and not decision.held:
+            # an operator's mode write that changes nothing here would otherwise be invisible in the log
+            log.info("mode changed; authority stays %s: %s", decision.authority.value, decision.reason)
+        elif new_reason and not decision.held:
+            # why a bridge stays where it is would otherwise be only in ZooKeeper (held ones: `_note_hold`)
+            log.info("authority stays %s: %s", decision.authority.value, decision.reason)
+        return Attempt.DONE
+
+    def _check_snapshot(self, snap: Snapshot) -> Attempt | None:
+        """Watch the subscribed topics, log the missing ones; `Attempt.UNUSABLE` when the snapshot cannot be
+        decided over (corrupt, or this member not registered yet)."""
+        cid = self.s.consumer_id
+        self._watches.watch_topics(snap.subscriptions.get(cid, {}), self._registration.is_wildcard)
         for other in snap.subscriptions.values():
             self._watches.watch_topics(other, False)
         if snap.missing_topics != self._missing_topics:
@@ -440,12 +489,11 @@ class RebalanceWorker:
         if cid not in snap.registrations:
             log.info("not registered in ZooKeeper yet; rebalance waits")
             return Attempt.UNUSABLE
-        if self._kafka is not None:
-            self._kafka.member.subscribe(sorted(own_topics))
-        t_snapshot = time.monotonic()
-        laps = {read: t_snapshot - t_start}
-        target, decision = self._target(snap)
-        plan = transition(self.owned, target.own)
+        return None
+
+    def _apply(self, plan: Transition, decision: AuthorityDecision, laps: dict[str, float]) -> bool:
+        """Release, move and claim as `plan` says, timing each step into `laps`; False when another member
+        still held a partition to claim."""
         t_decided = time.monotonic()
         if plan.leaving:
             self._holdings.release(plan.leaving, decision.reason)
@@ -453,42 +501,10 @@ class RebalanceWorker:
         if plan.moves:
             self._holdings.move(plan.moves)
         arriving = {tp: th for tp, th in plan.claim.items() if self.owned.get(tp) != th}
-        if arriving and not self._holdings.claim(arriving):
-            return Attempt.CONFLICT
-        changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
-        if tells_listener(changed, triggers):
-            try:
-                self.listener.before_starting_fetchers(cid, by_topic(target.global_))
-            except Exception as exc:
-                failure = ListenerError(f"before_starting_fetchers raised {type(exc).__name__}: {exc}")
-                raise failure from exc
-        self._handoff.ungate()
-        new_reason = decision.reason != self._published_reason
-        self._finish(decision, publish=publishes(changed, triggers))
-        if changed:
-            laps.update(self._holdings.take_laps())
-            laps["decide"] = t_decided - t_snapshot
-            laps["release"] = t_released - t_decided
-            laps["claim"] = time.monotonic() - t_released
-            laps["worker cpu"] = time.thread_time() - cpu_start
-            log.info(
-                "rebalance (%s): %s authority, released %d, moved %d, claimed %d; %s",
-                label(triggers),
-                decision.authority.value,
-                len(plan.leaving),
-                len(plan.moves),
-                len(plan.arriving),
-                ", ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in laps.items()),
-            )
-        elif Trigger.MODE in triggers and not decision.held:
-            # An operator's mode write that changes nothing here is otherwise invisible in the log: the soak's
-            # bridges that stayed on ZooKeeper after a flip to kafka looked stuck, not decided.
-            log.info("mode changed; authority stays %s: %s", decision.authority.value, decision.reason)
-        elif new_reason and not decision.held:
-            # Why a bridge stays where it is (e.g. on ZooKeeper while another bridge is not in the Kafka group
-            # yet) was otherwise only in ZooKeeper; held decisions have their own lines (`_note_hold`).
-            log.info("authority stays %s: %s", decision.authority.value, decision.reason)
-        return Attempt.DONE
+        claimed = not arriving or self._holdings.claim(arriving)
+        laps["release"] = t_released - t_decided
+        laps["claim"] = time.monotonic() - t_released
+        return claimed
 
     def _read_snapshot(self, triggers: Set[Trigger]) -> tuple[Snapshot, str]:
         """The full snapshot, or the last one when `refreshable` allows (with a fresh mode if the mode
@@ -512,6 +528,7 @@ class RebalanceWorker:
             health, group = self._kafka.health(snap)
         decision = decide_authority(snap.mode, snap.member_ids, snap.migration_ids, health)
         self.state.mode_is_kafka = snap.mode.mode is Mode.KAFKA
+        self._metrics.mode(snap.mode.mode.value if snap.mode.mode else "unknown" if snap.mode.exists else "absent")
         if decision.unknown_mode_value is not None:
             log.warning(
                 "unknown value %r in %s; obeying ZooKeeper", decision.unknown_mode_value, self._snapshots.mode_path
@@ -519,7 +536,7 @@ class RebalanceWorker:
             self._metrics.unknown_mode()
         if self._kafka is not None:
             decision = self._kafka.guard(snap, decision, group)
-        members = None if group is None else kafka_members(group.members, snap.migration_ids & snap.member_ids)
+        members = None if group is None else kafka_members(group.members, snap.registered_bridges)
         assigned = self._kafka.assignment if self._kafka is not None else None
         target = decided_target(decision, cid, snap.subscriptions, snap.partitions, self.s.strategy, assigned, members)
         return target, decision
@@ -537,7 +554,7 @@ class RebalanceWorker:
         kafka = authority is Authority.KAFKA
         tracker = self._kafka
         self._metrics.authority(kafka, len(tracker.assignment or ()) if tracker else 0, len(self.owned))
-        self._metrics.kafka_unavailable(tracker is not None and bool(tracker.problem))
+        self._metrics.kafka_unavailable(tracker is not None and not tracker.coordinated())
         self._note_hold(decision)
         if not publish:
             return

@@ -68,6 +68,6 @@ def kafka_assignment(admin: KafkaAdmin, group: str) -> dict[str, set[int]] | Non
         desc = admin.describe_group(group)
     except KafkaUnavailable:
         return None
-    if desc.state.upper() != "STABLE":
+    if not desc.stable:
         return None
     return {m.client_id: {tp.partition for tp in m.partitions} for m in desc.members}

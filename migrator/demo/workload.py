@@ -246,8 +246,8 @@ class ConnectorMember:
     def leave(self, loop_exit_s: float = 5.0) -> dict[str, float]:
         """Leave the way an application on SIGTERM does: each stream thread leaves its `for m in stream:`
         loop after the record in hand, then `commit_offsets()` and `shutdown()`. The record each thread took
-        last counts as processed (issue 11, point 3), so nothing is handed to the next owner again.
-        A thread still waiting for a record after `loop_exit_s` is ended by `shutdown()`.
+        last counts as processed (docs/application.md, "What counts as processed"), so nothing is handed to
+        the next owner again. A thread still waiting for a record after `loop_exit_s` is ended by `shutdown()`.
         Returns the seconds each part took, so a benchmark can say where a slow leave spent its time."""
         laps: dict[str, float] = {}
         began = time.monotonic()

@@ -14,12 +14,9 @@ from migrator.assign.model import consumer_of_thread
 from migrator.fleet.guard import switch_refusals
 from migrator.fleet.model import Classification, FleetRow, KafkaGroupFacts, Status
 from migrator.protocol.codecs import Authority, Mode
+from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.partition import TopicPartition
-
-REBALANCING_KAFKA_STATES = frozenset(
-    {"PREPARING_REBALANCE", "COMPLETING_REBALANCE", "PREPARING_REBALANCING", "COMPLETING_REBALANCING"}
-)
 
 
 def reason_code(reason: str) -> str:
@@ -56,24 +53,21 @@ def owned_partitions(view: GroupView) -> frozenset[TopicPartition]:
     return frozenset(view.owners)
 
 
-def group_lag(view: GroupView, kafka: KafkaGroupFacts | None) -> int | None:
-    """sum of log end - max(ZooKeeper, Kafka) offset, the offset a connector resumes from (CONTRACT §4)."""
+def read_model(view: GroupView, kafka: KafkaGroupFacts | None) -> Group:
+    """The group's read model from what the scan read (Kafka's half empty when Kafka did not answer)."""
     if kafka is None or kafka.error is not None:
-        return None
-    total = 0
-    for tp, end in kafka.log_end.items():
-        committed = max(view.offsets.get(tp, -1), kafka.committed.get(tp, -1))
-        if committed >= 0:
-            total += max(0, end - committed)
-    return total
+        return Group(view)
+    return Group(view, kafka.group, kafka_committed=kafka.committed, log_end=kafka.log_end)
+
+
+def group_lag(view: GroupView, kafka: KafkaGroupFacts | None) -> int | None:
+    """`Group.lag`: None when Kafka did not answer or nothing is committed."""
+    return read_model(view, kafka).lag
 
 
 def plain_kafka_consumers(view: GroupView, kafka: KafkaGroupFacts | None) -> tuple[str, ...]:
-    """Client ids of the plain Kafka consumers (one per member, sorted): those no member registered in
-    ZooKeeper accounts for."""
-    if kafka is None or kafka.group is None:
-        return ()
-    return tuple(sorted(m.client_id for m in kafka.group.plain(view.member_ids)))
+    """Client ids of the group's plain Kafka consumers (`Group.plain_consumers`; one per member, sorted)."""
+    return tuple(sorted(m.client_id for m in read_model(view, kafka).plain_consumers))
 
 
 def _stale_owners(view: GroupView) -> list[str]:
@@ -96,11 +90,11 @@ def _kafka_reasons(view: GroupView, kafka: KafkaGroupFacts | None, *, topics: bo
     if kafka.error is not None or kafka.group is None:
         return [f"kafka-unavailable: {kafka.error or 'no answer'}"]
     reasons: list[str] = []
-    missing = {m.consumer_id for m in view.bridges} - kafka.group.client_ids
+    missing = Group(view, kafka.group).bridges_joining_kafka
     if missing:
         reasons.append(f"not-in-kafka-group: {len(missing)} embedded members missing: {_ids(missing)}")
-    if kafka.group.state.upper() in REBALANCING_KAFKA_STATES:
-        reasons.append(f"kafka-rebalancing: Kafka group state is {kafka.group.state}")
+    if kafka.group.state.rebalancing:
+        reasons.append(f"kafka-rebalancing: Kafka group state is {kafka.group.state.name}")
     absent = sorted(t for t in view.topics if not kafka.partitions.get(t)) if topics else []
     if absent:
         reasons.append(f"topic-missing: {_ids(absent)}")
@@ -191,7 +185,19 @@ def classify(
             return Classification(Status.BLOCKED, tuple(f"not-converged: {p}" for p in problems))
         return Classification(Status.KAFKA, ())
 
-    problems = list(notes)
+    problems = notes + _readiness_reasons(view, kafka, now_ms, stable_for_ms, group_max_size)
+    if not problems:  # the set-mode preflight has the last word, so READY never means "set-mode refuses"
+        problems = [f"preflight: {r}" for r in switch_refusals(Mode.KAFKA, view, kafka, group_max_size)]
+    if problems:
+        return Classification(Status.BLOCKED, tuple(problems))
+    return Classification(Status.READY, ())
+
+
+def _readiness_reasons(
+    view: GroupView, kafka: KafkaGroupFacts | None, now_ms: int, stable_for_ms: int, group_max_size: int | None
+) -> list[str]:
+    """Why a group of bridges under ZooKeeper authority may not be switched to kafka yet; empty: READY."""
+    problems: list[str] = []
     since = stable_since_ms(view)
     if since is not None and now_ms - since < stable_for_ms:
         problems.append(f"not-stable: last change {(now_ms - since) // 1000}s ago, need {stable_for_ms // 1000}s")
@@ -202,11 +208,7 @@ def classify(
         problems += _ownership_reasons(view, kafka)  # the last ZooKeeper rebalance completed
     if group_max_size is not None and len(view.members) > group_max_size:
         problems.append(f"group-too-large: {len(view.members)} members > group.max.size {group_max_size}")
-    if not problems:  # the set-mode preflight has the last word, so READY never means "set-mode refuses"
-        problems = [f"preflight: {r}" for r in switch_refusals(Mode.KAFKA, view, kafka, group_max_size)]
-    if problems:
-        return Classification(Status.BLOCKED, tuple(problems))
-    return Classification(Status.READY, ())
+    return problems
 
 
 def to_row(
@@ -232,7 +234,7 @@ def to_row(
         mode_mtime_ms=view.mode_mtime_ms,
         stable_since_ms=stable_since_ms(view),
         authority_kafka=sum(1 for a in view.authorities.values() if a.authority is Authority.KAFKA),
-        kafka_state=group.state if group is not None else None,
+        kafka_state=group.state.name if group is not None else None,
         kafka_members=len(group.members) if group is not None else 0,
         kafka_plain_consumers=len(plain_kafka_consumers(view, kafka)),
         partitions=len(expected),
@@ -271,3 +273,12 @@ def convergence_problems(
     problems += _kafka_reasons(view, kafka, topics=False)
     problems += _ownership_reasons(view, kafka)
     return problems
+
+
+def restore_problems(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str]:
+    """Why a group restored to zookeeper has not settled back yet; empty when it has: mode not kafka, every
+    bridge publishing authority zookeeper, every partition owned."""
+    problems: list[str] = []
+    if view.mode.mode is Mode.KAFKA:
+        problems.append("mode-changed: migration/mode is kafka again")
+    return problems + _authority_reasons(view, Authority.ZOOKEEPER) + _ownership_reasons(view, kafka)

@@ -10,6 +10,7 @@ import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,33 @@ from migrator.errors import UsageError
 
 PLAN_VERSION = 1
 
-# outcomes of one group
-PLANNED = "planned"  # dry run: would be switched in this wave
-SKIPPED = "skipped"  # no longer READY, or the preflight refused, when its wave came
-SWITCHED = "switched"  # mode written to kafka (and kept: the wave converged)
-ROLLED_BACK = "rolled_back"  # switched, then restored by the run itself (its wave failed)
-RESTORED = "restored"  # switched, then restored by --rollback
-RESTORE_FAILED = "restore_failed"
+
+class Outcome(StrEnum):
+    """What became of one group (stored as its value)."""
+
+    PLANNED = "planned"  # dry run: would be switched in this wave
+    SKIPPED = "skipped"  # no longer READY, or the preflight refused, when its wave came
+    SWITCHED = "switched"  # mode written to kafka (and kept: the wave converged, or the run was interrupted)
+    ROLLED_BACK = "rolled_back"  # switched, then restored by the run itself (its wave failed)
+    RESTORED = "restored"  # switched, then restored by --rollback
+    RESTORE_FAILED = "restore_failed"
+
+
+class Result(StrEnum):
+    """How the run ended (`Plan.result`); `running` while it runs, or when it was killed."""
+
+    RUNNING = "running"
+    DRY_RUN = "dry_run"
+    APPLIED = "applied"
+    ROLLED_BACK = "stopped: wave rolled back"
+    LOCK_LOST = "stopped: the ZooKeeper connection holding the lock was interrupted"
+    INTERRUPTED = "interrupted"
+
+
+class WaveOutcome(StrEnum):
+    CONVERGED = "converged"
+    ROLLED_BACK = "rolled_back"
+    INTERRUPTED = "interrupted"
 
 
 @dataclass
@@ -33,12 +54,15 @@ class PlanEntry:
     wave: int
     previous_mode: str | None  # raw value before the switch; None when the node was absent
     previous_mode_exists: bool
-    outcome: str = PLANNED
+    outcome: Outcome = Outcome.PLANNED
     detail: str = ""
     lag_before: int | None = None
     generations_before: dict[str, int] = field(default_factory=dict)
     switched_at_ms: int | None = None
     restored_at_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        self.outcome = Outcome(self.outcome)  # a loaded plan file holds the value
 
 
 @dataclass
@@ -50,7 +74,7 @@ class Plan:
     options: dict[str, Any] = field(default_factory=dict)
     groups: list[PlanEntry] = field(default_factory=list)
     waves: list[dict[str, Any]] = field(default_factory=list)
-    result: str = "running"
+    result: str = Result.RUNNING
     finished_at_ms: int | None = None
     rollbacks: list[dict[str, Any]] = field(default_factory=list)
 
@@ -82,8 +106,12 @@ class Plan:
             obj.pop("version")
             groups = [PlanEntry(**g) for g in obj.pop("groups")]
             return cls(groups=groups, **obj)
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"plan file {path}: malformed: {exc}") from exc
 
-    def entries(self, outcome: str) -> list[PlanEntry]:
+    def entries(self, outcome: Outcome) -> list[PlanEntry]:
         return [g for g in self.groups if g.outcome == outcome]
+
+    def names(self, outcome: Outcome) -> str:
+        """`ensemble/group, ...` of the entries with `outcome` ("none" when there are none)."""
+        return ", ".join(f"{g.ensemble}/{g.group}" for g in self.entries(outcome)) or "none"

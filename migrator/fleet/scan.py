@@ -1,7 +1,8 @@
 """Reading and classifying a slice of the fleet: what one Spark partition (or one plain process) runs.
 
-Each slice opens its own kazoo client per ensemble and its own Kafka admin client, reads its groups with
-pipelined requests (`read_groups`, `FleetKafkaReader`) and yields one row per group. No pyspark here, so
+Each slice opens its own kazoo client per ensemble and its own Kafka adapter (`migrator.kafka.admin.KafkaAdmin`,
+the one the connector uses), reads its groups with pipelined requests (`read_groups`, `FleetKafka`) and yields one
+row per group. No pyspark here, so
 the same code serves executors, the apply step's re-reads, the tests and the benchmark's baseline.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
@@ -17,14 +19,19 @@ from kazoo.exceptions import NoNodeError
 
 from migrator.errors import UsageError
 from migrator.fleet.classify import classify, to_row
-from migrator.fleet.kafka_reader import FleetKafkaReader
 from migrator.fleet.model import FleetRow, KafkaGroupFacts
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.group_view import GroupView
+from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.client import connect_problem
 from migrator.zk.group_reader import read_groups
 from migrator.zk.paths import CONSUMERS
 
 CHUNK_GROUPS = 500
+BATCH_GROUPS = 200  # groups per DescribeGroups
+READERS = 8  # committed-offset reads in flight at once (each is one consumer of its group, closed after it)
+KAFKA_TIMEOUT_S = 15.0
 
 
 def now_ms() -> int:
@@ -73,7 +80,7 @@ class ScanSettings:
     zk_auth: str | None = None
     kafka_properties: Mapping[str, str] = field(default_factory=dict)
     zk_timeout_s: float = 15.0
-    kafka_timeout_s: float = 15.0
+    kafka_timeout_s: float = KAFKA_TIMEOUT_S
 
 
 def group_filter(include: str | None, exclude: str | None):
@@ -107,7 +114,7 @@ def connect_zk(ensemble: str, settings: ScanSettings) -> KazooClient:
 def scan_views(
     ensemble: str,
     views: Sequence[GroupView],
-    kafka_reader: FleetKafkaReader | None,
+    kafka_reader: FleetKafka | None,
     settings: ScanSettings,
 ) -> list[tuple[FleetRow, GroupView, KafkaGroupFacts | None]]:
     facts: Mapping[str, KafkaGroupFacts] = kafka_reader.read(views) if kafka_reader is not None else {}
@@ -128,12 +135,136 @@ def scan_slice(items: Iterable[tuple[str, str]], settings: ScanSettings) -> Iter
     for ensemble, groups in by_ensemble.items():
         zk = connect_zk(ensemble, settings)
         bootstrap = settings.bootstrap.get(ensemble)
-        reader = FleetKafkaReader(bootstrap, settings.kafka_properties, settings.kafka_timeout_s) if bootstrap else None
+        reader = (
+            FleetKafka.connect(bootstrap, settings.kafka_properties, settings.kafka_timeout_s) if bootstrap else None
+        )
         try:
             for start in range(0, len(groups), CHUNK_GROUPS):
                 views = read_groups(zk, groups[start : start + CHUNK_GROUPS])
                 for row, _view, _kafka in scan_views(ensemble, list(views.values()), reader, settings):
                     yield row
         finally:
+            if reader is not None:
+                reader.close()
             zk.stop()
             zk.close()
+
+
+class FleetKafka:
+    """The Kafka facts of many groups through one `KafkaAdmin`: every request of a batch is in flight before any
+    is awaited. One DescribeGroups carries a batch, the committed-offset reads (one group each) run `READERS` at
+    a time, and one ListOffsets covers every partition of the batch.
+
+    A consumer can only ask for named partitions, so the committed offsets read are those of the topics the
+    group's ZooKeeper subscriptions and offsets and its Kafka members name; an offset Kafka holds for a topic
+    none of them names is not read (a bridge commits every Kafka offset to ZooKeeper too)."""
+
+    def __init__(self, admin: KafkaAdmin) -> None:
+        self.admin = admin
+        self._topics: dict[str, tuple[int, ...]] | None = None
+        self._down: str | None = None  # once metadata fails, the rest of the slice does not wait again
+
+    @classmethod
+    def connect(cls, bootstrap: str, properties: Mapping[str, str] | None, timeout_s: float) -> FleetKafka:
+        return cls(KafkaAdmin(bootstrap, properties, timeout_s))
+
+    def close(self) -> None:
+        self.admin.close()
+
+    def topic_partitions(self, refresh: bool = False) -> dict[str, tuple[int, ...]]:
+        """Every topic's partition ids, read once (a scan is a snapshot) unless `refresh`."""
+        if self._topics is None or refresh:
+            self._topics = {name: ids for name, ids in self.admin.topic_partitions().items() if ids}
+        return self._topics
+
+    def _topics_unless_down(self, refresh: bool) -> dict[str, tuple[int, ...]] | None:
+        """The topics, or None once metadata failed (`_down` says why)."""
+        if self._down is None:
+            try:
+                return self.topic_partitions(refresh=refresh)
+            except KafkaUnavailable as exc:
+                self._down = str(exc)
+        return None
+
+    def read(self, views: Sequence[GroupView], refresh_topics: bool = False) -> dict[str, KafkaGroupFacts]:
+        """Facts for every view's group; a failure is recorded per group instead of failing the batch."""
+        facts: dict[str, KafkaGroupFacts] = {}
+        for start in range(0, len(views), BATCH_GROUPS):
+            facts.update(self._read_batch(views[start : start + BATCH_GROUPS], refresh_topics and start == 0))
+        return facts
+
+    def _read_batch(self, views: Sequence[GroupView], refresh_topics: bool) -> dict[str, KafkaGroupFacts]:
+        names = [v.group for v in views]
+        topics = self._topics_unless_down(refresh_topics)
+        if topics is None:
+            return {n: KafkaGroupFacts(group=None, error=self._down) for n in names}
+        described = self.admin.describe_groups(names)
+        groups = {n: g for n, g in described.items() if isinstance(g, KafkaGroup)}
+        errors = {n: f"describe group: {g}" for n, g in described.items() if not isinstance(g, KafkaGroup)}
+        named = {v.group: _partitions_of_interest(v, groups.get(v.group), {}, topics) for v in views}
+        committed = self._committed_all(named, errors)
+        interest = {v.group: _partitions_of_interest(v, groups.get(v.group), committed[v.group], topics) for v in views}
+        log_end, end_error = self._log_ends(set().union(*interest.values()) if interest else set())
+        return {v.group: _facts(v, groups.get(v.group), committed[v.group], log_end, interest[v.group], topics,
+                                errors.get(v.group) or end_error) for v in views}  # fmt: skip
+
+    def _committed_all(
+        self, named: Mapping[str, set[TopicPartition]], errors: dict[str, str]
+    ) -> dict[str, dict[TopicPartition, int]]:
+        """Each group's committed offsets (only those it has), `READERS` groups at a time; a failed read is
+        recorded in `errors` unless the group already has one."""
+        with ThreadPoolExecutor(max(1, min(READERS, len(named))), thread_name_prefix="committed") as pool:
+            reads = dict(zip(named, pool.map(lambda n: self._committed(n, named[n]), named), strict=True))
+        for n, (_offsets, error) in reads.items():
+            if error is not None:
+                errors.setdefault(n, f"committed offsets: {error}")
+        return {n: offsets for n, (offsets, _error) in reads.items()}
+
+    def _committed(
+        self, group: str, partitions: Iterable[TopicPartition]
+    ) -> tuple[dict[TopicPartition, int], str | None]:
+        try:
+            found = self.admin.committed_offsets(group, sorted(partitions), keep_reader=False)
+        except KafkaUnavailable as exc:
+            return {}, str(exc)
+        return {tp: offset for tp, offset in found.items() if offset >= 0}, None
+
+    def _log_ends(self, partitions: set[TopicPartition]) -> tuple[dict[TopicPartition, int], str | None]:
+        try:
+            return self.admin.log_end_offsets(partitions), None
+        except KafkaUnavailable as exc:
+            return {}, f"log end offsets: {exc}"
+
+
+def _facts(
+    view: GroupView,
+    group: KafkaGroup | None,
+    committed: Mapping[TopicPartition, int],
+    log_end: Mapping[TopicPartition, int],
+    interest: set[TopicPartition],
+    topics: Mapping[str, tuple[int, ...]],
+    error: str | None,
+) -> KafkaGroupFacts:
+    return KafkaGroupFacts(
+        group=group if error is None else None,
+        committed=committed,
+        log_end={tp: log_end[tp] for tp in interest if tp in log_end},
+        partitions={t: topics[t] for t in _topics_of_interest(view, group, committed) if t in topics},
+        error=error,
+    )
+
+
+def _topics_of_interest(view: GroupView, group: KafkaGroup | None, committed: Mapping[TopicPartition, int]) -> set[str]:
+    topics = set(view.topics) | {tp.topic for tp in view.offsets} | {tp.topic for tp in committed}
+    if group is not None:
+        topics |= {tp.topic for m in group.members for tp in m.partitions}
+    return topics
+
+
+def _partitions_of_interest(
+    view: GroupView,
+    group: KafkaGroup | None,
+    committed: Mapping[TopicPartition, int],
+    topics: Mapping[str, tuple[int, ...]],
+) -> set[TopicPartition]:
+    return {TopicPartition(t, p) for t in _topics_of_interest(view, group, committed) for p in topics.get(t, ())}

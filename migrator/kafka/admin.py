@@ -1,37 +1,30 @@
-"""A thin, bounded-time adapter over confluent-kafka's AdminClient.
+"""The one Kafka adapter: admin requests and committed-offset reads in bounded time, with immutable results.
 
-It returns immutable views (no confluent-kafka types leak out) so that decisions elsewhere stay pure,
-and it turns every broker failure into one `KafkaUnavailable` with a line an operator can act on.
+It returns immutable views (no confluent-kafka types leak out) so that decisions elsewhere stay pure, and it
+turns every broker failure into a `KafkaUnavailable` subclass naming the protocol error. The connector, the
+CLI and the fleet scan all use it, so each librdkafka workaround below exists once (docs/history.md lists why
+each is needed; librdkafka issue https://github.com/confluentinc/librdkafka/issues/4605):
 
-Requests routed to a group coordinator (DescribeConsumerGroups,
-AlterConsumerGroupOffsets) must never reach librdkafka's own timeout while the client lives: when that
-timeout fires while the request still waits for its coordinator, the coordinator's return later makes
-librdkafka release the request twice and abort the process (`rd_kafka_enq_once_del_source_return:
-Assertion 'eonce->refcnt > 0'`; librdkafka issue #4605, see docs/runbook.md). So librdkafka gets a longer
-timeout than this adapter waits, and a client left with such a request unanswered is destroyed at once
-and replaced (`_coordinator_result`): destruction ends the request without the faulty path.
+- A coordinator-routed request (DescribeConsumerGroups, AlterConsumerGroupOffsets) never reaches librdkafka's
+  own timeout on a live client: librdkafka gets `COORDINATOR_MARGIN_S` more than this adapter waits, and a
+  client left with such a request unanswered is replaced (destroying it ends the request safely).
+- After a NOT_COORDINATOR answer the next coordinator request goes through a new client, which looks the
+  coordinator up afresh: librdkafka never forgets a cached coordinator that moved away from a live broker.
+- Committed offsets are read with a never-subscribed consumer of the group, never with the AdminClient's
+  ListConsumerGroupOffsets, which crashes the process when the coordinator moves during the request.
+- ListOffsets goes only to partitions whose leader is a live broker: waiting for a stopped leader makes
+  librdkafka reconnect to it without backoff, which starves a small host.
 
-Committed offsets are read with a consumer, never with the AdminClient's ListConsumerGroupOffsets: when that
-request's OffsetFetch is answered NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE (the group's coordinator moving
-during a broker restart), librdkafka's `rd_kafka_handle_OffsetFetch` asks the client's consumer group to look
-up its coordinator again, and an AdminClient has no consumer group: a NULL dereference, SIGSEGV in
-`rd_kafka_cgrp_op` (seen with librdkafka 2.16.0; the same code is in librdkafka's master as of July 2026). A
-consumer with the group's `group.id` that never subscribes has that consumer group, so the same answer only
-makes it look up the coordinator, and it never joins the group.
-
-An AdminClient also caches each group's coordinator and never forgets a broker that answers NOT_COORDINATOR: the
-entry goes only after `metadata.max.age.ms` (15 min) unused, and a bridge uses it every few seconds. When the
-coordinator moves away from a broker that stays up (the controller's preferred-leader election after a restarted
-broker is back), every DescribeConsumerGroups fails until the process ends, and bridges that fell back to
-ZooKeeper meanwhile never see Kafka healthy again (librdkafka 2.16.0: `rd_kafka_coord_cache_evict` is only called
-by the transaction manager; see docs/runbook.md). So after such an answer the next coordinator request goes through
-a new client, which looks the coordinator up afresh.
+Thread-safe: the client swap, the stale-coordinator flag and the reader cache change under one lock; requests
+are awaited outside it, so one caller's slow request never holds another's.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -41,20 +34,17 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetS
 
 from migrator.errors import MigratorError
 from migrator.logs import librdkafka_logger
-from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 from migrator.protocol.partition import TopicPartition
 
 DEFAULT_TIMEOUT_S = 10.0
 COORDINATOR_MARGIN_S = 60.0
-"""librdkafka's timeout of a coordinator request exceeds the adapter's wait by this much, so that the client is
-destroyed long before librdkafka's own timer could fire (see the module docstring)."""
+"""librdkafka's timeout of a coordinator request exceeds the adapter's wait by this much, so that a client with
+an unanswered request is destroyed long before librdkafka's own timer could fire."""
 T = TypeVar("T")
+K = TypeVar("K")
 
 log = logging.getLogger(__name__)
-
-
-COORDINATOR_MOVED = frozenset({KafkaError.NOT_COORDINATOR})
-"""Answers meaning "ask the group's coordinator afresh": an AdminClient's cached coordinator is stale."""
 
 
 class KafkaUnavailable(MigratorError):
@@ -65,8 +55,38 @@ class KafkaUnavailable(MigratorError):
         self.code = code
 
 
+class KafkaTimedOut(KafkaUnavailable):
+    """No answer within the adapter's timeout."""
+
+
+class NotCoordinator(KafkaUnavailable):
+    """NOT_COORDINATOR: the broker asked is no longer the group's coordinator (it moved)."""
+
+
+class CoordinatorNotAvailable(KafkaUnavailable):
+    """COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS: the group's coordinator is not serving yet."""
+
+
+_ERROR_CLASSES: Mapping[int, type[KafkaUnavailable]] = {
+    KafkaError.NOT_COORDINATOR: NotCoordinator,
+    KafkaError.COORDINATOR_NOT_AVAILABLE: CoordinatorNotAvailable,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS: CoordinatorNotAvailable,
+    KafkaError._TIMED_OUT: KafkaTimedOut,
+    KafkaError.REQUEST_TIMED_OUT: KafkaTimedOut,
+}
+
+
+def unavailable(what: str, exc: BaseException) -> KafkaUnavailable:
+    """The `KafkaUnavailable` subclass for a confluent-kafka failure of the request `what`."""
+    error = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    if isinstance(error, KafkaError):
+        cls = _ERROR_CLASSES.get(error.code(), KafkaUnavailable)
+        return cls(f"{what}: {error.str()}", error.code())
+    return KafkaUnavailable(f"{what}: {exc}" if str(exc) else f"{what}: {type(exc).__name__}")
+
+
 def admin_config(bootstrap_servers: str, properties: Mapping[str, Any] | None, timeout_s: float) -> dict[str, Any]:
-    """AdminClient settings: connection set-up bounded by `timeout_s`, then the pass-through properties."""
+    """Client settings: connection set-up bounded by `timeout_s`, then the pass-through properties."""
     conf: dict[str, Any] = {
         "bootstrap.servers": bootstrap_servers,
         "socket.connection.setup.timeout.ms": int(timeout_s * 1000),
@@ -76,28 +96,27 @@ def admin_config(bootstrap_servers: str, properties: Mapping[str, Any] | None, t
     return conf
 
 
-def offsets_reader(admin_conf: Mapping[str, Any], group: str) -> Consumer:
-    """The consumer that reads a group's committed offsets (see the module docstring): the admin client's settings
-    with the group; it never subscribes (so never joins the group) and never commits."""
+def _offsets_reader(admin_conf: Mapping[str, Any], group: str) -> Consumer:
+    """The consumer that reads a group's committed offsets: the admin client's settings with the group; it never
+    subscribes (so never joins the group) and never commits."""
     return Consumer({**admin_conf, "group.id": group, "enable.auto.commit": False, "enable.auto.offset.store": False})
 
 
-def read_committed(
+def _read_committed(
     reader: Consumer, group: str, partitions: Iterable[TopicPartition], timeout_s: float, bootstrap_servers: str
 ) -> dict[TopicPartition, int]:
-    """Kafka-committed next offsets of `group` read with its `offsets_reader`; -1 where the group has none."""
+    """Kafka-committed next offsets of `group` read with its `_offsets_reader`; -1 where the group has none."""
     tps = [KafkaTopicPartition(t, p) for t, p in partitions]
     if not tps:
         return {}
+    what = f"list offsets of group {group}"
     try:
         result = reader.committed(tps, timeout=timeout_s)
     except KafkaException as exc:
-        error = exc.args[0] if exc.args else None
-        if getattr(error, "code", lambda: None)() == KafkaError._TIMED_OUT:
-            raise KafkaUnavailable(
-                f"list offsets of group {group}: no answer from Kafka at {bootstrap_servers} within {timeout_s:g}s"
-            ) from exc
-        raise KafkaUnavailable(f"list offsets of group {group}: {error.str() if error else exc}") from exc
+        failure = unavailable(what, exc)
+        if isinstance(failure, KafkaTimedOut):
+            raise KafkaTimedOut(f"{what}: no answer from Kafka at {bootstrap_servers} within {timeout_s:g}s") from exc
+        raise failure from exc
     finally:
         reader.poll(0)  # hand librdkafka's queued log lines to the `logger` (nothing else polls it)
     return {_tp(tp): (tp.offset if tp.offset >= 0 else -1) for tp in result}
@@ -115,7 +134,7 @@ def group_from_description(group: str, desc: Any) -> KafkaGroup:
         )
         for m in desc.members
     )
-    state = getattr(desc.state, "name", str(desc.state))
+    state = KafkaGroupState.from_name(getattr(desc.state, "name", str(desc.state)))
     return KafkaGroup(group_id=group, state=state, assignor=desc.partition_assignor or "", members=members)
 
 
@@ -123,140 +142,236 @@ def _tp(tp: KafkaTopicPartition) -> TopicPartition:
     return TopicPartition(tp.topic, tp.partition)
 
 
+def live_led(metadata: Any, partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+    """The partitions whose leader is a live broker in `metadata` (sorted)."""
+    live = set(metadata.brokers)
+    return sorted(
+        tp
+        for tp in partitions
+        if (t := metadata.topics.get(tp.topic)) is not None
+        and (p := t.partitions.get(tp.partition)) is not None
+        and p.leader in live
+    )
+
+
+ClientFactory = Callable[[dict[str, Any]], Any]
+
+
 class KafkaAdmin:
-    """Admin calls with one timeout each; `properties` are passed through (e.g. SASL/SSL settings)."""
+    """Admin calls with one timeout each; `properties` are passed through (e.g. SASL/SSL settings).
+
+    `client_factory` builds the AdminClient from its settings (a seam for the unit tests of client
+    replacement). Close it with `close()` (or use it as a context manager)."""
 
     def __init__(
         self,
         bootstrap_servers: str,
         properties: Mapping[str, Any] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        client_factory: ClientFactory = AdminClient,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.timeout_s = timeout_s
         self._conf = admin_config(bootstrap_servers, properties, timeout_s)
-        self._admin = AdminClient(self._conf)
+        self._new_client = client_factory
+        self._lock = threading.Lock()
+        self._client: Any = client_factory(self._conf)
         self._readers: dict[str, Consumer] = {}
-        """Per group, the consumer that reads its committed offsets (see the module docstring)."""
+        """Per group, the consumer that reads its committed offsets (kept: a bridge reads every few seconds)."""
         self._stale_coordinator = False
-        """The last coordinator request was answered NOT_COORDINATOR: replace the client before the next one."""
+        """A coordinator request was answered NOT_COORDINATOR: replace the client before the next one."""
+
+    def __enter__(self) -> KafkaAdmin:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the offsets readers and release the admin client; later calls raise `KafkaUnavailable`."""
+        with self._lock:
+            readers, self._readers = list(self._readers.values()), {}
+            self._client = None
+        for reader in readers:
+            reader.close()
+
+    # -- the client and its replacement --------------------------------------------------------------
+    def _current(self, coordinator: bool = False) -> Any:
+        """The client for the next request; for a coordinator request, a new one if the cached coordinator
+        answered that it is not the coordinator."""
+        with self._lock:
+            if self._client is None:
+                raise KafkaUnavailable(f"the Kafka admin client for {self.bootstrap_servers} is closed")
+            if coordinator and self._stale_coordinator:
+                self._stale_coordinator = False
+                self._replace(self._client, "its cached group coordinator answered that it is not the coordinator")
+            return self._client
+
+    def _replace(self, client: Any, why: str) -> None:
+        """Under `_lock`: a new client in place of `client`, unless another thread replaced it already. The old
+        one is destroyed (synchronously, by confluent-kafka) when its last user drops it."""
+        if self._client is client:
+            self._client = self._new_client(self._conf)
+            log.debug("replaced the Kafka admin client: %s", why)
+
+    def _after_coordinator_request(self, client: Any, moved: bool, unanswered: bool) -> None:
+        with self._lock:
+            if unanswered:
+                self._replace(client, "a coordinator request was left unanswered")
+            elif moved and self._client is client:
+                self._stale_coordinator = True
+
+    def _result(self, client: Any, future: Future[T], what: str, deadline: float | None = None) -> T:
+        wait = self.timeout_s if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            return future.result(timeout=wait)
+        except TimeoutError as exc:
+            raise KafkaTimedOut(
+                f"{what}: no answer from Kafka at {self.bootstrap_servers} within {self.timeout_s:g}s"
+            ) from exc
+        except KafkaException as exc:
+            raise unavailable(what, exc) from exc
+        finally:
+            client.poll(0)  # hand librdkafka's queued log lines to the `logger` (nothing else polls it)
+
+    def _metadata(self, what: str, topic: str | None = None) -> Any:
+        client = self._current()
+        try:
+            return client.list_topics(topic=topic, timeout=self.timeout_s)
+        except KafkaException as exc:
+            raise unavailable(what, exc) from exc
+        finally:
+            client.poll(0)
+
+    def _coordinator_requests(
+        self, send: Callable[[Any], Mapping[K, Future[Any]]], what: Callable[[K], str]
+    ) -> dict[K, Any]:
+        """Coordinator-routed requests sent at once and awaited with one deadline: per key its result, or the
+        `KafkaUnavailable` that answered it. Afterwards a client with a request still pending is replaced now,
+        and one answered NOT_COORDINATOR is replaced before the next coordinator request. Not retried at once:
+        right after a broker restart a new client often gets the same answer (the coordinator still loading),
+        and every caller asks again on its own clock."""
+        client = self._current(coordinator=True)
+        futures = send(client)
+        deadline = time.monotonic() + self.timeout_s
+        results: dict[K, Any] = {}
+        try:
+            for key, future in futures.items():
+                try:
+                    results[key] = self._result(client, future, what(key), deadline)
+                except KafkaUnavailable as exc:
+                    results[key] = exc
+        finally:
+            moved = any(isinstance(r, NotCoordinator) for r in results.values())
+            self._after_coordinator_request(client, moved, not all(f.done() for f in futures.values()))
+        return results
+
+    def _coordinator_request(self, send: Callable[[Any], Future[T]], what: str) -> T:
+        result = self._coordinator_requests(lambda client: {what: send(client)}, lambda key: key)[what]
+        if isinstance(result, KafkaUnavailable):
+            raise result
+        return result
+
+    # -- groups --------------------------------------------------------------------------------------
+    def describe_group(self, group: str) -> KafkaGroup:
+        def send(client: Any) -> Future[Any]:
+            return client.describe_consumer_groups([group], request_timeout=self._coordinator_timeout_s)[group]
+
+        return group_from_description(group, self._coordinator_request(send, f"describe group {group}"))
+
+    def describe_groups(self, groups: Sequence[str]) -> dict[str, KafkaGroup | KafkaUnavailable]:
+        """Every group described in one batch: per group its view, or why it could not be described."""
+        if not groups:
+            return {}
+
+        def send(client: Any) -> Mapping[str, Future[Any]]:
+            return client.describe_consumer_groups(list(groups), request_timeout=self._coordinator_timeout_s)
+
+        results = self._coordinator_requests(send, lambda group: f"describe group {group}")
+        return {g: r if isinstance(r, KafkaUnavailable) else group_from_description(g, r) for g, r in results.items()}
 
     @property
     def _coordinator_timeout_s(self) -> float:
         return self.timeout_s + COORDINATOR_MARGIN_S
 
-    def _result(self, future: Future[T], what: str) -> T:
-        try:
-            return future.result(timeout=self.timeout_s)
-        except TimeoutError as exc:
-            raise KafkaUnavailable(
-                f"{what}: no answer from Kafka at {self.bootstrap_servers} within {self.timeout_s:g}s"
-            ) from exc
-        except KafkaException as exc:
-            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-            message = error.str() if error is not None else str(exc)
-            raise KafkaUnavailable(f"{what}: {message}", error.code() if error is not None else None) from exc
-        finally:
-            self._admin.poll(0)  # hand librdkafka's queued log lines to the `logger` (nothing else polls it)
-
-    def _metadata(self, what: str, topic: str | None = None) -> Any:
-        try:
-            return self._admin.list_topics(topic=topic, timeout=self.timeout_s)
-        except KafkaException as exc:
-            raise KafkaUnavailable(f"{what}: {exc}") from exc
-        finally:
-            self._admin.poll(0)
-
-    def _coordinator_call(self, send: Callable[[AdminClient], Future[T]], what: str) -> T:
-        """A coordinator-routed request (see the module docstring). If it is still pending when the wait ends
-        (timeout, interrupt), the client that holds it is destroyed now, before librdkafka's own timeout can
-        fire. If the answer says the coordinator moved, the client's cached coordinator is stale: the next
-        coordinator request goes through a new client. Not this one again at once: right after a broker restart
-        a new client often gets the same answer (the coordinator still loading) or none in time, and the caller
-        asks again on its own clock anyway (the worker's re-check); retrying at once could double the time a
-        worker waits for Kafka."""
-        if self._stale_coordinator:
-            self._stale_coordinator = False
-            self._replace_client("its cached group coordinator answered that it is not the coordinator")
-        future = send(self._admin)
-        try:
-            return self._result(future, what)
-        except KafkaUnavailable as exc:
-            self._stale_coordinator = exc.code in COORDINATOR_MOVED
-            raise
-        finally:
-            if not future.done():
-                self._replace_client("a coordinator request was left unanswered")
-
-    def _replace_client(self, why: str) -> None:
-        stale, self._admin = self._admin, AdminClient(self._conf)
-        del stale  # the last reference: confluent-kafka destroys the librdkafka handle here, synchronously
-        log.debug("replaced the Kafka admin client: %s", why)
-
-    def describe_group(self, group: str) -> KafkaGroup:
-        def send(admin: AdminClient) -> Future[Any]:
-            return admin.describe_consumer_groups([group], request_timeout=self._coordinator_timeout_s)[group]
-
-        return group_from_description(group, self._coordinator_call(send, f"describe group {group}"))
-
     def list_groups(self) -> list[str]:
-        result = self._result(self._admin.list_consumer_groups(request_timeout=self.timeout_s), "list groups")
+        client = self._current()
+        result = self._result(client, client.list_consumer_groups(request_timeout=self.timeout_s), "list groups")
         return sorted(g.group_id for g in result.valid)
 
-    def committed_offsets(self, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        """Kafka-committed next offsets; -1 where the group has none."""
+    def committed_offsets(
+        self, group: str, partitions: Iterable[TopicPartition], *, keep_reader: bool = True
+    ) -> dict[TopicPartition, int]:
+        """Kafka-committed next offsets; -1 where the group has none. `keep_reader=False` closes the group's
+        reader afterwards (a scan of many groups reads each once)."""
         partitions = list(partitions)
         if not partitions:
             return {}
-        reader = self._readers.get(group)
-        if reader is None:
-            reader = self._readers[group] = offsets_reader(self._conf, group)
-        return read_committed(reader, group, partitions, self.timeout_s, self.bootstrap_servers)
+        if not keep_reader:
+            reader = _offsets_reader(self._conf, group)
+            try:
+                return _read_committed(reader, group, partitions, self.timeout_s, self.bootstrap_servers)
+            finally:
+                reader.close()
+        return _read_committed(self._reader(group), group, partitions, self.timeout_s, self.bootstrap_servers)
+
+    def _reader(self, group: str) -> Consumer:
+        with self._lock:
+            if self._client is None:
+                raise KafkaUnavailable(f"the Kafka admin client for {self.bootstrap_servers} is closed")
+            reader = self._readers.get(group)
+            if reader is None:
+                reader = self._readers[group] = _offsets_reader(self._conf, group)
+            return reader
 
     def alter_offsets(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
         """Write offsets for an empty group (the broker refuses a group with live members)."""
         tps = [KafkaTopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
 
-        def send(admin: AdminClient) -> Future[Any]:
+        def send(client: Any) -> Future[Any]:
             request = [ConsumerGroupTopicPartitions(group, tps)]
-            return admin.alter_consumer_group_offsets(request, request_timeout=self._coordinator_timeout_s)[group]
+            return client.alter_consumer_group_offsets(request, request_timeout=self._coordinator_timeout_s)[group]
 
-        result = self._coordinator_call(send, f"alter offsets of group {group}")
+        result = self._coordinator_request(send, f"alter offsets of group {group}")
         failed = [tp for tp in result.topic_partitions if tp.error is not None]
         if failed:
-            raise KafkaUnavailable(f"alter offsets of group {group}: {failed[0].error.str()}")
+            raise KafkaUnavailable(f"alter offsets of group {group}: {failed[0].error.str()}", failed[0].error.code())
 
+    # -- topics and offsets --------------------------------------------------------------------------
     def log_end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        """Log end offsets of the partitions whose leader is a live broker; the others are left out.
-
-        librdkafka sends ListOffsets to each partition's leader, and while it waits for a leader that is down it
-        asks that broker's thread to connect at once on every broker state change, skipping the reconnect
-        backoff (`rd_kafka_broker_get_async` -> `rd_kafka_broker_schedule_connection`); in the rolling-restart
-        drill a bridge's admin client logged "Connection refused ... 190,000-290,000 identical error(s)
-        suppressed" for the stopped broker, which starved a 2-core host until ZooKeeper sessions expired.
-        Fresh metadata names only live brokers, and refreshes the leaders librdkafka routes by."""
+        """Log end offsets of the partitions whose leader is a live broker; the others are left out (fresh
+        metadata names only live brokers, and refreshes the leaders librdkafka routes by)."""
         wanted = set(partitions)
         if not wanted:
             return {}
-        md = self._metadata("metadata")
-        live = set(md.brokers)
-        led = {
-            tp
-            for tp in wanted
-            if (t := md.topics.get(tp.topic)) is not None
-            and (p := t.partitions.get(tp.partition)) is not None
-            and p.leader in live
-        }
-        return self._list_offsets(sorted(led), OffsetSpec.latest(), "log end")
+        return self._list_offsets(live_led(self._metadata("metadata"), wanted), OffsetSpec.latest(), "log end")
 
-    def _list_offsets(
-        self, partitions: Iterable[TopicPartition], spec: OffsetSpec, what: str
-    ) -> dict[TopicPartition, int]:
+    def earliest_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """Log start offsets (the oldest record still kept) of the partitions whose leader is a live broker."""
+        wanted = set(partitions)
+        if not wanted:
+            return {}
+        return self._list_offsets(live_led(self._metadata("metadata"), wanted), OffsetSpec.earliest(), "log start")
+
+    def offsets_for_time(self, partitions: Iterable[TopicPartition], timestamp_ms: int) -> dict[TopicPartition, int]:
+        """The first offset whose record timestamp is >= `timestamp_ms`; -1 where there is none."""
+        wanted = set(partitions)
+        if not wanted:
+            return {}
+        led = live_led(self._metadata("metadata"), wanted)
+        return self._list_offsets(led, OffsetSpec.for_timestamp(timestamp_ms), "offset for time")
+
+    def _list_offsets(self, partitions: Iterable[TopicPartition], spec: Any, what: str) -> dict[TopicPartition, int]:
         request = {KafkaTopicPartition(t, p): spec for t, p in partitions}
         if not request:
             return {}
-        futures = self._admin.list_offsets(request, request_timeout=self.timeout_s)
-        return {_tp(tp): self._result(f, f"{what} of {tp.topic}-{tp.partition}").offset for tp, f in futures.items()}
+        client = self._current()
+        futures = client.list_offsets(request, request_timeout=self.timeout_s)
+        deadline = time.monotonic() + self.timeout_s
+        return {
+            _tp(tp): self._result(client, f, f"{what} of {tp.topic}-{tp.partition}", deadline).offset
+            for tp, f in futures.items()
+        }
 
     def partitions(self, topic: str) -> tuple[int, ...] | None:
         """Partition ids of a topic from broker metadata; None when the topic does not exist."""
@@ -266,27 +381,32 @@ class KafkaAdmin:
             return None
         return tuple(sorted(tmd.partitions))
 
+    def topic_partitions(self) -> dict[str, tuple[int, ...]]:
+        """Every topic with its partition ids."""
+        md = self._metadata(f"metadata from {self.bootstrap_servers}")
+        return {name: tuple(sorted(t.partitions)) for name, t in md.topics.items() if t.error is None}
+
     def topics(self) -> dict[str, int]:
         """Every topic with its partition count."""
-        md = self._metadata("metadata")
-        return {name: len(t.partitions) for name, t in md.topics.items() if t.error is None}
+        return {name: len(ids) for name, ids in self.topic_partitions().items()}
 
     def group_max_size(self) -> int | None:
         """The smallest `group.max.size` among the brokers (the coordinator may be any of them)."""
         md = self._metadata("metadata")
+        client = self._current()
         sizes: list[int] = []
         for broker in md.brokers:  # one request per broker: Kafka refuses two BROKER resources in one call
             resource = ConfigResource(ResourceType.BROKER, str(broker))
-            future = self._admin.describe_configs([resource], request_timeout=self.timeout_s)[resource]
-            entries = self._result(future, f"describe configs of broker {broker}")
-            entry = entries.get("group.max.size")
+            future = client.describe_configs([resource], request_timeout=self.timeout_s)[resource]
+            entry = self._result(client, future, f"describe configs of broker {broker}").get("group.max.size")
             if entry is not None and entry.value is not None:
                 sizes.append(int(entry.value))
         return min(sizes) if sizes else None
 
     def create_topic(self, topic: str, partitions: int, replication: int = 1) -> None:
-        futures = self._admin.create_topics(
+        client = self._current()
+        futures = client.create_topics(
             [NewTopic(topic, num_partitions=partitions, replication_factor=replication)],
             request_timeout=self.timeout_s,
         )
-        self._result(futures[topic], f"create topic {topic}")
+        self._result(client, futures[topic], f"create topic {topic}")

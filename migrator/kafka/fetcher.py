@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from itertools import groupby, repeat
 from typing import Any, Protocol, cast
 
-from confluent_kafka import Consumer, KafkaError
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError
 from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from migrator.kafka.commit import commit_sync
 from migrator.logs import librdkafka_logger
 from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 POLL_S = 0.02  # how long a fetch waits for records before it looks at routing changes again
 IDLE_S = 0.5  # how long the fetch thread sleeps when no stream waits and no routing change is pending
 BATCH = 500  # records per poll
+LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
+"""librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
 _first = operator.itemgetter(0)
 _second = operator.itemgetter(1)
 _new_tuple = tuple.__new__
@@ -84,15 +87,43 @@ class Fetcher:
         self._closed = False
         self._poller: threading.Thread | None = None  # the thread holding `_poll_lock`
         self._close_deferred = False
+        self._unanswered_commit: threading.Event | None = None  # a `commit` the caller stopped waiting for
         self._waiting = 0  # streams waiting on their queue for the fetch thread
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"fetcher-{group}", daemon=True)
 
-    @property
-    def consumer(self) -> Consumer:
-        """The underlying client, for simple (generation -1) Kafka offset commits of legacy connectors."""
-        return self._consumer
+    def commit(self, offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
+        """A simple (generation -1) Kafka offset commit, as a legacy connector with `offsets.storage=kafka`
+        makes; returns the partitions Kafka accepted.
+
+        It runs under `_poll_lock` like every call on the client, on a helper thread, so the caller waits at most
+        `timeout_s`: librdkafka's synchronous commit has no timeout of its own. A commit not answered in time
+        counts as refused (the caller keeps the position), and later ones are refused at once until it ends,
+        instead of queueing behind it."""
+        stuck = self._unanswered_commit
+        if stuck is not None and not stuck.is_set():
+            log.info("Kafka offset commit refused: an earlier commit is still waiting for Kafka")
+            return set()
+        if not offsets:
+            return set()
+        accepted: set[TopicPartition] = set()
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                with self._poll_lock:
+                    if not self._closed:
+                        accepted.update(commit_sync(self._consumer, offsets))
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="fetcher-commit", daemon=True).start()
+        if not done.wait(timeout_s):
+            self._unanswered_commit = done
+            log.warning("Kafka offset commit through the fetcher not answered within %.1fs", timeout_s)
+            return set()
+        return set(accepted)
 
     def start(self) -> None:
         self._thread.start()

@@ -92,7 +92,6 @@ class OwnersWatcher(ZooKeeperPoller):
         self._events: list[OwnerEvent] = []
         self._deleted_at: dict[str, int] = {}  # path -> time of its DELETED notification
         self._last_event: dict[tuple[str, int], int] = {}
-        self._scans = 0
 
     # -- results -------------------------------------------------------------------------------------
     @property
@@ -115,10 +114,6 @@ class OwnersWatcher(ZooKeeperPoller):
         """Read now (not waiting for a notification) and return the current owners."""
         self._scan()
         return self.current()
-
-    @property
-    def scans(self) -> int:
-        return self._scans
 
     # -- machinery -----------------------------------------------------------------------------------
     def _on_watch(self, event: WatchedEvent) -> None:
@@ -164,7 +159,6 @@ class OwnersWatcher(ZooKeeperPoller):
 
     def _diff(self, seen: dict[str, tuple[str, int, str, int, int, int]], now: int) -> None:
         with self._lock:
-            self._scans += 1
             for path, iv in list(self._open.items()):
                 current = seen.get(path)
                 if current is not None and current[3] == iv.czxid:

@@ -21,9 +21,11 @@ from kazoo.security import ACL, OPEN_ACL_UNSAFE
 from migrator.coordination.preflight import SwitchCheck, preflight
 from migrator.errors import CorruptNodeError, MigratorError, NotAuthorised, RefusedError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
+from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
-from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.kafka import KafkaAcl, KafkaGroup
 from migrator.zk.client import identity_of
+from migrator.zk.connect_string import parse_identity
 from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 
@@ -52,8 +54,9 @@ class ModeChange:
 
 def who_am_i(zk_auth: str | None) -> str:
     """The digest user when authenticated with one, else user@host: who the audit trail names."""
-    if zk_auth and zk_auth.startswith("digest:"):
-        return f"{zk_auth.split(':')[1]} (digest)"
+    identity = parse_identity(zk_auth) if zk_auth else None
+    if identity is not None and identity.scheme == "digest":
+        return f"{identity.user} (digest)"
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
@@ -71,15 +74,18 @@ def read_mode(zk: KazooClient, group: str) -> tuple[ModeNode, ZnodeStat | None]:
 
 def describe_kafka(
     admin: KafkaAdmin | None, group: str, *, need_max_size: bool, missing: str | None = None
-) -> tuple[KafkaGroup | None, int | None, str | None]:
-    """(group, group.max.size, error): errors become a reason for the preflight, not an exception.
+) -> tuple[KafkaGroup | None, int | None, str | KafkaAcl | None]:
+    """(group, group.max.size, error): errors become a reason for the preflight, not an exception (a missing
+    ACL as the `KafkaAcl` to grant).
 
     `missing` says why there is no admin (e.g. no brokers found), so the refusal names it."""
     if admin is None:
         return None, None, missing
     try:
-        kafka = admin.describe_group(group)
-        max_size = admin.group_max_size() if need_max_size else None
+        kafka = asking(KafkaRequest.DESCRIBE_GROUP, lambda: admin.describe_group(group), group=group)
+        max_size = asking(KafkaRequest.DESCRIBE_BROKER_CONFIGS, admin.group_max_size) if need_max_size else None
+    except KafkaNotAuthorized as exc:
+        return None, None, exc.acl
     except KafkaUnavailable as exc:
         return None, None, str(exc)
     return kafka, max_size, None

@@ -1,30 +1,123 @@
-"""`migrator status`: one picture of a group in the middle of a migration, with warnings in words.
+"""`migrator status`: one picture of a group in the middle of a migration, with findings an operator acts on.
 
-`build_report` is pure (GroupView + KafkaGroup + offsets → StatusReport) so every warning is unit-tested
-without a cluster; `read_status` is the thin reader around it.
+`build_report` is pure (GroupView + KafkaGroup + offsets → StatusReport): each kind of finding comes from one
+small function over the group's read model (`migrator.protocol.group.Group`), and the report's verdict (OK,
+WARN, ERR) is its worst finding's severity. `read_status` is the thin reader around it.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from enum import Enum, StrEnum
+from typing import TypeVar
 
 from kazoo.client import KazooClient
 
 from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions
 from migrator.assign.model import consumer_of_thread
+from migrator.assign.subdivide import global_thread_assignment
 from migrator.coordination.authority import KafkaHealth, decide_authority
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.protocol.codecs import Authority, Mode
+from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
+from migrator.protocol.codecs import Authority, PublishedAuthority
+from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
 from migrator.protocol.partition import TopicPartition
 from migrator.table import align
 from migrator.zk.group_reader import read_group
 
-log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Severity(StrEnum):
+    WARN = "WARN"
+    """Worth a look; nothing is processed twice or left unprocessed because of it."""
+    ERR = "ERR"
+    """Records may be processed twice or not at all, or the group could not be judged."""
+
+
+class Verdict(StrEnum):
+    """The whole group's state, as Burrow gives it: the worst finding's severity, OK without any."""
+
+    OK = "OK"
+    WARN = "WARN"
+    ERR = "ERR"
+
+
+class FindingKind(StrEnum):
+    GROUP_MISSING = "group-missing"
+    KAFKA_NOT_CHECKED = "kafka-not-checked"
+    KAFKA_UNREACHABLE = "kafka-unreachable"
+    KAFKA_ACL_MISSING = "kafka-acl-missing"
+    UNKNOWN_MODE = "unknown-mode"
+    LEGACY_UNDER_KAFKA = "legacy-under-kafka"
+    UNDECODABLE_MEMBER = "undecodable-member"
+    BRIDGE_HELD = "bridge-held"
+    BRIDGE_NOT_IN_KAFKA = "bridge-not-in-kafka"
+    BRIDGE_UNPUBLISHED = "bridge-unpublished"
+    BRIDGE_WRONG_AUTHORITY = "bridge-wrong-authority"
+    PLAIN_UNDER_ZOOKEEPER = "plain-under-zookeeper"
+    UNOWNED_PARTITIONS = "unowned-partitions"
+    KAFKA_OFFSETS_BEHIND = "kafka-offsets-behind"
+    OWNERS_DISAGREE = "owners-disagree"
+    DUAL_OWNERSHIP = "dual-ownership"
+    OVERLAPPING_KAFKA_ASSIGNMENT = "overlapping-kafka-assignment"
+
+
+ERRORS = frozenset(
+    {
+        FindingKind.GROUP_MISSING,
+        FindingKind.KAFKA_UNREACHABLE,
+        FindingKind.KAFKA_ACL_MISSING,
+        FindingKind.PLAIN_UNDER_ZOOKEEPER,
+        FindingKind.UNOWNED_PARTITIONS,
+        FindingKind.DUAL_OWNERSHIP,
+        FindingKind.OVERLAPPING_KAFKA_ASSIGNMENT,
+    }
+)
+"""The kinds of finding that are errors (docs/operations.md, `status`); every other kind is a warning."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    kind: FindingKind
+    severity: Severity
+    message: str
+
+
+def finding(kind: FindingKind, message: str) -> Finding:
+    return Finding(kind, Severity.ERR if kind in ERRORS else Severity.WARN, message)
+
+
+def verdict_of(findings: tuple[Finding, ...]) -> Verdict:
+    if any(f.severity is Severity.ERR for f in findings):
+        return Verdict.ERR
+    return Verdict.WARN if findings else Verdict.OK
+
+
+class NotChecked(Enum):
+    """Why the Kafka half of the report is missing."""
+
+    NO_BROKERS = "no brokers"
+    UNREACHABLE = "unreachable"
+    DENIED = "denied"
+    """Kafka refused a request for want of an ACL (the detail names it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaNotChecked:
+    why: NotChecked
+    detail: str
+
+
+_NOT_CHECKED_KIND = {
+    NotChecked.NO_BROKERS: FindingKind.KAFKA_NOT_CHECKED,
+    NotChecked.UNREACHABLE: FindingKind.KAFKA_UNREACHABLE,
+    NotChecked.DENIED: FindingKind.KAFKA_ACL_MISSING,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +156,7 @@ class PartitionRow:
 class StatusReport:
     group: str
     exists: bool
+    verdict: Verdict
     mode: str
     """`absent`, `kafka`, `zookeeper` or `unknown`."""
     mode_raw: str | None
@@ -76,7 +170,12 @@ class StatusReport:
     owners_agree: bool | None
     agreement_basis: str
     partitions: tuple[PartitionRow, ...]
-    warnings: tuple[str, ...] = field(default=())
+    findings: tuple[Finding, ...] = field(default=())
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every finding's message, in report order."""
+        return tuple(f.message for f in self.findings)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -92,176 +191,247 @@ def expected_authority(view: GroupView, kafka: KafkaGroup | None) -> Authority:
     """The authority the bridges' own rule (CONTRACT §5) gives now, Kafka health judged from DescribeGroups
     (unknown without it): a member that does not decode counts as a legacy one, and no bridge means no one
     joined the Kafka group."""
-    bridges = frozenset(b.consumer_id for b in view.bridges)
-    missing = bridges - kafka.client_ids if kafka is not None else frozenset()
-    health = KafkaHealth(joined=bool(bridges), reason="no bridge is registered", missing_bridges=missing)
-    return decide_authority(view.mode, view.member_ids, bridges, health).authority
+    group = Group(view, kafka)
+    bridges = group.registered_bridges
+    health = KafkaHealth(
+        joined=bool(bridges), reason="no bridge is registered", missing_bridges=group.bridges_joining_kafka
+    )
+    return decide_authority(view.mode, group.registered, bridges, health).authority
 
 
-def _kafka_expected(view: GroupView, kafka: KafkaGroup) -> tuple[dict[TopicPartition, str], str]:
+Expected = dict[TopicPartition, str]
+
+
+def _kafka_expected(group: Group, kafka: KafkaGroup) -> tuple[Expected, str, list[Finding]]:
     """Expected owner thread per bridge-held partition under Kafka authority (plain consumers hold theirs)."""
-    bridge_ids = {b.consumer_id for b in view.bridges}
-    members = {m.client_id: m.partitions for m in kafka.members if m.client_id in bridge_ids}
+    bridges = group.zookeeper.bridges
+    members = {m.client_id: m.partitions for m in kafka.members if m.client_id in group.registered_bridges}
+    subs = {b.consumer_id: dict(b.registration.subscription) for b in bridges}
     try:
-        from migrator.assign.subdivide import global_thread_assignment
-
-        subs = {b.consumer_id: dict(b.registration.subscription) for b in view.bridges}
-        return dict(global_thread_assignment(members, subs)), "kafka (thread level)"
-    except Exception as exc:  # the subdivision is another module's; fall back to consumer level
-        log.debug("thread-level kafka assignment unavailable: %s", exc)
-        return {tp: cid for cid, parts in members.items() for tp in parts}, "kafka (consumer level)"
+        return dict(global_thread_assignment(members, subs)), "kafka (thread level)", []
+    except ValueError as exc:  # Kafka gave one partition to two bridges: shown at consumer level
+        found = finding(FindingKind.OVERLAPPING_KAFKA_ASSIGNMENT, f"the Kafka assignment overlaps: {exc}")
+        return {tp: cid for cid, parts in members.items() for tp in parts}, "kafka (consumer level)", [found]
 
 
-def _legacy_expected(
-    view: GroupView, partitions: Mapping[str, tuple[int, ...]], owners: Mapping[TopicPartition, str]
-) -> tuple[dict[TopicPartition, str] | None, str]:
+def _legacy_expected(group: Group, partitions: Mapping[str, tuple[int, ...]]) -> tuple[Expected | None, str]:
     """The legacy assignment (range or roundrobin, whichever the owners match best)."""
+    view = group.zookeeper
     if any(m.registration.is_wildcard for m in view.members):
         return None, "owners only (wildcard subscriptions)"
     subs = {m.consumer_id: dict(m.registration.subscription) for m in view.members}
     ctx = context_from_subscriptions("status", subs, partitions)
-    best: tuple[int, str, dict[TopicPartition, str]] | None = None
+    best: tuple[int, str, Expected] | None = None
     for name in ("range", "roundrobin"):
         assignment = dict(ASSIGNORS[name](ctx))
-        misses = sum(1 for tp, thread in assignment.items() if owners.get(tp) != thread)
+        misses = sum(1 for tp, thread in assignment.items() if view.owners.get(tp) != thread)
         if best is None or misses < best[0]:
             best = (misses, name, assignment)
     assert best is not None
     return best[2], f"zookeeper ({best[1]})"
 
 
+def _expected(
+    group: Group, authority: Authority, partitions: Mapping[str, tuple[int, ...]]
+) -> tuple[Expected | None, str, list[Finding]]:
+    """The owner thread each partition should have under `authority`, and what that is based on."""
+    if authority is Authority.KAFKA and group.kafka is not None:
+        return _kafka_expected(group, group.kafka)
+    if partitions:
+        return (*_legacy_expected(group, partitions), [])
+    return None, "owners only (partitions unknown)", []
+
+
+def _group_findings(group: Group, unchecked: KafkaNotChecked | None) -> list[Finding]:
+    """What is wrong with the group as a whole: its existence, Kafka's half, the mode, its members' kinds."""
+    view = group.zookeeper
+    found: list[Finding] = []
+    if not view.exists:
+        found.append(finding(FindingKind.GROUP_MISSING, f"group {view.group} does not exist in ZooKeeper"))
+    if unchecked is not None:
+        found.append(finding(_NOT_CHECKED_KIND[unchecked.why], f"Kafka not checked: {unchecked.detail}"))
+    if view.mode.is_unknown:
+        message = f"unknown mode value {view.mode.raw!r} (bridges treat it as zookeeper)"
+        found.append(finding(FindingKind.UNKNOWN_MODE, message))
+    if group.legacy_members and group.mode_is_kafka:
+        names = ", ".join(m.consumer_id for m in group.legacy_members)
+        message = f"legacy connector present while mode is kafka ({names}): bridges stay on zookeeper"
+        found.append(finding(FindingKind.LEGACY_UNDER_KAFKA, message))
+    if view.corrupt_members:
+        names = ", ".join(f"{c.consumer_id} ({c.problem})" for c in view.corrupt_members)
+        message = f"{len(view.corrupt_members)} ids node(s) do not decode: {names}"
+        found.append(finding(FindingKind.UNDECODABLE_MEMBER, message))
+    return found
+
+
+def _bridge_findings(row: BridgeRow, published: PublishedAuthority | None, authority: Authority) -> list[Finding]:
+    cid = row.consumer_id
+    found: list[Finding] = []
+    if published is not None and published.held:
+        found.append(finding(FindingKind.BRIDGE_HELD, f"bridge {cid} is {published.reason}"))
+    if row.in_kafka_group is False:
+        message = f"bridge {cid}'s embedded member is not in the Kafka group"
+        found.append(finding(FindingKind.BRIDGE_NOT_IN_KAFKA, message))
+    if published is None:
+        found.append(finding(FindingKind.BRIDGE_UNPUBLISHED, f"bridge {cid} has not published its authority"))
+    elif published.authority is not authority:
+        message = f"bridge {cid} obeys {published.authority.value} but should obey {authority.value}"
+        found.append(finding(FindingKind.BRIDGE_WRONG_AUTHORITY, message))
+    return found
+
+
+def _bridges(group: Group, authority: Authority, now_ms: int) -> tuple[list[BridgeRow], list[Finding]]:
+    """One row per registered bridge, and what its published authority and Kafka membership say."""
+    view = group.zookeeper
+    owned_by: dict[str, int] = {}
+    for thread in view.owners.values():
+        owned_by[consumer_of_thread(thread)] = owned_by.get(consumer_of_thread(thread), 0) + 1
+    rows: list[BridgeRow] = []
+    found: list[Finding] = []
+    for b in view.bridges:
+        pa = view.authorities.get(b.consumer_id)
+        row = BridgeRow(
+            consumer_id=b.consumer_id,
+            authority=pa.authority.value if pa else None,
+            generation=pa.generation if pa else None,
+            age_s=round((now_ms - pa.timestamp_ms) / 1000, 1) if pa else None,
+            in_kafka_group=None if group.kafka is None else b.consumer_id in group.in_kafka,
+            owned_partitions=owned_by.get(b.consumer_id, 0),
+            held=pa.held if pa else False,
+        )
+        rows.append(row)
+        found += _bridge_findings(row, pa, authority)
+    return rows, found
+
+
+def _plain_findings(group: Group, authority: Authority, bridges: list[BridgeRow]) -> list[Finding]:
+    """Plain Kafka consumers beside members that obey ZooKeeper and own partitions (held bridges own none)."""
+    plain = group.plain_consumers
+    unguarded = group.legacy_members or [b for b in bridges if not b.held]
+    if not (plain and authority is Authority.ZOOKEEPER and unguarded):
+        return []
+    message = (
+        f"{len(plain)} plain Kafka consumer(s) present while the authority is zookeeper: "
+        "they and the bridges may own the same partitions"
+    )
+    return [finding(FindingKind.PLAIN_UNDER_ZOOKEEPER, message)]
+
+
+def _partition_rows(
+    group: Group,
+    expected: Expected | None,
+    subscribed: set[TopicPartition],
+    held_by_kafka: Mapping[TopicPartition, str],
+) -> list[PartitionRow]:
+    """One row per partition anything knows of; a partition held both ways shows both owners."""
+    view = group.zookeeper
+    all_tps = set(view.owners) | set(view.offsets) | set(held_by_kafka) | subscribed
+    all_tps |= {tp for tp, offset in group.kafka_committed.items() if offset >= 0}
+    rows: list[PartitionRow] = []
+    for tp in sorted(all_tps):
+        committed = group.kafka_committed.get(tp)
+        kafka_offset = committed if committed is not None and committed >= 0 else None
+        owner = " + ".join(o for o in (view.owners.get(tp), held_by_kafka.get(tp)) if o) or None
+        exp = expected.get(tp) if expected is not None else None
+        end, lag = group.log_end.get(tp), group.partition_lag(tp)
+        rows.append(PartitionRow(tp.topic, tp.partition, owner, exp, view.offsets.get(tp), kafka_offset, end, lag))
+    return rows
+
+
+def _coverage_findings(
+    group: Group, rows: list[PartitionRow], subscribed: set[TopicPartition], held_by_kafka: Mapping[TopicPartition, str]
+) -> list[Finding]:
+    """Partitions nobody owns, and partitions whose Kafka commit trails ZooKeeper's."""
+    view = group.zookeeper
+    found: list[Finding] = []
+    unowned = [tp for tp in sorted(subscribed) if tp not in view.owners and tp not in held_by_kafka]
+    if unowned and view.members:
+        message = f"{len(unowned)} partitions have no owner: {_partition_names(unowned)}"
+        found.append(finding(FindingKind.UNOWNED_PARTITIONS, message))
+    behind = [r for r in rows if r.zk_offset is not None and (r.kafka_offset is None or r.kafka_offset < r.zk_offset)]
+    if behind and group.kafka is not None:
+        message = f"Kafka offsets behind ZooKeeper on {len(behind)} partitions"
+        found.append(finding(FindingKind.KAFKA_OFFSETS_BEHIND, message))
+    return found
+
+
+def _agreement(
+    group: Group, expected: Expected | None, basis: str, held_by_kafka: Mapping[TopicPartition, str]
+) -> tuple[bool | None, list[Finding]]:
+    """Whether the owners match the expected assignment, and none is also held by a plain consumer."""
+    if expected is None:
+        return None, []
+    owners = group.zookeeper.owners
+    wrong = sorted(tp for tp, thread in expected.items() if tp in owners and owners[tp] != thread)
+    doubled = sorted(tp for tp in owners if tp in held_by_kafka)
+    found: list[Finding] = []
+    if wrong:
+        message = f"owners disagree with the {basis} assignment on {len(wrong)} partitions: {_partition_names(wrong)}"
+        found.append(finding(FindingKind.OWNERS_DISAGREE, message))
+    if doubled:
+        held = ", ".join(f"{tp} ({held_by_kafka[tp].removeprefix('kafka:')})" for tp in doubled[:10])
+        message = (
+            f"dual ownership on {len(doubled)} partitions: owned in ZooKeeper and also assigned by Kafka to a "
+            f"plain consumer: {held}{_more(doubled, 10)}"
+        )
+        found.append(finding(FindingKind.DUAL_OWNERSHIP, message))
+    return not wrong and not doubled, found
+
+
+def _plain_rows(group: Group) -> tuple[KafkaConsumerRow, ...]:
+    return tuple(KafkaConsumerRow(m.member_id, m.client_id, m.host, len(m.partitions)) for m in group.plain_consumers)
+
+
 def build_report(
     view: GroupView,
     kafka: KafkaGroup | None,
     *,
-    kafka_error: str | None = None,
+    unchecked: KafkaNotChecked | None = None,
     partitions: Mapping[str, tuple[int, ...]] | None = None,
     kafka_offsets: Mapping[TopicPartition, int] | None = None,
     log_ends: Mapping[TopicPartition, int] | None = None,
     now_ms: int | None = None,
 ) -> StatusReport:
-    """Pure: everything `status` shows, with warnings an operator can act on.
+    """Pure: everything `status` shows, with findings an operator can act on and the verdict they give.
 
     `partitions` lists each subscribed topic's partition ids (None: unknown, then only partitions seen in
     owners/offsets are shown); `kafka_offsets` holds Kafka-committed next offsets (-1 or missing: none).
     """
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     partitions = dict(partitions or {})
-    kafka_offsets = {tp: o for tp, o in (kafka_offsets or {}).items() if o >= 0}
-    log_ends = dict(log_ends or {})
-    warnings: list[str] = []
-    if not view.exists:
-        warnings.append(f"group {view.group} does not exist in ZooKeeper")
-    if kafka_error:
-        warnings.append(f"Kafka not checked: {kafka_error}")
-    if view.mode.is_unknown:
-        warnings.append(f"unknown mode value {view.mode.raw!r} (bridges treat it as zookeeper)")
-    if view.legacy and view.mode.mode is Mode.KAFKA:
-        names = ", ".join(m.consumer_id for m in view.legacy)
-        warnings.append(f"legacy connector present while mode is kafka ({names}): bridges stay on zookeeper")
-    if view.corrupt_members:
-        names = ", ".join(f"{c.consumer_id} ({c.problem})" for c in view.corrupt_members)
-        warnings.append(f"{len(view.corrupt_members)} ids node(s) do not decode: {names}")
-
+    group = Group(view, kafka, kafka_committed=kafka_offsets or {}, log_end=log_ends or {})
     authority = expected_authority(view, kafka)
-    owned_by: dict[str, int] = {}
-    for thread in view.owners.values():
-        owned_by[consumer_of_thread(thread)] = owned_by.get(consumer_of_thread(thread), 0) + 1
-
-    bridges: list[BridgeRow] = []
-    for b in view.bridges:
-        pa = view.authorities.get(b.consumer_id)
-        in_group = None if kafka is None else b.consumer_id in kafka.client_ids
-        bridges.append(
-            BridgeRow(
-                consumer_id=b.consumer_id,
-                authority=pa.authority.value if pa else None,
-                generation=pa.generation if pa else None,
-                age_s=round((now_ms - pa.timestamp_ms) / 1000, 1) if pa else None,
-                in_kafka_group=in_group,
-                owned_partitions=owned_by.get(b.consumer_id, 0),
-                held=pa.held if pa else False,
-            )
-        )
-        if pa is not None and pa.held:
-            warnings.append(f"bridge {b.consumer_id} is {pa.reason}")
-        if in_group is False:
-            warnings.append(f"bridge {b.consumer_id}'s embedded member is not in the Kafka group")
-        if pa is None:
-            warnings.append(f"bridge {b.consumer_id} has not published its authority")
-        elif pa.authority.value != authority.value:
-            warnings.append(f"bridge {b.consumer_id} obeys {pa.authority.value} but should obey {authority.value}")
-
-    plain = kafka.plain(view.migration_ids) if kafka is not None else ()
-    kafka_consumers = tuple(KafkaConsumerRow(m.member_id, m.client_id, m.host, len(m.partitions)) for m in plain)
-    unguarded = view.legacy or [b for b in bridges if not b.held]  # held bridges own nothing to overlap with
-    if plain and authority is Authority.ZOOKEEPER and unguarded:
-        warnings.append(
-            f"{len(plain)} plain Kafka consumer(s) present while the authority is zookeeper: "
-            "they and the bridges may own the same partitions"
-        )
-    held_by_kafka = {tp: f"kafka:{m.client_id}" for m in plain for tp in m.partitions}
-
-    expected: dict[TopicPartition, str] | None
-    if authority is Authority.KAFKA and kafka is not None:
-        expected, basis = _kafka_expected(view, kafka)
-    elif partitions:
-        expected, basis = _legacy_expected(view, partitions, view.owners)
-    else:
-        expected, basis = None, "owners only (partitions unknown)"
-
-    all_tps = set(view.owners) | set(view.offsets) | set(kafka_offsets) | set(held_by_kafka)
-    all_tps |= {TopicPartition(t, p) for t in view.topics for p in partitions.get(t, ())}
-    rows: list[PartitionRow] = []
-    for tp in sorted(all_tps):
-        zk_off, k_off, end = view.offsets.get(tp), kafka_offsets.get(tp), log_ends.get(tp)
-        committed = max(zk_off if zk_off is not None else -1, k_off if k_off is not None else -1)
-        lag = None if end is None or committed < 0 else max(end - committed, 0)
-        # plain Kafka consumers write no owners node; a partition held both ways shows both (dual ownership)
-        owner = " + ".join(o for o in (view.owners.get(tp), held_by_kafka.get(tp)) if o) or None
-        exp = expected.get(tp) if expected is not None else None
-        rows.append(PartitionRow(tp.topic, tp.partition, owner, exp, zk_off, k_off, end, lag))
-
+    bridges, bridge_findings = _bridges(group, authority, now_ms)
+    held_by_kafka = {tp: f"kafka:{m.client_id}" for m in group.plain_consumers for tp in m.partitions}
+    expected, basis, expected_findings = _expected(group, authority, partitions)
     subscribed = {TopicPartition(t, p) for t in view.topics for p in partitions.get(t, ())}
-    unowned = [tp for tp in sorted(subscribed) if tp not in view.owners and tp not in held_by_kafka]
-    if unowned and view.members:
-        warnings.append(f"{len(unowned)} partitions have no owner")
-    behind = [r for r in rows if r.zk_offset is not None and (r.kafka_offset is None or r.kafka_offset < r.zk_offset)]
-    if behind and kafka is not None:
-        warnings.append(f"Kafka offsets behind ZooKeeper on {len(behind)} partitions")
-
-    agree: bool | None = None
-    if expected is not None:
-        wrong = sorted(tp for tp, thread in expected.items() if tp in view.owners and view.owners[tp] != thread)
-        doubled = sorted(tp for tp in view.owners if tp in held_by_kafka)
-        agree = not wrong and not doubled
-        if wrong:
-            warnings.append(
-                f"owners disagree with the {basis} assignment on {len(wrong)} partitions: {_partition_names(wrong)}"
-            )
-        if doubled:
-            held = ", ".join(f"{tp} ({held_by_kafka[tp].removeprefix('kafka:')})" for tp in doubled[:10])
-            warnings.append(
-                f"dual ownership on {len(doubled)} partitions: owned in ZooKeeper and also assigned by Kafka to a "
-                f"plain consumer: {held}{_more(doubled, 10)}"
-            )
-
+    rows = _partition_rows(group, expected, subscribed, held_by_kafka)
+    agree, agreement_findings = _agreement(group, expected, basis, held_by_kafka)
+    findings = (
+        _group_findings(group, unchecked)
+        + bridge_findings
+        + _plain_findings(group, authority, bridges)
+        + _coverage_findings(group, rows, subscribed, held_by_kafka)
+        + expected_findings
+        + agreement_findings
+    )
     return StatusReport(
         group=view.group,
         exists=view.exists,
+        verdict=verdict_of(tuple(findings)),
         mode=_mode_word(view),
         mode_raw=view.mode.raw,
         expected_authority=authority.value,
-        legacy=tuple(m.consumer_id for m in view.legacy),
+        legacy=tuple(m.consumer_id for m in group.legacy_members),
         bridges=tuple(bridges),
-        kafka_consumers=kafka_consumers,
+        kafka_consumers=_plain_rows(group),
         corrupt=tuple((c.consumer_id, c.problem) for c in view.corrupt_members),
-        kafka_state=kafka.state if kafka else None,
+        kafka_state=kafka.state.name if kafka else None,
         kafka_assignor=(kafka.assignor or None) if kafka else None,
         owners_agree=agree,
         agreement_basis=basis,
         partitions=tuple(rows),
-        warnings=tuple(warnings),
+        findings=tuple(findings),
     )
 
 
@@ -286,7 +456,7 @@ def render_text(report: StatusReport) -> str:
     """The human table; `--json` prints `to_dict()` instead."""
     mode = report.mode if report.mode != "unknown" else f"unknown ({report.mode_raw!r})"
     lines = [
-        f"group {report.group}: mode {mode}, expected authority {report.expected_authority}",
+        f"group {report.group}: {report.verdict.value}: mode {mode}, expected authority {report.expected_authority}",
         f"kafka group: state {_cell(report.kafka_state)}, assignor {_cell(report.kafka_assignor)}",
         f"owners agree: {_cell(report.owners_agree)} (basis: {report.agreement_basis})",
         "",
@@ -310,27 +480,42 @@ def render_text(report: StatusReport) -> str:
     ]
     headers = ["partition", "owner", "expected", "zk_offset", "kafka_offset", "log_end", "lag"]
     lines += ["  " + line for line in align([headers, *part_rows])] if part_rows else ["  (none)"]
-    lines += ["", "warnings:"] + ([f"  - {w}" for w in report.warnings] or ["  (none)"])
+    findings = [f"  - {f.severity.value} {f.kind.value}: {f.message}" for f in report.findings]
+    lines += ["", "findings:"] + (findings or ["  (none)"])
     return "\n".join(lines)
+
+
+def _read_kafka(
+    admin: KafkaAdmin, group: str, view: GroupView
+) -> tuple[KafkaGroup, dict[str, tuple[int, ...]], dict[TopicPartition, int], dict[TopicPartition, int]]:
+    """The Kafka half: the group, its topics' partitions, committed offsets and log ends; an authorization
+    refusal is raised as `KafkaNotAuthorized`, naming the missing ACL."""
+    kafka = asking(KafkaRequest.DESCRIBE_GROUP, lambda: admin.describe_group(group), group=group)
+    partitions = {t: ids for t in sorted(view.topics) if (ids := admin.partitions(t)) is not None}
+    tps = set(view.owners) | set(view.offsets)
+    tps |= {TopicPartition(t, p) for t, ids in partitions.items() for p in ids}
+    tps |= {tp for m in kafka.members for tp in m.partitions}
+    topics = {tp.topic for tp in tps}
+    committed = asking(
+        KafkaRequest.FETCH_OFFSETS, lambda: admin.committed_offsets(group, sorted(tps)), group=group, topics=topics
+    )
+    log_ends = asking(KafkaRequest.LIST_OFFSETS, lambda: admin.log_end_offsets(sorted(tps)), topics=topics)
+    return kafka, partitions, committed, log_ends
 
 
 def read_status(
     zk: KazooClient, group: str, admin: KafkaAdmin | None, missing: str = "no --bootstrap-servers given"
 ) -> StatusReport:
-    """Read ZooKeeper, then Kafka (a Kafka failure becomes a warning: the ZooKeeper half still shows).
+    """Read ZooKeeper, then Kafka (a Kafka failure becomes an error finding: the ZooKeeper half still shows).
 
-    `missing` says why there is no admin, for that warning."""
+    `missing` says why there is no admin, for that finding."""
     view = read_group(zk, group)
     if admin is None:
-        return build_report(view, None, kafka_error=missing)
+        return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.NO_BROKERS, missing))
     try:
-        kafka = admin.describe_group(group)
-        partitions = {t: ids for t in sorted(view.topics) if (ids := admin.partitions(t)) is not None}
-        tps = set(view.owners) | set(view.offsets)
-        tps |= {TopicPartition(t, p) for t, ids in partitions.items() for p in ids}
-        tps |= {tp for m in kafka.members for tp in m.partitions}
-        kafka_offsets = admin.committed_offsets(group, sorted(tps))
-        log_ends = admin.log_end_offsets(sorted(tps))
+        kafka, partitions, committed, log_ends = _read_kafka(admin, group, view)
+    except KafkaNotAuthorized as exc:
+        return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.DENIED, str(exc)))
     except KafkaUnavailable as exc:
-        return build_report(view, None, kafka_error=str(exc))
-    return build_report(view, kafka, partitions=partitions, kafka_offsets=kafka_offsets, log_ends=log_ends)
+        return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.UNREACHABLE, str(exc)))
+    return build_report(view, kafka, partitions=partitions, kafka_offsets=committed, log_ends=log_ends)

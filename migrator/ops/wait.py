@@ -9,7 +9,7 @@ make a stale publication look fresh.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
@@ -56,6 +56,11 @@ class Progress:
             more = f" and {len(self.unowned) - 10} more" if len(self.unowned) > 10 else ""
             parts.append(f"{len(self.unowned)} partition(s) without owner: {shown}{more}")
         return "; ".join(parts) or "nothing"
+
+    def summary(self) -> str:
+        """One short line for a progress display."""
+        unowned = f"{len(self.unowned)} partition(s) without owner" if self.partitions_known else "partitions unknown"
+        return f"{len(self.pending_bridges)} bridge(s) not yet obeying, {unowned}"
 
 
 def progress(
@@ -129,8 +134,10 @@ def wait_for_switch(
     write_monotonic: float,
     timeout_s: float,
     admin: KafkaAdmin | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
 ) -> float:
-    """Seconds from the mode write until the switch completed; raises WaitTimeout after `timeout_s`."""
+    """Seconds from the mode write until the switch completed; raises WaitTimeout after `timeout_s`.
+    `on_progress` is given every state read that is not yet done (for a display)."""
     deadline = time.monotonic() + timeout_s
     partitions: list[TopicPartition] | None = None
     while True:
@@ -147,4 +154,6 @@ def wait_for_switch(
         if time.monotonic() >= deadline:
             what = state.describe()
             raise WaitTimeout(f"the switch to {target.value} did not complete within {timeout_s:g}s: {what}")
+        if on_progress is not None:
+            on_progress(state)
         time.sleep(POLL_INTERVAL_S)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration
+from migrator.protocol.dialect import Dialect
 from migrator.protocol.partition import TopicPartition
 
 
@@ -21,6 +22,8 @@ class Member:
     registration: Registration
     ctime_ms: int
     is_bridge: bool  # also registered under migration/ids
+    dialect: Dialect = Dialect.SCALA
+    """The legacy layout this member's nodes are written in (a bridge always speaks SCALA)."""
 
 
 @dataclass(frozen=True, slots=True)

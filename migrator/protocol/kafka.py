@@ -2,10 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Set
 from dataclasses import dataclass
+from enum import Enum
 
 from migrator.protocol.partition import TopicPartition
+
+
+class KafkaGroupState(Enum):
+    """A Kafka consumer group's state, as the group coordinator reports it."""
+
+    UNKNOWN = "Unknown"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    STABLE = "Stable"
+    DEAD = "Dead"
+    EMPTY = "Empty"
+
+    @classmethod
+    def from_name(cls, name: str) -> KafkaGroupState:
+        """The state named by the broker ("PreparingRebalance") or by confluent-kafka's `ConsumerGroupState`
+        ("PREPARING_REBALANCING"); UNKNOWN for any other word."""
+        return _STATE_NAMES.get(name.replace("_", "").upper(), cls.UNKNOWN)
+
+    @property
+    def rebalancing(self) -> bool:
+        """Between generations: the members are joining or waiting for their assignment."""
+        return self in (KafkaGroupState.PREPARING_REBALANCE, KafkaGroupState.COMPLETING_REBALANCE)
+
+
+_STATE_NAMES = {s.value.upper(): s for s in KafkaGroupState} | {
+    "PREPARINGREBALANCING": KafkaGroupState.PREPARING_REBALANCE,
+    "COMPLETINGREBALANCING": KafkaGroupState.COMPLETING_REBALANCE,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,10 +47,10 @@ class KafkaMember:
 
 @dataclass(frozen=True, slots=True)
 class KafkaGroup:
-    """What DescribeGroups says about a group. `state` is the broker's word, e.g. STABLE, EMPTY, DEAD."""
+    """What DescribeGroups says about a group."""
 
     group_id: str
-    state: str
+    state: KafkaGroupState
     assignor: str
     members: tuple[KafkaMember, ...]
 
@@ -34,11 +62,22 @@ class KafkaGroup:
     def is_empty(self) -> bool:
         return not self.members
 
-    def plain(self, bridges: Set[str]) -> tuple[KafkaMember, ...]:
-        """The plain Kafka consumers: members that are no bridge's embedded member, which joins with its
-        bridge's consumerId as client.id. `bridges` are the consumerIds that count as bridges for the question
-        asked. Plain consumers often share a client.id, so each member counts."""
-        return tuple(m for m in self.members if m.client_id not in bridges)
+    @property
+    def stable(self) -> bool:
+        return self.state is KafkaGroupState.STABLE
 
     def assignment_by_client(self) -> dict[str, tuple[TopicPartition, ...]]:
         return {m.client_id: m.partitions for m in self.members}
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaAcl:
+    """One Kafka ACL a request needs: `operation` (e.g. Describe) on a resource (`resource_type`, e.g. Group,
+    and its name). Shown as `kafka-acls` spells it, so an operator can grant it."""
+
+    operation: str
+    resource_type: str
+    resource_name: str
+
+    def __str__(self) -> str:
+        return f"{self.operation} on {self.resource_type}:{self.resource_name}"

@@ -17,18 +17,13 @@ from dataclasses import dataclass, field
 
 from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import Registration
+from migrator.protocol.dialect import Dialect
 from migrator.protocol.pykafka_layout import (
     OwnerNode,
     Spelling,
     decode_registration,
-    registration_of,
     spelling_of_folder,
 )
-
-
-class Dialect(enum.Enum):
-    SCALA = "scala"
-    PYKAFKA = "pykafka"
 
 
 class Refusal(enum.Enum):
@@ -123,14 +118,3 @@ def recognise(evidence: LayoutEvidence) -> Recognition:
     if not dialects:
         return Recognition()
     return Recognition(dialect=dialects.pop(), spelling=spellings.pop() if spellings else None)
-
-
-def decode_member(data: bytes | None) -> tuple[Registration, Dialect]:
-    """An `ids` node of either dialect as the legacy model sees it (a pykafka member: one stream of its topic);
-    raises the Scala codec's `CorruptNodeError` for data neither dialect writes."""
-    try:
-        return Registration.decode(data), Dialect.SCALA
-    except CorruptNodeError:
-        if decode_registration(data or b"") is None:
-            raise
-    return registration_of(data), Dialect.PYKAFKA

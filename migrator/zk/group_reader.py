@@ -22,8 +22,8 @@ from kazoo.interfaces import IAsyncResult
 
 from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import ModeNode, PublishedAuthority, decode_offset, decode_owner
+from migrator.protocol.dialect import decode_member
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
-from migrator.protocol.layout_dialect import decode_member
 from migrator.protocol.partition import TopicPartition
 from migrator.protocol.pykafka_layout import OwnerNode
 from migrator.zk.paths import GroupPaths
@@ -154,8 +154,8 @@ def _partition_id(name: str) -> int | None:
     return int(name) if name.isdigit() else None
 
 
-def _level1(pipe: _Pipeline, g: _Partial) -> None:
-    """Children lists and the mode node."""
+def _level1(pipe: _Pipeline, g: _Partial, full: bool) -> None:
+    """Children lists and the mode node (`full`: also the published authorities, owners and offsets)."""
     p = g.paths
 
     def on_root(stat: Any) -> None:
@@ -187,6 +187,8 @@ def _level1(pipe: _Pipeline, g: _Partial) -> None:
     pipe.children(p.ids, on_ids)
     pipe.children(p.migration_ids, on_migration_ids)
     pipe.get(p.mode, on_mode)
+    if not full:
+        return
     pipe.children(p.authority, on_authority)
     pipe.children(p.owners, on_owner_topics)
     pipe.children(p.offsets, on_offset_topics)
@@ -202,11 +204,11 @@ def _level2(pipe: _Pipeline, g: _Partial) -> None:
                 return  # the member left between get_children and get
             data, stat = result
             try:
-                registration, _ = decode_member(data)  # a pykafka member counts as a legacy one
+                registration, dialect = decode_member(data)
             except CorruptNodeError as exc:
                 g.corrupt.append(CorruptMember(cid, str(exc)))
                 return
-            g.members.append(Member(cid, registration, stat.ctime, cid in g.migration_ids))
+            g.members.append(Member(cid, registration, stat.ctime, cid in g.migration_ids, dialect))
 
         pipe.get(p.member(cid), on_member)
 
@@ -271,10 +273,13 @@ def _level3(pipe: _Pipeline, g: _Partial) -> None:
                 pipe.get(path_of(topic, partition), setter(g, TopicPartition(topic, partition)))
 
 
-def _read_batch(zk: KazooClient, groups: Sequence[str], timeout_s: float) -> dict[str, GroupView]:
+def _read_batch(zk: KazooClient, groups: Sequence[str], timeout_s: float, full: bool = True) -> dict[str, GroupView]:
     partials = [_Partial(group, GroupPaths(group)) for group in groups]
     pipe = _Pipeline(zk, timeout_s)
-    for level in (_level1, _level2, _level3):
+    for g in partials:
+        _level1(pipe, g, full)
+    pipe.drain()
+    for level in (_level2, _level3):
         for g in partials:
             level(pipe, g)
         pipe.drain()
@@ -299,3 +304,9 @@ def read_groups(
 def read_group(zk: KazooClient, group: str, *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S) -> GroupView:
     """The `GroupView` of one group, read in three pipelined round trips."""
     return read_groups(zk, [group], timeout_s=timeout_s)[group]
+
+
+def read_membership(zk: KazooClient, group: str, *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S) -> GroupView:
+    """The members and the mode of one group, in two pipelined round trips: a `GroupView` without published
+    authorities, owners and offsets (what a rebalance decides over reads no more)."""
+    return _read_batch(zk, [group], timeout_s, full=False)[group]

@@ -16,15 +16,11 @@ from migrator.zk.paths import GroupPaths
 log = logging.getLogger(__name__)
 
 
-def read_offsets(zk: KazooClient, paths: GroupPaths, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-    """Next offsets; -1 where there is none (or the node is corrupt, which is logged)."""
-    return start_reading_offsets(zk, paths, tps)()
-
-
 def start_reading_offsets(
     zk: KazooClient, paths: GroupPaths, tps: Iterable[TopicPartition]
 ) -> Callable[[], dict[TopicPartition, int]]:
-    """Send the reads now; the returned function waits for them (so other I/O can overlap the round trip)."""
+    """Send the reads now; the returned function waits for them (so other I/O can overlap the round trip) and
+    gives the next offsets, -1 where there is none (or the node is corrupt, which is logged)."""
     reads = {tp: zk.get_async(paths.offset(tp.topic, tp.partition)) for tp in tps}
 
     def collect() -> dict[TopicPartition, int]:

@@ -23,7 +23,6 @@ from migrator.protocol.pykafka_layout import (
     decode_owner,
     decode_partition_leader,
     encode_owner,
-    registration_of,
     topic_text,
 )
 from migrator.zk.paths import BROKER_TOPICS, GroupPaths
@@ -152,7 +151,7 @@ class PykafkaNaming:
 
 
 class PykafkaSnapshotReader(SnapshotReader):
-    """Snapshots of a pykafka group: `ids` data decoded as pykafka writes it, and the view refreshed first."""
+    """Snapshots of a pykafka group (members decode through `protocol.dialect.CODECS`), the view refreshed first."""
 
     def __init__(self, zk: KazooClient, paths: GroupPaths, *, view: PykafkaView, **kwargs: Any) -> None:
         super().__init__(zk, paths, **kwargs)
@@ -160,14 +159,7 @@ class PykafkaSnapshotReader(SnapshotReader):
 
     def read(self) -> Snapshot:
         self._view.refresh(self._zk, self._paths)
-        return read_snapshot(
-            self._zk,
-            self._paths,
-            self._exclude_internal,
-            self._kafka_partitions,
-            self._kafka_topics,
-            decode=registration_of,
-        )
+        return read_snapshot(self._zk, self._paths, self._exclude_internal, self._kafka_partitions, self._kafka_topics)
 
 
 def open_pykafka_group(zk: KazooClient, group: str, registration: Registration, strategy: str) -> PykafkaView:

@@ -21,6 +21,7 @@ from kazoo.interfaces import IAsyncResult
 from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import ModeNode, Registration, decode_broker_topic
 from migrator.protocol.filters import filter_from_registration
+from migrator.zk.group_reader import read_membership
 from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,11 @@ class Snapshot:
     def member_ids(self) -> frozenset[str]:
         return frozenset(self.registrations)
 
+    @property
+    def registered_bridges(self) -> frozenset[str]:
+        """Bridges under both `ids` and `migration/ids` (`protocol.group.Group.registered_bridges`)."""
+        return self.member_ids & self.migration_ids
+
 
 def _all_topics(zk: KazooClient, kafka_topics: TopicLister | None) -> tuple[list[str], bool]:
     """Every topic, and whether the list came from ZooKeeper (watched) rather than the brokers."""
@@ -76,34 +82,14 @@ def read_snapshot(
     exclude_internal: bool = True,
     kafka_partitions: PartitionLookup | None = None,
     kafka_topics: TopicLister | None = None,
-    decode: Callable[[bytes | None], Registration] = Registration.decode,
 ) -> Snapshot:
-    """Read everything a rebalance needs, pipelined; problems are collected, never guessed around.
-    `decode`: the dialect's `ids` data (Scala's JSON by default)."""
-    problems: list[str] = []
-    # One round trip for the three top-level reads, one for the members' nodes, one for their topics.
-    ids_read = zk.get_children_async(paths.ids)
-    migration_read = zk.get_children_async(paths.migration_ids)
-    mode_read = zk.get_async(paths.mode)
-    try:
-        ids = ids_read.get()
-    except NoNodeError:
-        ids = []
-    reads = {cid: zk.get_async(paths.member(cid)) for cid in ids}
-    try:
-        migration_ids = frozenset(migration_read.get())
-    except NoNodeError:
-        migration_ids = frozenset()
-
-    registrations: dict[str, Registration] = {}
-    for cid, result in reads.items():
-        try:
-            registrations[cid] = decode(result.get()[0])
-        except NoNodeError:
-            continue  # left between the listing and the read; its watch fires again
-        except CorruptNodeError as exc:
-            problems.append(f"malformed ids node {cid}: {exc}")
-    mode = _mode_of(mode_read)
+    """Read everything a rebalance needs, pipelined; problems are collected, never guessed around."""
+    # The group reader's pipeline: one round trip for the listings and the mode, one for the members' nodes
+    # (a member that left between the two is skipped: its watch fires again); one more for their topics.
+    view = read_membership(zk, paths.group)
+    problems = [f"malformed ids node {c.consumer_id}: {c.problem}" for c in view.corrupt_members]
+    registrations = {m.consumer_id: m.registration for m in view.members}
+    migration_ids, mode = view.migration_ids, view.mode
 
     subscriptions: dict[str, dict[str, int]] = {}
     all_topics: list[str] | None = None

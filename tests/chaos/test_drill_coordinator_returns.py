@@ -21,9 +21,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
 
+from tests.helpers.kafka import COORDINATOR_RETURNS, coordinator
 from tests.helpers.wait import wait_until
 
 if TYPE_CHECKING:
@@ -33,24 +32,10 @@ pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow, pyte
 
 DOWN_S = 15.0
 RESUME_BOUND_S = 45.0  # a redeploy -> the group settled under Kafka, every partition processed a new record
-CONFIG = {
-    "offsets.topic.replication.factor": 3,
-    "offsets.topic.num.partitions": 4,
-    "leader.imbalance.check.interval.seconds": 5,
-}
-
-
-def coordinator(bootstrap: str, group: str) -> int | None:
-    """The group's coordinator as a new client finds it (None while no broker answers for the group)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    try:
-        return int(admin.describe_consumer_groups([group], request_timeout=10)[group].result(15).coordinator.id)
-    except (KafkaException, TimeoutError):
-        return None
 
 
 def test_bridges_follow_the_coordinator_back_to_a_restarted_broker(drill_on: Callable[..., Drill]) -> None:
-    drill = drill_on(brokers=3, extra_broker_config=CONFIG)
+    drill = drill_on(brokers=3, extra_broker_config=COORDINATOR_RETURNS)
     drill.start(replication=3)
     names = drill.spawn_settled(["b0", "b1", "b2"])
     home = coordinator(drill.cluster.bootstrap_servers, drill.group)

@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,9 +70,16 @@ def _hiding_env(hide: Sequence[str], tmp: Path) -> dict[str, str]:
     return env
 
 
-def run(*args: str, hide: Sequence[str] = (), tmp: Path | None = None, timeout: float = 120) -> CliRun:
-    """`migrator ARGS...` in its own interpreter, as an operator types it."""
-    env = _hiding_env(hide, tmp or Path("/tmp")) if hide else None
+def run(
+    *args: str,
+    hide: Sequence[str] = (),
+    tmp: Path | None = None,
+    timeout: float = 120,
+    env: Mapping[str, str] | None = None,
+) -> CliRun:
+    """`migrator ARGS...` in its own interpreter, as an operator types it (`env`: extra environment variables)."""
+    base = _hiding_env(hide, tmp or Path("/tmp")) if hide else dict(os.environ)
+    env = {**base, **(env or {})}
     done = subprocess.run(
         [sys.executable, "-m", "migrator", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
     )

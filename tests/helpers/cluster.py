@@ -54,10 +54,10 @@ def external_from_env() -> ExternalCluster | None:
 def restart_process(cluster: Any, process: str, attempts: int = 3, pause_s: float = 2.0) -> list[str]:
     """Start a stopped dev-cluster process again; return the failed attempts that came first.
 
-    On a loaded 2-core host a restarted broker's JVM sometimes exits during startup with a ZooKeeper error
-    (seen in the rolling-restart drill; the dev cluster's broker sessions are only 6 s). That is the test
-    environment's problem, not the bridges': the caller reports it (with the end of the process's output)
-    and the process is started again, as an operator would."""
+    On a loaded host a restarted broker's JVM can exit during startup with a ZooKeeper error (the dev
+    cluster's broker sessions are only 6 s). That is the test environment's problem, not the bridges': the
+    caller reports it (with the end of the process's output) and the process is started again, as an
+    operator would."""
     failures: list[str] = []
     for attempt in range(1, attempts + 1):
         try:

@@ -19,7 +19,7 @@ from migrator.coordination.worker import RebalanceWorker, WorkerParts, WorkerSet
 from migrator.kafka.admin import KafkaUnavailable
 from migrator.metrics import ConnectorMetrics
 from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration
-from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.snapshot import Snapshot
 
@@ -190,7 +190,7 @@ class FakeAdmin:
         if self.down:
             raise KafkaUnavailable("DescribeGroups: all brokers down")
         described = tuple(KafkaMember(f"{c}-m", c, "/127.0.0.1", None, tps) for c, tps in self.members.items())
-        return KafkaGroup(group, self.state, "range", described)
+        return KafkaGroup(group, KafkaGroupState.from_name(self.state), "range", described)
 
     def log_end_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         return {tp: 10 for tp in tps}

@@ -74,7 +74,7 @@ class FakeGroup:
 
         def stable() -> bool:
             group = admin.describe_group(self.group)
-            return group.state == "STABLE" and group.client_ids == client_ids
+            return group.stable and group.client_ids == client_ids
 
         wait_until(stable, timeout, interval=0.3, what=f"Kafka group {self.group} stable with {client_ids}")
 

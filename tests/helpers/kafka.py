@@ -165,7 +165,7 @@ def consume(
 def high_watermarks(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> dict[int, int]:
     """Every partition's high watermark. Around a broker's stop or return a leader moves and the answer is an
     error (NOT_LEADER_FOR_PARTITION, unknown partition) or none at all; it is asked again with a new client
-    (a long-lived one was seen timing out for more than 30 s after a broker restart), for up to `timeout`."""
+    (a long-lived one can keep timing out for more than 30 s after a broker restart), for up to `timeout`."""
     deadline = time.monotonic() + timeout
     marks: dict[int, int] = {}
     while True:
@@ -263,3 +263,22 @@ class PollingMember:
             self._consumer.close()
         else:
             threading.Thread(target=self._consumer.close, daemon=True).start()
+
+
+COORDINATOR_RETURNS: Mapping[str, object] = {
+    "offsets.topic.replication.factor": 3,
+    "offsets.topic.num.partitions": 4,
+    "leader.imbalance.check.interval.seconds": 5,
+}
+"""Broker settings under which a group's coordinator moves back to a restarted broker within seconds: the
+controller's preferred-leader election (every `leader.imbalance.check.interval.seconds`, 300 s by default) gives
+it its `__consumer_offsets` partitions back, so the coordinator moves away from a broker that stays up."""
+
+
+def coordinator(bootstrap: str, group: str) -> int | None:
+    """The group's coordinator as a new client finds it (None while no broker answers for the group)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        return int(admin.describe_consumer_groups([group], request_timeout=10)[group].result(15).coordinator.id)
+    except (KafkaException, TimeoutError):
+        return None

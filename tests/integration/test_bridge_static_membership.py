@@ -85,7 +85,7 @@ def _restart_under_load(cluster, group: str, topic: str, zk: KazooClient, static
             bridges += [_bridge(cluster, group, f"b{i}", topic, log, props) for i in range(BRIDGES)]
             set_mode(zk, group, "kafka")
             wait_converged(zk, group, topic, PARTITIONS, "kafka", set(names))
-            wait_until(lambda: admin.describe_group(group).state.upper() == "STABLE", timeout=30, what="stable group")
+            wait_until(lambda: admin.describe_group(group).stable, timeout=30, what="stable group")
             before = admin.describe_group(group)
             assignments_before = {b.conn.consumer_id: b.conn._member.assignments for b in bridges}
             ids_before = _ids_node(zk, paths, restarted)
@@ -101,7 +101,7 @@ def _restart_under_load(cluster, group: str, topic: str, zk: KazooClient, static
                 timeout=30,
                 what="the restarted bridge owns partitions again",
             )
-            wait_until(lambda: admin.describe_group(group).state.upper() == "STABLE", timeout=30, what="stable group")
+            wait_until(lambda: admin.describe_group(group).stable, timeout=30, what="stable group")
             time.sleep(SETTLE_S)
             after = admin.describe_group(group)
             assignments_after = {b.conn.consumer_id: b.conn._member.assignments for b in bridges}

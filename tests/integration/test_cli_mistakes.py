@@ -337,10 +337,6 @@ def test_demo_without_matplotlib_keeps_its_verdict(cluster: Any, tmp_path: Path)
 # --- --wait: a rebalancing group, a timeout's reason, Ctrl-C after the write ------------------------------
 
 
-REBALANCING = frozenset({"PREPARING_REBALANCING", "COMPLETING_REBALANCING"})
-"""confluent-kafka's names (ConsumerGroupState) of a group between generations."""
-
-
 def _stalled_member(bootstrap: str, group: str, topic: str, with_: set[str]) -> PollingMember:
     """A plain member that polls until the group is stable with it and `with_`, then stops polling: the next
     rebalance waits for it (up to its max.poll.interval.ms), so the Kafka group stays PREPARING_REBALANCING
@@ -350,7 +346,7 @@ def _stalled_member(bootstrap: str, group: str, topic: str, with_: set[str]) -> 
 
     def stable() -> bool:
         kafka = admin.describe_group(group)
-        return kafka.state == "STABLE" and kafka.client_ids == {*with_, "stalled-app"}
+        return kafka.stable and kafka.client_ids == {*with_, "stalled-app"}
 
     wait_until(stable, timeout=90, interval=0.2, what="the stalled member in a stable group")
     member.stall()
@@ -367,7 +363,7 @@ def test_set_mode_kafka_on_a_rebalancing_group(
     try:
         b2 = fake_group.add_bridge(f"{fake_group.group}_b2")  # its join starts a rebalance the stalled one holds up
         admin = KafkaAdmin(cluster.bootstrap_servers)
-        wait_until(lambda: admin.describe_group(fake_group.group).state in REBALANCING, timeout=20)
+        wait_until(lambda: admin.describe_group(fake_group.group).state.rebalancing, timeout=20)
         argv = ["set-mode", "kafka", "-z", cluster.zookeeper, "-g", fake_group.group]
         before = cli.zk_state(zk_client)
 
@@ -487,7 +483,7 @@ def test_ctrl_c_inside_a_zookeeper_request_is_an_interrupt_not_a_lost_connection
     """kazoo wakes its connection thread inside a bare `except:` (`KazooClient._call`), so a Ctrl-C landing
     there was swallowed and became ConnectionClosedError: the command said "lost the ZooKeeper connection"
     (exit 1) after waiting 30 s for replies, and `set-mode --wait` never said the mode IS written. The
-    commands' SIGINT handler sends the signal again once out of `_call`: a prompt KeyboardInterrupt."""
+    commands' SIGINT handler holds the signal until `_call` returns: a prompt KeyboardInterrupt."""
     from kazoo.client import KazooClient
 
     from migrator.cli import interrupts
@@ -495,13 +491,14 @@ def test_ctrl_c_inside_a_zookeeper_request_is_an_interrupt_not_a_lost_connection
     from migrator.zk.group_reader import read_group
 
     conn = Connection(cluster.zookeeper, None, None, connect_timeout_s=10.0)
-    previous = signal.signal(signal.SIGINT, interrupts.on_interrupt)
+    previous = signal.getsignal(signal.SIGINT)
+    interrupts.install_interrupt_handler()
     try:
         t0 = time.monotonic()
         with (
             pytest.raises(KeyboardInterrupt),
             zookeeper(conn) as zk,
-            _ctrl_c_at(KazooClient._call.__code__, 'write_sock.send(b"\\0")') as hit,
+            _ctrl_c_at(inspect.unwrap(KazooClient._call).__code__, 'write_sock.send(b"\\0")') as hit,
         ):
             while True:  # as the `--wait` loop: reads until Ctrl-C
                 read_group(zk, unique_group)
@@ -515,10 +512,12 @@ def test_ctrl_c_inside_a_zookeeper_request_is_an_interrupt_not_a_lost_connection
 
 
 def _switched_plan(ensemble: str, group: str, path: Path) -> Path:
-    from migrator.fleet.plan import SWITCHED, Plan, PlanEntry
+    from migrator.fleet.plan import Outcome, Plan, PlanEntry
 
     plan = Plan(run_id="r1", holder="test", dry_run=False, started_at_ms=1)
-    plan.groups.append(PlanEntry(ensemble, group, 1, previous_mode=None, previous_mode_exists=False, outcome=SWITCHED))
+    plan.groups.append(
+        PlanEntry(ensemble, group, 1, previous_mode=None, previous_mode_exists=False, outcome=Outcome.SWITCHED)
+    )
     plan.save(path)
     return path
 
@@ -554,7 +553,8 @@ def test_status_names_the_partitions_a_plain_consumer_also_holds(
 
     done = cli.run("status", "-z", cluster.zookeeper, "-g", fake_group.group)
 
-    assert done.code == EXIT_OK, done.stderr
+    assert done.code == EXIT_FAILED, done.stderr  # dual ownership is an error finding
+    assert done.stdout.startswith(f"group {fake_group.group}: ERR: ")
     warning = next(line for line in done.stdout.splitlines() if "dual ownership" in line)
     assert f"dual ownership on {len(held)} partitions" in warning
     for tp in held:

@@ -18,7 +18,9 @@ from kazoo.client import KazooClient
 
 from migrator.cli.main import main
 from migrator.errors import EXIT_OK, EXIT_REFUSED
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.zk.paths import GroupPaths
+from tests.helpers import cli
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.wait import wait_until
 
@@ -214,14 +216,17 @@ def test_sigint_also_exits_cleanly(cluster, zk_client, unique_group, unique_topi
 
 
 def test_migration_registers_as_bridge(cluster, zk_client, unique_group, unique_topic, background) -> None:
+    """Also with a group id the old [a-zA-Z0-9._-] rule refused: legal in Kafka and as a znode name, it
+    reaches the ZooKeeper layout and the embedded member's client.id (= the consumerId) unchanged."""
+    group = f"team:{unique_group} @eu"
     make_topic(cluster, unique_topic, partitions=2)
     produce(cluster, unique_topic, ["x", "y"])
     run = Background(
-        cluster, unique_group, "-t", unique_topic, "--from-beginning", "--migration", "-b", cluster.bootstrap_servers,
+        cluster, group, "-t", unique_topic, "--from-beginning", "--migration", "-b", cluster.bootstrap_servers,
         "--consumer-property", "coordination.migration.poll.interval.ms=200",
     )  # fmt: skip
     background.append(run)
-    paths = GroupPaths(unique_group)
+    paths = GroupPaths(group)
 
     def bridge_ids() -> list[str]:
         return zk_client.get_children(paths.migration_ids) if zk_client.exists(paths.migration_ids) else []
@@ -232,14 +237,23 @@ def test_migration_registers_as_bridge(cluster, zk_client, unique_group, unique_
     published = paths.published_authority(cid)
     wait_until(lambda: zk_client.exists(published), 60, what=published)
     assert "zookeeper" in zk_client.get(published)[0].decode()
+    admin = KafkaAdmin(cluster.bootstrap_servers)
+
+    def embedded_member_joined() -> bool:
+        try:
+            return cid in admin.describe_group(group).client_ids
+        except KafkaUnavailable:  # a coordinator lookup outlasting one call on a loaded host
+            return False
+
+    wait_until(embedded_member_joined, 60, what="the embedded member in the Kafka group")
     wait_until(lambda: len(run.lines) >= 2, 60, what="2 printed records")
 
     rc, err = run.terminate()
     assert rc == EXIT_OK, err
     assert sorted(run.lines) == ["x", "y"]
     assert bridge_ids() == [] and not zk_client.exists(published)
-    assert_released(zk_client, unique_group)
-    assert sum(zk_offsets(zk_client, unique_group, unique_topic).values()) == 2
+    assert_released(zk_client, group)
+    assert sum(zk_offsets(zk_client, group, unique_topic).values()) == 2
 
 
 # ---------------------------------------------------------------------------------------------- refusals
@@ -294,3 +308,48 @@ def test_help_has_an_example() -> None:
         capture_output=True, text=True, timeout=60, cwd=ROOT
     )  # fmt: skip
     assert out.returncode == 0 and "Example:" in out.stdout and "--max-messages" in out.stdout
+
+
+# ---------------------------------------------------------------------------- kafka-console-consumer options
+
+
+def test_consumer_config_stands_in_for_z_and_g_and_property_prints_key_partition_offset(
+    cluster, zk_client, unique_group, unique_topic, tmp_path
+) -> None:
+    make_topic(cluster, unique_topic, partitions=1)
+    produce(cluster, unique_topic, [("k1", "v1"), (None, "v2")])
+    props = tmp_path / "consumer.properties"
+    props.write_text(f"zookeeper.connect={cluster.zookeeper}\ngroup.id={unique_group}\n" + "\n".join(FAST) + "\n")
+    done = cli.run(
+        "console-consumer", "--consumer.config", str(props), "-t", unique_topic, "--from-beginning",
+        "--max-messages", "2", "--property", "print.key=true", "--property", "print.partition=true",
+        "--property", "print.offset=true", "--property", "key.separator=|",
+    )  # fmt: skip
+    assert done.code == EXIT_OK, done.stderr
+    assert done.stdout.splitlines() == ["Partition:0|Offset:0|k1|v1", "Partition:0|Offset:1|null|v2"]
+    assert zk_offsets(zk_client, unique_group, unique_topic) == {0: 2}
+    assert "unknown" in cli.run("console-consumer", "--consumer.config", str(props), "-t", unique_topic,
+                                "--property", "print.keys=true").single_error(2)  # fmt: skip
+
+
+def test_without_a_group_it_commits_nothing_and_leaves_no_group(cluster, zk_client, unique_topic) -> None:
+    make_topic(cluster, unique_topic, partitions=2)
+    produce(cluster, unique_topic, ["a", "b"], partition=0)
+    before = set(zk_client.get_children("/consumers"))
+    done = cli.run("console-consumer", "-z", cluster.zookeeper, "-t", unique_topic, "--from-beginning",
+                   "--timeout-ms", "3000", *[a for p in FAST for a in ("--consumer-property", p)])  # fmt: skip
+    assert done.code == EXIT_OK, done.stderr
+    assert done.stdout.splitlines() == ["a", "b"]  # --timeout-ms ended it
+    assert set(zk_client.get_children("/consumers")) - before == set()
+
+
+def test_partition_and_offset_read_one_partition_without_a_group(cluster, zk_client, unique_topic) -> None:
+    make_topic(cluster, unique_topic, partitions=2)
+    produce(cluster, unique_topic, ["p0"], partition=0)
+    produce(cluster, unique_topic, ["a", "b", "c"], partition=1)
+    before = set(zk_client.get_children("/consumers"))
+    done = cli.run("console-consumer", "-b", cluster.bootstrap_servers, "-t", unique_topic, "--partition", "1",
+                   "--offset", "1", "--timeout-ms", "3000", "--property", "print.offset=true")  # fmt: skip
+    assert done.code == EXIT_OK, done.stderr
+    assert done.stdout.splitlines() == ["Offset:1\tb", "Offset:2\tc"]
+    assert set(zk_client.get_children("/consumers")) == before

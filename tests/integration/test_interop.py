@@ -47,8 +47,9 @@ def cli(cluster: Any, *args: str, timeout: float = 120) -> subprocess.CompletedP
 
 def status(cluster: Any, group: str) -> dict[str, Any]:
     done = cli(cluster, "status", "-g", group, "--json")
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    report = json.loads(done.stdout)
+    assert done.returncode == (1 if report["verdict"] == "ERR" else 0), done.stderr  # mid-migration states vary
+    return report
 
 
 def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:

@@ -78,3 +78,32 @@ def test_clean_shutdown_commits_next_offsets_and_a_successor_resumes_exactly_the
     produced = {(topic, p, o) for p in range(4) for o in range(int(zk_client.get(paths.offset(topic, p))[0]))}
     verdict = judge(produced, log.records())
     assert verdict.ok and verdict.produced == 60, verdict.summary()
+
+
+def test_kafka_storage_commits_through_the_fetcher_and_shutdown_closes_the_admin_client(
+    cluster: object, zk_client: KazooClient, unique_group: str, unique_topic: str
+) -> None:
+    """`offsets.storage=kafka` without dual commit: a legacy connector's simple commit goes through its fetcher
+    (bounded, under the fetcher's lock) and lands in Kafka only; after shutdown its Kafka clients are closed."""
+    from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
+    from migrator.protocol.partition import TopicPartition
+
+    topic = make_topic(cluster, unique_topic, partitions=2)  # type: ignore[arg-type]
+    produced = produce(cluster, topic, [f"r-{i}" for i in range(20)])  # type: ignore[arg-type]
+    log = ProcessingLog()
+    props = {"offsets.storage": "kafka", "dual.commit.enabled": "false", "auto.commit.interval.ms": "60000"}
+    member = Member(cluster.zookeeper, unique_group, "k", {topic: 1}, log, **props)  # type: ignore[attr-defined]
+    try:
+        wait_until(lambda: len(log) >= produced, 30, what="every record processed")
+    finally:
+        member.shutdown()  # the only commit: auto-commit is a minute away
+    with pytest.raises(KafkaUnavailable):
+        member.conn._admin.topics()  # type: ignore[union-attr]
+    tps = [TopicPartition(topic, p) for p in range(2)]
+    with KafkaAdmin(cluster.bootstrap_servers) as admin:  # type: ignore[attr-defined]
+        committed = admin.committed_offsets(unique_group, tps)
+    ends: dict[int, int] = {}
+    for r in log.records():
+        ends[r.partition] = max(ends.get(r.partition, -1), r.offset + 1)
+    assert committed == {TopicPartition(topic, p): ends[p] for p in range(2)}
+    assert not zk_client.exists(GroupPaths(unique_group).offsets)

@@ -109,6 +109,15 @@ def kafka_assigned(cluster, group: str, client_id: str) -> int:
     return len(desc.assignment_by_client().get(client_id, ()))
 
 
+def mode_gauge(scrape: Scrape, client_id: str) -> str:
+    """The one `mode` label value of migrator_coordination_mode that is 1 (every other must be 0)."""
+    samples = scrape.samples(client_id)["migrator_coordination_mode"]
+    assert {labels["mode"] for labels, _ in samples} == set(m.MODES)
+    ones = [labels["mode"] for labels, value in samples if value == 1]
+    assert len(ones) == 1 and sum(value for _, value in samples) == 1, samples
+    return ones[0]
+
+
 def test_every_metric_is_served_with_group_and_client_id(bridge, unique_group) -> None:
     conn, scrape = bridge
     cid = conn.consumer_id
@@ -141,10 +150,12 @@ def test_authority_gauges_follow_the_mode_node(cluster, bridge, zk_client, uniqu
     active = "migrator_active_kafka_coordination"
     wait_until(lambda: scrape.value(cid, "migrator_owned_partitions", authority="zookeeper") == 3, 60,
                what="ZooKeeper ownership first")  # fmt: skip
+    assert mode_gauge(scrape, cid) == "absent"
 
     write_mode(zk_client, unique_group, "kafka")
     wait_until(lambda: scrape.value(cid, active) == 1, 60, what="active_kafka_coordination 1")
     assert conn.authority == "kafka"
+    assert mode_gauge(scrape, cid) == "kafka"  # so "alert while the mode is kafka" can be written
     assigned = wait_until(lambda: kafka_assigned(cluster, unique_group, cid), 30, what="a Kafka assignment")
     assert assigned == 3  # the only member of the group
     wait_until(lambda: scrape.value(cid, "migrator_kafka_owned_partitions") == assigned, 30,
@@ -166,6 +177,7 @@ def test_authority_gauges_follow_the_mode_node(cluster, bridge, zk_client, uniqu
                what="the unknown mode value to be counted")  # fmt: skip
     assert scrape.value(cid, active) == 0
     assert conn.authority == "zookeeper"
+    assert mode_gauge(scrape, cid) == "unknown"
 
 
 def drain(conn: ConsumerConnector, n: int) -> list[tuple[int, int]]:

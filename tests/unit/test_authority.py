@@ -22,7 +22,7 @@ from migrator.coordination.authority import (
     routine,
 )
 from migrator.protocol.codecs import Authority, ModeNode
-from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 
 HEALTHY = KafkaHealth(joined=True)
 
@@ -30,7 +30,7 @@ HEALTHY = KafkaHealth(joined=True)
 def described(*client_ids: str) -> KafkaGroup:
     """A described Kafka group with one member per client id (plain consumers may share one)."""
     members = tuple(KafkaMember(f"{c}-{i}", c, "/127.0.0.1", None, ()) for i, c in enumerate(client_ids))
-    return KafkaGroup("g", "STABLE", "range", members)
+    return KafkaGroup("g", KafkaGroupState.STABLE, "range", members)
 
 
 KAFKA = ModeNode.decode(b"kafka")
@@ -104,7 +104,7 @@ def test_fallback_with_a_plain_consumer_in_the_group_holds_nothing() -> None:
     d = guard_fallback(LEGACY_FALLBACK, KAFKA, {"a"}, WITH_PLAIN)
     assert d.held and d.authority is Authority.ZOOKEEPER
     assert d.reason.startswith("holding nothing instead of falling back to zookeeper (legacy connector registered")
-    assert "1 plain Kafka consumer(s)" in d.reason and "rdkafka" in d.reason
+    assert "1 member(s) that are no registered bridge" in d.reason and "rdkafka" in d.reason
 
 
 def test_fallback_without_plain_consumers_is_unchanged() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -11,7 +14,8 @@ from migrator.cli.main import main
 UNREACHABLE = "127.0.0.1:1"
 COMMANDS = [
     ["set-mode"], ["get-mode"], ["history"], ["status"], ["acl", "protect"], ["acl", "show"],
-    ["offsets", "export"], ["offsets", "import"], ["offsets", "diff"], ["offsets", "sync"],
+    ["offsets", "export"], ["offsets", "import"], ["offsets", "diff"], ["offsets", "sync"], ["offsets", "reset"],
+    ["groups"],
 ]  # fmt: skip
 
 
@@ -30,7 +34,7 @@ def test_unknown_mode_is_refused_before_connecting(capsys: pytest.CaptureFixture
     assert err == ["error: mode must be kafka or zookeeper, not 'kafak'; nothing was written"]
 
 
-@pytest.mark.parametrize("group", ["..", ".", "a/b", "", "x" * 250, "sp ace"])
+@pytest.mark.parametrize("group", ["..", ".", "a/b", "", "tab\tin"])
 def test_bad_group_names_are_refused(group: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["set-mode", "zookeeper", "-z", UNREACHABLE, "-g", group]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -82,3 +86,41 @@ def test_import_of_unicode_digits_is_refused_in_one_line(tmp_path, capsys: pytes
     bad.write_text("topic,partition,offset\nt,0,\u00b9\n")
     assert main(["offsets", "import", "-z", UNREACHABLE, "-g", "g", "--store", "zookeeper", "-i", str(bad)]) == 2
     assert capsys.readouterr().err.strip() == "error: line 2: offset '\u00b9' is not a non-negative integer"
+
+
+def test_version_as_the_installed_command_prints_it() -> None:
+    from importlib import metadata
+
+    done = subprocess.run([sys.executable, "-m", "migrator", "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"migrator {metadata.version('migrator')}"
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion_prints_a_script(shell: str) -> None:
+    """The line docs/operations.md gives: eval "$(_MIGRATOR_COMPLETE=bash_source migrator)"."""
+    env = {**os.environ, "_MIGRATOR_COMPLETE": f"{shell}_source"}
+    done = subprocess.run([sys.executable, "-m", "migrator"], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "_MIGRATOR_COMPLETE" in done.stdout and "complete" in done.stdout
+
+
+def test_completion_offers_the_commands() -> None:
+    env = {**os.environ, "_MIGRATOR_COMPLETE": "bash_complete", "COMP_WORDS": "migrator off", "COMP_CWORD": "1"}
+    done = subprocess.run([sys.executable, "-m", "migrator"], capture_output=True, text=True, timeout=60, env=env)
+    assert "plain,offsets" in done.stdout.splitlines(), done.stdout
+
+
+def test_missing_zookeeper_names_every_way_to_give_it(capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    monkeypatch.delenv("MIGRATOR_ZOOKEEPER", raising=False)
+    assert main(["get-mode", "-g", "g"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "error: --zookeeper is required: give -z, $MIGRATOR_ZOOKEEPER or zookeeper.connect in --command-config"
+    ]
+
+
+def test_bad_command_config_is_one_line(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["get-mode", "-g", "g", "--command-config", str(tmp_path / "missing.properties")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: --command-config: cannot read properties file")

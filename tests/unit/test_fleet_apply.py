@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from migrator.fleet import plan as P
 from migrator.fleet.apply import ApplyOptions, apply_waves, plan_waves, rollback_plan, waves
 from migrator.fleet.model import FleetRow, KafkaGroupFacts
@@ -69,9 +71,9 @@ def test_converging_waves_are_kept(tmp_path: Path):
     assert fleet.modes == {"a": "kafka", "b": "kafka", "c": "kafka"}
     saved = Plan.load(tmp_path / "plan.json")
     assert [(g.group, g.wave, g.outcome, g.previous_mode_exists) for g in saved.groups] == [
-        ("a", 1, P.SWITCHED, False),
-        ("b", 1, P.SWITCHED, False),
-        ("c", 2, P.SWITCHED, False),
+        ("a", 1, P.Outcome.SWITCHED, False),
+        ("b", 1, P.Outcome.SWITCHED, False),
+        ("c", 2, P.Outcome.SWITCHED, False),
     ]
     assert saved.groups[0].generations_before == {"g_a": 3, "g_b": 3}
 
@@ -82,8 +84,8 @@ def test_a_wave_that_does_not_converge_is_rolled_back_and_the_run_stops(tmp_path
     entries = plan_waves(plan, rows(["a", "b", "c"]), 2)
     assert not apply_waves(fleet, plan, entries, options(), tmp_path / "plan.json", sleep=lambda s: None)
     assert fleet.modes == {"a": "zookeeper", "b": "zookeeper", "c": None}  # wave 2 never started
-    assert [g.outcome for g in plan.groups] == [P.ROLLED_BACK, P.ROLLED_BACK, P.PLANNED]
-    assert plan.waves[0]["outcome"] == "rolled_back"
+    assert [g.outcome for g in plan.groups] == [P.Outcome.ROLLED_BACK, P.Outcome.ROLLED_BACK, P.Outcome.PLANNED]
+    assert plan.waves[0]["outcome"] is P.WaveOutcome.ROLLED_BACK
 
 
 def test_lag_growth_rolls_the_wave_back(tmp_path: Path):
@@ -101,7 +103,7 @@ def test_a_group_no_longer_ready_is_skipped(tmp_path: Path):
     plan = new_plan()
     entries = plan_waves(plan, rows(["a"]), 2)
     assert apply_waves(fleet, plan, entries, options(), tmp_path / "plan.json", sleep=lambda s: None)
-    assert fleet.calls == [] and plan.groups[0].outcome == P.SKIPPED
+    assert fleet.calls == [] and plan.groups[0].outcome == P.Outcome.SKIPPED
 
 
 def test_rollback_restores_switched_groups_only(tmp_path: Path):
@@ -110,14 +112,14 @@ def test_rollback_restores_switched_groups_only(tmp_path: Path):
     entries = plan_waves(plan, rows(["a", "b", "c"]), 2)
     path = tmp_path / "plan.json"
     apply_waves(fleet, plan, entries, options(), path, sleep=lambda s: None)
-    plan.groups[2].outcome = P.SKIPPED
+    plan.groups[2].outcome = P.Outcome.SKIPPED
     plan.save(path)
     fleet.calls.clear()
     loaded = Plan.load(path)
     assert rollback_plan(fleet, loaded, path, "r2") == (2, 0)
     assert sorted(fleet.calls) == [("a", "zookeeper"), ("b", "zookeeper")]
     again = Plan.load(path)
-    assert [g.outcome for g in again.groups] == [P.RESTORED, P.RESTORED, P.SKIPPED]
+    assert [g.outcome for g in again.groups] == [P.Outcome.RESTORED, P.Outcome.RESTORED, P.Outcome.SKIPPED]
     assert rollback_plan(fleet, again, path, "r3") == (0, 0)  # idempotent
 
 
@@ -145,3 +147,42 @@ def test_no_wave_starts_once_the_lock_may_be_lost(tmp_path: Path):
     assert not ok
     assert fleet.modes == {"a": "kafka", "b": "kafka", "c": None}
     assert "lock" in plan.result
+
+
+def test_a_converged_wave_stops_watching_before_its_interval(tmp_path: Path):
+    fleet = FakeFleet(["a", "b"])
+    slept: list[float] = []
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a", "b"]), 2)
+    assert apply_waves(fleet, plan, entries, options(wave_interval_s=3600.0), tmp_path / "p.json", sleep=slept.append)
+    assert len(slept) == 1  # two clean reads, one poll apart
+
+
+def test_a_rolled_back_wave_names_each_group_and_its_reason_on_screen(tmp_path: Path):
+    fleet = FakeFleet(["a", "b"], lag_after={"b": 10_000})
+    said: list[str] = []
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a", "b"]), 2)
+    apply_waves(fleet, plan, entries, options(), tmp_path / "p.json", sleep=lambda s: None, on_event=said.append)
+    assert "switched 2 of 2 groups (zk/a, zk/b)" in said[0]
+    assert any(line.startswith("  zk/b: rolled_back: lag-growth: lag grew from") for line in said), said
+    assert any(line.startswith("  zk/a: rolled_back: ") for line in said), said
+    assert plan.result == P.Result.ROLLED_BACK
+
+
+def test_an_interrupted_write_is_recorded_before_the_interrupt_surfaces(tmp_path: Path):
+    """The guard (the CLI's `interrupts_deferred`) raises after the write and its record: the plan names it."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def ctrl_c_at_the_end():
+        yield
+        raise KeyboardInterrupt
+
+    fleet = FakeFleet(["a"])
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a"]), 2)
+    with pytest.raises(KeyboardInterrupt):
+        apply_waves(fleet, plan, entries, options(), tmp_path / "p.json", sleep=lambda s: None, guard=ctrl_c_at_the_end)
+    assert fleet.modes == {"a": "kafka"} and plan.entries(P.Outcome.SWITCHED) == plan.groups
+    assert plan.names(P.Outcome.SWITCHED) == "zk/a"

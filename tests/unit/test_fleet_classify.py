@@ -10,7 +10,7 @@ from migrator.fleet.classify import classify, convergence_problems, group_lag, r
 from migrator.fleet.model import KafkaGroupFacts, Status
 from migrator.protocol.codecs import Authority, ModeNode, PublishedAuthority, Registration
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
-from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 from migrator.protocol.partition import TopicPartition as TP
 
 NOW = 10_000_000
@@ -45,7 +45,7 @@ def kafka_facts(client_ids=("g_a", "g_b"), state="STABLE", assignor="range", **c
         KafkaMember(f"m-{cid}", cid, "/127.0.0.1", None, (TP(TOPIC, i),)) for i, cid in enumerate(client_ids)
     )
     facts = KafkaGroupFacts(
-        group=KafkaGroup("g", state, assignor, members),
+        group=KafkaGroup("g", KafkaGroupState.from_name(state), assignor, members),
         committed={TP(TOPIC, 0): 5, TP(TOPIC, 1): 7},
         log_end={TP(TOPIC, 0): 10, TP(TOPIC, 1): 10},
         partitions={TOPIC: (0, 1)},
@@ -162,6 +162,12 @@ def test_lag_uses_the_larger_offset():
     view = ready_view(offsets={TP(TOPIC, 0): 8, TP(TOPIC, 1): 2})
     assert group_lag(view, kafka_facts()) == (10 - 8) + (10 - 7)
     assert group_lag(view, None) is None
+    assert group_lag(ready_view(offsets={}), kafka_facts(committed={})) is None  # nothing committed: as in status
+
+
+def test_lag_without_any_committed_offset_is_unknown_not_zero():
+    view = ready_view(offsets={})
+    assert group_lag(view, kafka_facts(committed={})) is None
 
 
 def test_convergence_needs_a_rebalance_after_the_switch():

@@ -1,8 +1,7 @@
-"""One definition of a plain Kafka member (`KafkaGroup.plain`), asked with three different sets of bridge ids.
-
-The set-mode preflight and `migrator status` count as bridges everything under `migration/ids`; the fleet scan
-every consumerId registered in `ids`; the fallback guard only bridges registered in both. These tests pin what
-each caller answered before the three copies of the rule became one, at the edges where the sets differ.
+"""Each caller asks the read model's named question about the Kafka group's members, at the edges where the
+membership sets differ: the set-mode preflight, `status` and the fleet scan ask for plain Kafka consumers
+(`Group.plain_consumers`: no announced bridge); the fallback guard for the members ZooKeeper's assignment does
+not account for (`Group.outside_zookeeper`: no registered bridge).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from migrator.fleet.classify import plain_kafka_consumers
 from migrator.fleet.model import KafkaGroupFacts
 from migrator.protocol.codecs import Mode, ModeNode, Registration
 from migrator.protocol.group_view import GroupView, Member
-from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 
 REG = Registration({"t": 1}, timestamp_ms=1)
 KAFKA = ModeNode.decode(b"kafka")
@@ -24,7 +23,7 @@ KAFKA = ModeNode.decode(b"kafka")
 
 def group(*client_ids: str) -> KafkaGroup:
     members = tuple(KafkaMember(f"{c}-{i}", c, "/127.0.0.1", None, ()) for i, c in enumerate(client_ids))
-    return KafkaGroup("g", "STABLE", "range", members)
+    return KafkaGroup("g", KafkaGroupState.STABLE, "range", members)
 
 
 def zk_view(
@@ -45,30 +44,25 @@ def guard_plain(view: GroupView, kafka: KafkaGroup) -> bool:
     return guard_fallback(rule, KAFKA, view.member_ids & view.migration_ids, KafkaGroupView(kafka)).held
 
 
-def test_every_member_whose_client_id_is_no_bridge_counts_in_member_order() -> None:
-    kafka = group("rdkafka", "b1", "rdkafka", "java")
-    assert [m.member_id for m in kafka.plain({"b1"})] == ["rdkafka-0", "rdkafka-2", "java-3"]
-    assert kafka.plain({"b1", "rdkafka", "java"}) == ()
-    assert group().plain(set()) == ()
+def test_the_guard_names_one_client_id_per_member_sorted() -> None:
+    assert KafkaGroupView(group("z", "b1", "a", "z")).outside_zookeeper({"b1"}) == ("a", "z", "z")
+    assert KafkaGroupView(None).outside_zookeeper({"b1"}) == ()
 
 
-def test_the_guard_names_one_client_id_per_plain_member_sorted() -> None:
-    assert KafkaGroupView(group("z", "b1", "a", "z")).plain({"b1"}) == ("a", "z", "z")
-    assert KafkaGroupView(None).plain({"b1"}) == ()
-
-
-def test_a_bridge_only_in_migration_ids_is_a_bridge_to_preflight_and_plain_to_the_scan_and_the_guard() -> None:
-    """Registration writes `migration/ids` before `ids`; deregistration deletes them in one pipelined round trip."""
+def test_a_bridge_only_in_migration_ids_is_no_plain_consumer_but_the_guard_holds_for_it() -> None:
+    """Registration writes `migration/ids` before `ids`; deregistration deletes `ids` first. Such a bridge keeps
+    no Kafka partition once the mode says zookeeper, but ZooKeeper's assignment does not count it either."""
     view, kafka = zk_view(bridges=("b1",), only_migration=("b2",)), group("b1", "b2")
     assert not preflight_plain(view, kafka)
-    assert plain_kafka_consumers(view, KafkaGroupFacts(kafka)) == ("b2",)
+    assert plain_kafka_consumers(view, KafkaGroupFacts(kafka)) == ()
     assert guard_plain(view, kafka)
 
 
-def test_a_legacy_consumer_id_in_the_kafka_group_is_plain_to_preflight_and_the_guard_not_to_the_scan() -> None:
+def test_a_legacy_consumer_id_in_the_kafka_group_is_a_plain_consumer_to_every_caller() -> None:
+    """A legacy connector never joins the Kafka group, so a member with its id is a plain consumer."""
     view, kafka = zk_view(bridges=("b1",), legacy=("x",)), group("b1", "x")
     assert preflight_plain(view, kafka)
-    assert plain_kafka_consumers(view, KafkaGroupFacts(kafka)) == ()
+    assert plain_kafka_consumers(view, KafkaGroupFacts(kafka)) == ("x",)
     assert guard_plain(view, kafka)
 
 
@@ -80,7 +74,7 @@ def test_every_caller_agrees_with_the_one_rule_over_its_own_ids(bridges, legacy,
     legacy = tuple(sorted(set(legacy) - set(bridges)))
     view, kafka = zk_view(tuple(sorted(set(bridges))), legacy, tuple(sorted(set(extra)))), group(*clients)
     assert preflight_plain(view, kafka) == bool(set(clients) - view.migration_ids)
-    expected = tuple(sorted(c for c in clients if c not in view.member_ids))
+    expected = tuple(sorted(c for c in clients if c not in view.migration_ids))
     assert plain_kafka_consumers(view, KafkaGroupFacts(kafka)) == expected
     registered = view.member_ids & view.migration_ids
     assert guard_plain(view, kafka) == bool(set(clients) - registered)

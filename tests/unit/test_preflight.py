@@ -5,7 +5,7 @@ from __future__ import annotations
 from migrator.coordination.preflight import preflight
 from migrator.protocol.codecs import Mode, ModeNode, Registration
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
-from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 
 REG = Registration({"t": 1}, timestamp_ms=1)
 
@@ -26,7 +26,8 @@ def view(*members: Member, corrupt: tuple[CorruptMember, ...] = (), mode: ModeNo
 
 def kafka(*client_ids: str, assignor: str = "range", state: str = "STABLE") -> KafkaGroup:
     members = tuple(KafkaMember(f"{c}-mid", c, "/127.0.0.1", None, ()) for c in client_ids)
-    return KafkaGroup("g", state if members else "EMPTY", assignor if members else "", members)
+    state_now = KafkaGroupState.from_name(state if members else "EMPTY")
+    return KafkaGroup("g", state_now, assignor if members else "", members)
 
 
 def test_all_bridges_in_kafka_group_may_switch_to_kafka() -> None:

@@ -5,10 +5,19 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrator.ops.status import build_report, expected_authority, render_text
+from migrator.ops.status import (
+    FindingKind,
+    KafkaNotChecked,
+    NotChecked,
+    Severity,
+    Verdict,
+    build_report,
+    expected_authority,
+    render_text,
+)
 from migrator.protocol.codecs import Authority, ModeNode, PublishedAuthority, Registration
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
-from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 from migrator.protocol.partition import TopicPartition
 
 T = "t"
@@ -37,7 +46,7 @@ def view(*members: Member, mode: str | None = None, **kw: object) -> GroupView:
 
 def kgroup(assignment: dict[str, tuple[TopicPartition, ...]]) -> KafkaGroup:
     members = tuple(KafkaMember(f"{c}-m", c, "/h", None, tps) for c, tps in assignment.items())
-    return KafkaGroup("g", "STABLE", "range", members)
+    return KafkaGroup("g", KafkaGroupState.STABLE, "range", members)
 
 
 def test_healthy_zookeeper_group_under_range_has_no_warnings() -> None:
@@ -60,8 +69,35 @@ def test_healthy_zookeeper_group_under_range_has_no_warnings() -> None:
 def test_unowned_partitions_and_kafka_behind_are_counted() -> None:
     v = view(member("g_a"), owners={TP0: "g_a-0", TP1: "g_a-0"}, offsets={TP0: 10, TP1: 10, TP2: 4})
     report = build_report(v, kgroup({"g_a": ()}), partitions=PARTS, kafka_offsets={TP0: 10, TP1: 3}, now_ms=NOW)
-    assert "2 partitions have no owner" in report.warnings
+    assert "2 partitions have no owner: t-2, t-3" in report.warnings
     assert "Kafka offsets behind ZooKeeper on 2 partitions" in report.warnings
+    assert report.verdict is Verdict.ERR  # an unowned partition is processed by nobody
+
+
+def test_verdict_is_the_worst_severity() -> None:
+    owners = {TP0: "g_a-0", TP1: "g_a-0", TP2: "g_b-0", TP3: "g_b-0"}
+    zookeeper = {"g_a": published(Authority.ZOOKEEPER), "g_b": published(Authority.ZOOKEEPER)}
+    healthy = view(member("g_a"), member("g_b"), owners=owners, authorities=zookeeper)
+    assignment = kgroup({"g_a": (TP0, TP1), "g_b": (TP2, TP3)})
+    assert build_report(healthy, assignment, partitions=PARTS, now_ms=NOW).verdict is Verdict.OK
+    silent = view(member("g_a"), member("g_b"), owners=owners, authorities={"g_a": zookeeper["g_a"]})
+    report = build_report(silent, assignment, partitions=PARTS, now_ms=NOW)
+    assert [f.kind for f in report.findings] == [FindingKind.BRIDGE_UNPUBLISHED]
+    assert report.verdict is Verdict.WARN
+    assert report.to_dict()["verdict"] == "WARN"
+    assert list(report.to_dict()["findings"]) == [
+        {"kind": "bridge-unpublished", "severity": "WARN", "message": "bridge g_b has not published its authority"}
+    ]
+    assert render_text(report).splitlines()[0].startswith("group g: WARN: ")
+
+
+def test_kafka_refusing_an_acl_is_an_error_finding() -> None:
+    denied = KafkaNotChecked(NotChecked.DENIED, "Kafka denies Describe on Group:g to this client's principal")
+    report = build_report(view(member("g_a")), None, unchecked=denied, now_ms=NOW)
+    assert report.findings[0].kind is FindingKind.KAFKA_ACL_MISSING
+    assert report.verdict is Verdict.ERR
+    unreachable = KafkaNotChecked(NotChecked.UNREACHABLE, "no answer")
+    assert build_report(view(member("g_a")), None, unchecked=unreachable).verdict is Verdict.ERR
 
 
 def test_unknown_mode_value_is_shown_as_such() -> None:
@@ -121,9 +157,15 @@ def test_corrupt_member_and_unpublished_bridge() -> None:
 
 
 def test_missing_group() -> None:
-    report = build_report(GroupView(group="g", exists=False), None, kafka_error="no --bootstrap-servers given")
+    unchecked = KafkaNotChecked(NotChecked.NO_BROKERS, "no --bootstrap-servers given")
+    report = build_report(GroupView(group="g", exists=False), None, unchecked=unchecked)
     assert "group g does not exist in ZooKeeper" in report.warnings
     assert "Kafka not checked: no --bootstrap-servers given" in report.warnings
+    assert [(f.kind, f.severity) for f in report.findings] == [
+        (FindingKind.GROUP_MISSING, Severity.ERR),
+        (FindingKind.KAFKA_NOT_CHECKED, Severity.WARN),
+    ]
+    assert report.verdict is Verdict.ERR
 
 
 def test_a_held_bridge_is_shown_and_explained_instead_of_a_dual_ownership_warning() -> None:

@@ -1,0 +1,62 @@
+"""`migrator groups`: list consumer groups with a one-line state each."""
+
+from __future__ import annotations
+
+import click
+from kazoo.exceptions import NoNodeError
+
+from migrator.cli.common import Connection, connection_options, echo_json, json_option, make_admin
+from migrator.cli.common import zookeeper as open_zookeeper
+from migrator.errors import EXIT_OK
+from migrator.ops.groups import GroupRow, group_row
+from migrator.protocol.group_view import GroupView
+from migrator.protocol.kafka import KafkaGroup
+from migrator.table import align
+from migrator.zk.group_reader import read_groups
+from migrator.zk.paths import CONSUMERS
+
+
+@click.command("groups")
+@connection_options()
+@json_option
+def groups_cmd(conn: Connection, as_json: bool) -> int:
+    """List the consumer groups under /consumers, and with --bootstrap-server the Kafka groups too, one
+    line each: state (inactive, legacy, mixed, bridging, kafka), mode, members by kind, Kafka group state.
+
+    Read-only; needs neither Spark nor Java (`fleet-scan` plans many groups at once). Without -b only
+    ZooKeeper is read.
+
+    \b
+    Example:
+      migrator groups -z 127.0.0.1:2181
+      migrator groups -z 127.0.0.1:2181 -b 127.0.0.1:9092 --json
+    """
+    admin = make_admin(conn)
+    with open_zookeeper(conn) as zk:
+        try:
+            names = sorted(zk.get_children(CONSUMERS))
+        except NoNodeError:
+            names = []
+        views = read_groups(zk, names)
+    kafka: dict[str, KafkaGroup] = {}
+    if admin is not None:
+        names = sorted(set(names) | set(admin.list_groups()))
+        kafka = {name: admin.describe_group(name) for name in names}
+    rows = [group_row(views.get(name) or GroupView(group=name, exists=False), kafka.get(name)) for name in names]
+    _show(rows, as_json)
+    return EXIT_OK
+
+
+def _show(rows: list[GroupRow], as_json: bool) -> None:
+    if as_json:
+        echo_json([r.to_dict() for r in rows])
+        return
+    if not rows:
+        click.echo("no consumer groups")
+        return
+    header = ("group", "state", "mode", "legacy", "bridges", "kafka_state", "kafka_members")
+    body = [(r.group, r.state.value, r.mode, r.legacy, r.bridges, r.kafka_state, r.kafka_members) for r in rows]
+    click.echo("\n".join(align([header, *body], right=(3, 4, 6))))
+
+
+commands: list[click.Command] = [groups_cmd]
