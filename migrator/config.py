@@ -215,6 +215,12 @@ class ConsumerConfig:
         choices=("range", "roundrobin"),
         doc="The legacy assignor; every member of the group must use the same one.",
     )
+    zookeeper_layout: str = _prop(
+        "zookeeper.layout",
+        "scala",
+        choices=("scala", "pykafka"),
+        doc="The group's ZooKeeper dialect: Scala's connector, or pykafka's BalancedConsumer (docs/pykafka.md).",
+    )
     exclude_internal_topics: bool = _prop(
         "exclude.internal.topics", True, doc="Whitelists never match internal topics such as `__consumer_offsets`."
     )

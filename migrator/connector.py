@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from pathlib import Path
 
 from kazoo.client import KazooState
@@ -35,9 +36,11 @@ from migrator.protocol.codecs import PATTERN_STATIC, Registration
 from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown
 from migrator.protocol.filters import TopicFilter, filter_from_registration
 from migrator.protocol.partition import TopicPartition
+from migrator.protocol.pykafka_layout import registration_data
 from migrator.zk.brokers import registered_brokers, wait_for_brokers
 from migrator.zk.client import connect
 from migrator.zk.paths import BROKER_IDS, GroupPaths
+from migrator.zk.pykafka_group import PykafkaNaming, PykafkaSnapshotReader, PykafkaView, open_pykafka_group
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import SnapshotReader
 
@@ -87,6 +90,12 @@ class ConsumerConnector:
             cfg = ConsumerConfig.from_mapping(config)
         if cfg.migration_enabled:
             cfg = _bridge_config(cfg)
+        if cfg.zookeeper_layout == "pykafka" and cfg.migration_enabled:
+            raise ConfigError(
+                "zookeeper.layout=pykafka: a bridge (coordination.migration.enabled=true) is not supported yet"
+            )
+        if cfg.zookeeper_layout == "pykafka":  # pykafka keeps no offsets in ZooKeeper
+            cfg = cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "false"})
         self.config = cfg
         self._fork = ForkGuard("connector")
         self.group = cfg.group_id
@@ -107,6 +116,8 @@ class ConsumerConnector:
         self._worker: RebalanceWorker | None = None
         self._member: EmbeddedMember | None = None
         self._fetcher: Fetcher | None = None
+        self._pykafka: PykafkaView | None = None
+        """The pykafka dialect's view of the group (`zookeeper.layout=pykafka`), else None."""
         self._admin: KafkaAdmin | None = None
         self._streams: dict[tuple[str, str], KafkaStream] = {}
         self._session_lost = False
@@ -245,6 +256,11 @@ class ConsumerConnector:
     def _start(self, registration: Registration, static_topics: list[str]) -> None:
         if self._worker is not None:
             raise MigratorError("message streams were already created for this connector")
+        self._pykafka = None
+        if self.config.zookeeper_layout == "pykafka":
+            strategy = self.config.partition_assignment_strategy
+            self._pykafka = open_pykafka_group(self._zk, self.group, registration, strategy)
+            self.paths = GroupPaths(self.group, PykafkaNaming(self._pykafka))
         if not self.bootstrap_servers:
             self.bootstrap_servers = self._wait_for_brokers()
         cfg = self.config
@@ -279,13 +295,14 @@ class ConsumerConnector:
         offsets = self._offset_store(fetcher, admin, tracker)
         settings = WorkerSettings(
             consumer_id=self.consumer_id,
-            strategy=cfg.partition_assignment_strategy,
+            strategy=self._pykafka.assign if self._pykafka else cfg.partition_assignment_strategy,
             max_retries=cfg.rebalance_max_retries,
             backoff_ms=cfg.rebalance_backoff_ms,
             auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
             bootstrap_servers=self.bootstrap_servers,
         )
-        snapshots = SnapshotReader(
+        reader = partial(PykafkaSnapshotReader, view=self._pykafka) if self._pykafka else SnapshotReader
+        snapshots = reader(
             self._zk,
             self.paths,
             exclude_internal=cfg.exclude_internal_topics,
@@ -294,7 +311,7 @@ class ConsumerConnector:
         )
         parts = WorkerParts(
             snapshots=snapshots,
-            registry=Registry(self._zk, self.paths, self.consumer_id, bridge),
+            registry=Registry(self._zk, self.paths, self.consumer_id, bridge, self._registration_codec()),
             watches=Watches(self._zk, self.paths, lambda what: self._post(Changed(what)), bridge),
             holdings=self._holdings(fetcher, offsets),
             offsets=offsets,
@@ -304,6 +321,10 @@ class ConsumerConnector:
             admin=admin,
         )
         return RebalanceWorker(settings=settings, registration=registration, parts=parts)
+
+    def _registration_codec(self) -> Callable[[Registration], bytes]:
+        """How this member writes its `ids` node: the topic name in the pykafka dialect, else Scala's JSON."""
+        return registration_data if self._pykafka else Registration.encode
 
     def _offset_store(self, fetcher: Fetcher, admin: KafkaAdmin, tracker: KafkaGroupTracker | None) -> OffsetStore:
         """Kafka commits go through the embedded member (with its generation) or, for a legacy connector, the

@@ -99,6 +99,14 @@ ASSIGNORS: dict[str, Assignor] = {"range": range_assign, "roundrobin": roundrobi
 """By `partition.assignment.strategy` value. Scala falls back to range for any unknown name."""
 
 
+def assignor_for(strategy: str | Assignor) -> Assignor:
+    """The assignor a `partition.assignment.strategy` value names, or `strategy` itself when a dialect supplies
+    its own (e.g. pykafka's, `zk/pykafka_group.py`)."""
+    if callable(strategy):
+        return strategy
+    return ASSIGNORS.get(strategy, ASSIGNORS["range"])
+
+
 def context_from_subscriptions(
     consumer_id: str,
     subscriptions: Mapping[str, Mapping[str, int]],

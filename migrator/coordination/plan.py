@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Protocol
 
-from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions, own_partitions
+from migrator.assign.legacy import Assignor, assignor_for, context_from_subscriptions, own_partitions
 from migrator.assign.model import ThreadId
 from migrator.assign.subdivide import global_thread_assignment, subdivide
 from migrator.coordination.authority import AuthorityDecision
@@ -26,10 +26,10 @@ def zookeeper_target(
     consumer_id: str,
     subscriptions: Mapping[str, Mapping[str, int]],
     partitions: Mapping[str, Collection[int]],
-    strategy: str,
+    strategy: str | Assignor,
 ) -> Target:
     ctx = context_from_subscriptions(consumer_id, subscriptions, {t: sorted(p) for t, p in partitions.items()})
-    global_ = ASSIGNORS.get(strategy, ASSIGNORS["range"])(ctx)
+    global_ = assignor_for(strategy)(ctx)
     return Target(own=own_partitions(global_, consumer_id), global_=global_)
 
 
@@ -78,7 +78,7 @@ def decided_target(
     consumer_id: str,
     subscriptions: Mapping[str, Mapping[str, int]],
     partitions: Mapping[str, Collection[int]],
-    strategy: str,
+    strategy: str | Assignor,
     assigned: Collection[TopicPartition] | None,
     members: Mapping[str, Collection[TopicPartition]] | None,
 ) -> Target:

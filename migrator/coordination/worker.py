@@ -26,6 +26,7 @@ from enum import Enum
 
 from kazoo.exceptions import KazooException
 
+from migrator.assign.legacy import Assignor
 from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
@@ -82,7 +83,8 @@ LEAVE_WAIT_S = 5.0  # at shutdown, how long the owner nodes wait for the embedde
 @dataclass(frozen=True, slots=True)
 class WorkerSettings:
     consumer_id: str
-    strategy: str
+    strategy: str | Assignor
+    """A `partition.assignment.strategy` name, or a dialect's own assignor."""
     max_retries: int
     backoff_ms: int
     auto_commit_interval_ms: int | None

@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Protocol
 
 from migrator.errors import CorruptNodeError
+from migrator.protocol import pykafka_layout
 from migrator.protocol.codecs import Registration, decode_owner
 from migrator.protocol.partition import TopicPartition
 
@@ -68,7 +69,28 @@ class ScalaCodec:
 SCALA = ScalaCodec()
 
 
-CODECS: tuple[LayoutCodec, ...] = (SCALA,)
+class PykafkaCodec:
+    """pykafka 2.8.0's `BalancedConsumer` layout (`protocol/pykafka_layout.py`, docs/pykafka.md)."""
+
+    dialect = Dialect.PYKAFKA
+    offsets_in_zookeeper = False
+
+    def decode_registration(self, data: bytes | None) -> Registration:
+        return pykafka_layout.registration_of(data)
+
+    def owner_partition(self, topic_node: str, partition_node: str) -> TopicPartition | None:
+        folder = pykafka_layout.spelling_of_folder(topic_node)
+        node = pykafka_layout.OwnerNode.parse(partition_node)
+        return TopicPartition(folder[0], node.partition) if folder and node else None
+
+    def decode_owner(self, data: bytes | None) -> str:
+        return pykafka_layout.decode_owner(data or b"")
+
+
+PYKAFKA = PykafkaCodec()
+
+
+CODECS: tuple[LayoutCodec, ...] = (SCALA, PYKAFKA)
 """Every dialect a reader recognises, tried in order (a second dialect's codec is added here)."""
 
 

@@ -25,6 +25,7 @@ from migrator.protocol.codecs import ModeNode, PublishedAuthority, decode_offset
 from migrator.protocol.dialect import decode_member
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
 from migrator.protocol.partition import TopicPartition
+from migrator.protocol.pykafka_layout import OwnerNode
 from migrator.zk.paths import GroupPaths
 
 log = logging.getLogger(__name__)
@@ -264,6 +265,8 @@ def _level3(pipe: _Pipeline, g: _Partial) -> None:
         for topic, names in listing.items():
             for name in names:
                 partition = _partition_id(name)
+                if partition is None and kind == "owners" and OwnerNode.parse(name) is not None:
+                    continue  # a pykafka owner node (<leader>-<partition>): the pykafka dialect reads those
                 if partition is None:
                     log.warning("group %s: ignoring %s/%s/%s (not a partition id)", g.group, kind, topic, name)
                     continue

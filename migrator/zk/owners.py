@@ -16,7 +16,6 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
 from migrator.assign.model import ThreadId
-from migrator.protocol.codecs import decode_owner, encode_owner
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 
@@ -41,7 +40,7 @@ def claim(zk: KazooClient, paths: GroupPaths, wanted: Mapping[TopicPartition, Th
     """
     ensure_topic_parents(zk, paths, {tp.topic for tp in wanted})
     pending = {
-        tp: zk.create_async(paths.owner(tp.topic, tp.partition), encode_owner(thread), ephemeral=True)
+        tp: zk.create_async(paths.owner(tp.topic, tp.partition), paths.encode_owner(thread), ephemeral=True)
         for tp, thread in wanted.items()
     }
     claimed: dict[TopicPartition, ThreadId] = {}
@@ -62,7 +61,7 @@ def claim(zk: KazooClient, paths: GroupPaths, wanted: Mapping[TopicPartition, Th
         except NoNodeError:
             conflicts[tp] = ""  # released between our create and our read: the retry takes it
             continue
-        holder = decode_owner(data)
+        holder = paths.decode_owner(data)
         if holder != existing[tp]:
             conflicts[tp] = holder
         elif stat.ephemeralOwner == session:
@@ -88,7 +87,7 @@ def _recreate(
         with contextlib.suppress(NoNodeError, BadVersionError):
             result.get()
     creates = {
-        tp: zk.create_async(paths.owner(tp.topic, tp.partition), encode_owner(thread), ephemeral=True)
+        tp: zk.create_async(paths.owner(tp.topic, tp.partition), paths.encode_owner(thread), ephemeral=True)
         for tp, (thread, _) in nodes.items()
     }
     done: dict[TopicPartition, bool] = {}
@@ -125,7 +124,7 @@ def start_release(
                 data, stat = result.get()
             except NoNodeError:
                 continue
-            if decode_owner(data) == owned[tp]:
+            if paths.decode_owner(data) == owned[tp]:
                 deletes.append(zk.delete_async(paths.owner(tp.topic, tp.partition), version=stat.version))
 
     def finish() -> None:
@@ -144,7 +143,8 @@ def rewrite(
     node was gone or not ours (they must be claimed like any other). `verify=False`: see `release`."""
     if not verify:
         sets = {
-            tp: zk.set_async(paths.owner(tp.topic, tp.partition), encode_owner(new)) for tp, (_, new) in moves.items()
+            tp: zk.set_async(paths.owner(tp.topic, tp.partition), paths.encode_owner(new))
+            for tp, (_, new) in moves.items()
         }
     else:
         reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in moves}
@@ -155,8 +155,9 @@ def rewrite(
             except NoNodeError:
                 continue
             old, new = moves[tp]
-            if decode_owner(data) == old:
-                sets[tp] = zk.set_async(paths.owner(tp.topic, tp.partition), encode_owner(new), version=stat.version)
+            if paths.decode_owner(data) == old:
+                path = paths.owner(tp.topic, tp.partition)
+                sets[tp] = zk.set_async(path, paths.encode_owner(new), version=stat.version)
     failed = set(moves) - set(sets)
     for tp, result in sets.items():
         try:
@@ -199,7 +200,7 @@ def wait_until_released(
     checks = {tp: zk.get_async(paths.owner(tp.topic, tp.partition), watch=watcher_for(tp)) for tp in tps}
     for tp, result in checks.items():
         try:
-            holder = decode_owner(result.get()[0])
+            holder = paths.decode_owner(result.get()[0])
         except NoNodeError:
             holder = None
         if holder is None or (tp in ours and holder == ours[tp]):
@@ -226,5 +227,5 @@ def read_owners(zk: KazooClient, paths: GroupPaths, topics: set[str]) -> dict[To
                 reads[TopicPartition(topic, int(p))] = zk.get_async(paths.owner(topic, int(p)))
     for tp, result in reads.items():
         with contextlib.suppress(NoNodeError):
-            owners[tp] = decode_owner(result.get()[0])
+            owners[tp] = paths.decode_owner(result.get()[0])
     return owners

@@ -5,7 +5,10 @@ One place builds paths so that a typo cannot create a second layout.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from migrator.protocol.codecs import decode_owner, encode_owner
 
 CONSUMERS = "/consumers"
 BROKER_IDS = "/brokers/ids"
@@ -18,6 +21,18 @@ def broker_topic(topic: str) -> str:
     return f"{BROKER_TOPICS}/{topic}"
 
 
+class OwnerNaming(Protocol):
+    """How a dialect other than Scala's names and fills owner nodes (`zk/pykafka_group.py`)."""
+
+    def folder(self, topic: str) -> str: ...
+
+    def node(self, topic: str, partition: int) -> str: ...
+
+    def encode(self, thread: str) -> bytes: ...
+
+    def decode(self, data: bytes) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class GroupPaths:
     """Paths of one consumer group.
@@ -28,6 +43,8 @@ class GroupPaths:
     """
 
     group: str
+    naming: OwnerNaming | None = field(default=None, compare=False)
+    """None: the Scala layout, `owners/<topic>/<partition>` holding the owner's thread id."""
 
     @property
     def root(self) -> str:
@@ -45,10 +62,17 @@ class GroupPaths:
         return f"{self.root}/owners"
 
     def owners_topic(self, topic: str) -> str:
-        return f"{self.owners}/{topic}"
+        return f"{self.owners}/{self.naming.folder(topic) if self.naming else topic}"
 
     def owner(self, topic: str, partition: int) -> str:
-        return f"{self.owners}/{topic}/{partition}"
+        node = self.naming.node(topic, partition) if self.naming else str(partition)
+        return f"{self.owners_topic(topic)}/{node}"
+
+    def encode_owner(self, thread: str) -> bytes:
+        return self.naming.encode(thread) if self.naming else encode_owner(thread)
+
+    def decode_owner(self, data: bytes | None) -> str:
+        return self.naming.decode(data or b"") if self.naming else decode_owner(data)
 
     @property
     def offsets(self) -> str:

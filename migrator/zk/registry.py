@@ -20,14 +20,23 @@ from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
 
 
 class Registry:
-    def __init__(self, zk: KazooClient, paths: GroupPaths, consumer_id: str, bridge: bool) -> None:
+    def __init__(
+        self,
+        zk: KazooClient,
+        paths: GroupPaths,
+        consumer_id: str,
+        bridge: bool,
+        encode: Callable[[Registration], bytes] = Registration.encode,
+    ) -> None:
+        """`encode`: the dialect's `ids` data (Scala's JSON by default)."""
         self._zk = zk
         self._paths = paths
         self._cid = consumer_id
         self._bridge = bridge
+        self._encode = encode
 
     def register(self, registration: Registration) -> None:
-        data = registration.encode()
+        data = self._encode(registration)
         nodes = [self._paths.migration_member(self._cid)] if self._bridge else []
         nodes.append(self._paths.member(self._cid))
         for path in nodes:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from migrator.errors import CorruptNodeError
-from migrator.protocol.codecs import ModeNode, Registration
+from migrator.protocol.codecs import PATTERN_STATIC, ModeNode, Registration
 from migrator.protocol.dialect import SCALA, Dialect, decode_member
 from migrator.protocol.group import Group, partition_lag
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
@@ -124,8 +124,9 @@ def test_members_carry_their_dialect() -> None:
     assert SCALA.owner_partition("t", "3") == TP("t", 3)
     assert SCALA.owner_partition("t", "1-3") is None
     assert decode_member(REG.encode()) == (REG, Dialect.SCALA)
+    assert decode_member(b"topic-name") == (Registration({"topic-name": 1}, PATTERN_STATIC, 0), Dialect.PYKAFKA)
     with pytest.raises(CorruptNodeError):
-        decode_member(b"topic-name")  # pykafka's registration, until its codec is added to CODECS
+        decode_member(b"{not json")  # neither dialect's
 
 
 ids = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=4).map(tuple)
