@@ -4,16 +4,19 @@
 
 A group of bridges, each in its own process (`tests.helpers.member_proc`, an app on the public API), consumes
 a topic replicated three times while a seeded sequence of faults hits it one at a time: a broker stopped for
-5-30 s, ZooKeeper stopped for 1-3 s (below the bridges' 4 s session timeout), the mode flipped with
-`migrator set-mode` as an operator would, and a member killed with `kill -9` and restarted 1-5 s later.
+5-30 s, a broker gone silent for 5-30 s (its `SilentProxy` stops forwarding without closing a socket),
+ZooKeeper stopped for 1-3 s (below the bridges' 4 s session timeout), one member cut from ZooKeeper by a
+silent partition for 6-12 s (past its session timeout: its session expires, the others take over), the mode
+flipped with `migrator set-mode` as an operator would, and a member killed with `kill -9` and restarted
+1-5 s later. Every broker and every member's ZooKeeper connection goes through a proxy for that.
 After each fault the run waits (up to `recovery_bound_s`) until every partition processes a record produced
 after the fault ended, and records how long that took. At the end production stops, every record must be
 processed, every member must stop cleanly on SIGTERM, and the verdict must find nothing lost, no dual
-processing, and duplicates only where a member was killed or its ZooKeeper session expired, above its last
-commit. A member process that dies on its own is a crash: it is recorded (exit status and last stderr lines)
-and restarted. A session expiry is not a fault the soak injects (ZooKeeper stays down for less than the
-session timeout) but what a starved host does to a 4 s session; it is seen in ZooKeeper (the member's `ids` node
-re-created by another session of the same process) and reported, with the duplicates it excuses.
+processing, and duplicates only where a member was killed, cut from ZooKeeper or its ZooKeeper session
+expired, above its last commit. A member process that dies on its own is a crash: it is recorded (exit
+status and last stderr lines) and restarted. Besides the partition, a starved host can expire a 4 s session
+too; every expiry is seen in ZooKeeper (the member's `ids` node re-created by another session of the same
+process) and reported, with the duplicates it excuses.
 
 The fault sequence is drawn from `--seed`; the timing of each fault is the host's, so two runs with one seed
 inject the same faults but need not interleave them with the group's rebalances identically. The chaos test
@@ -44,6 +47,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 from benchmarks.common import quiet, save, unique
 from migrator.demo.workload import SequencedProducer, bridge_props
 from migrator.devcluster import DevCluster
+from migrator.devcluster.proxy import SilentProxy
 from migrator.errors import EXIT_OK, EXIT_REFUSED, EnvironmentProblem
 from migrator.observe import Duplicate, JsonlTail, OwnersWatcher, after_commit, judge, load_many
 from migrator.zk.owners import read_owners
@@ -64,6 +68,8 @@ class FaultKind(Enum):
     ZOOKEEPER = "zookeeper stop/start"
     MODE_FLIP = "mode flip"
     KILL_MEMBER = "kill -9 and restart of a member"
+    BROKER_SILENT = "broker silent"
+    ZOOKEEPER_PARTITION = "member cut from zookeeper (silent)"
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,7 @@ class SoakConfig:
     broker_down_s: tuple[float, float] = (5.0, 30.0)
     zookeeper_down_s: tuple[float, float] = (1.0, 3.0)
     restart_after_s: tuple[float, float] = (1.0, 5.0)
+    partition_s: tuple[float, float] = (6.0, 12.0)  # past the members' 4 s ZooKeeper session timeout
     gap_s: tuple[float, float] = (2.0, 8.0)
     recovery_bound_s: float = 90.0
     weights: tuple[tuple[FaultKind, int], ...] = (
@@ -85,6 +92,8 @@ class SoakConfig:
         (FaultKind.ZOOKEEPER, 1),
         (FaultKind.MODE_FLIP, 2),
         (FaultKind.KILL_MEMBER, 2),
+        (FaultKind.BROKER_SILENT, 2),
+        (FaultKind.ZOOKEEPER_PARTITION, 1),
     )
 
 
@@ -101,8 +110,10 @@ def draw_fault(rng: random.Random, config: SoakConfig, mode: str) -> Fault:
     """The next fault, from the seeded generator only (pure given its state): the sequence is the seed's."""
     kinds, weights = zip(*config.weights, strict=True)
     kind = rng.choices(kinds, weights)[0]
-    if kind is FaultKind.BROKER:
+    if kind in (FaultKind.BROKER, FaultKind.BROKER_SILENT):
         return Fault(kind, f"broker-{rng.randint(1, config.brokers)}", rng.uniform(*config.broker_down_s))
+    if kind is FaultKind.ZOOKEEPER_PARTITION:
+        return Fault(kind, f"m{rng.randrange(config.members)}", rng.uniform(*config.partition_s))
     if kind is FaultKind.ZOOKEEPER:
         return Fault(kind, "zookeeper", rng.uniform(*config.zookeeper_down_s))
     if kind is FaultKind.MODE_FLIP:
@@ -155,6 +166,7 @@ class Soak:
         self._held: dict[str, dict[int, int]] = {}  # member -> what it owned at the last look, with ZK offsets
         self._held_due = 0.0
         self._spawned_ms: dict[str, int] = {}  # member -> when its current process was started (wall clock)
+        self._zk_proxies: dict[str, SilentProxy] = {}  # member -> the proxy its ZooKeeper connection goes through
 
     # -- setting up ------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -179,7 +191,10 @@ class Soak:
         path = self.workdir / f"{name}.{len(self.logs)}.jsonl"
         self._spawned_ms[name] = int(time.time() * 1000)
         props = bridge_props(self.cluster.bootstrap_servers)
-        self.members[name] = MemberProcess(self.cluster.zookeeper, self.group, self.topic, name, path,
+        if name not in self._zk_proxies:
+            self._zk_proxies[name] = SilentProxy(self.cluster.port("zookeeper")).start()
+        zookeeper = self._zk_proxies[name].address
+        self.members[name] = MemberProcess(zookeeper, self.group, self.topic, name, path,
                                            self.config.streams, props, log_level="INFO")  # fmt: skip
         self.logs.append(path)
         self._tails.append(JsonlTail(path))
@@ -273,15 +288,7 @@ class Soak:
         record = FaultRecord(round(time.monotonic() - self.began, 1), fault.kind.value, fault.target,
                              round(fault.seconds, 1))  # fmt: skip
         if fault.kind in (FaultKind.BROKER, FaultKind.ZOOKEEPER):
-            self.cluster.stop_process(fault.target)
-            self._pass(fault.seconds)
-            try:
-                self.restart_failures += restart_process(self.cluster, fault.target, attempts=5, pause_s=10.0)
-            except EnvironmentProblem as exc:  # the soak ends here, and reports what it saw until now
-                self.restart_failures.append(str(exc))
-                self.aborted = f"{fault.target} could not be started again: {exc}"[:500]
-                record.outcome = "injected; the process did not start again"
-                self.faults.append(record)
+            if not self._stop_and_restart(fault, record):
                 return record
         elif fault.kind is FaultKind.MODE_FLIP:
             refusal = self.set_mode(fault.target)
@@ -289,6 +296,13 @@ class Soak:
                 record.outcome = f"refused: {refusal}"
             else:
                 self.mode = fault.target
+        elif fault.kind is FaultKind.BROKER_SILENT:
+            self._silence(self.cluster.proxy(fault.target), fault.seconds)
+        elif fault.kind is FaultKind.ZOOKEEPER_PARTITION:
+            member = self.members[fault.target]
+            held = self.owned_by(fault.target)
+            self.expiry_excuses.append(after_commit(held, f"{self.group}_{fault.target}@{member.pid}"))
+            self._silence(self._zk_proxies[fault.target], fault.seconds)
         else:
             victim = self.members.pop(fault.target)
             held = self.owned_by(fault.target)
@@ -300,6 +314,28 @@ class Soak:
         record.recovered_s = None if recovered is None else round(recovered, 2)
         self.faults.append(record)
         return record
+
+    def _stop_and_restart(self, fault: Fault, record: FaultRecord) -> bool:
+        """Stop a cluster process for the fault's seconds and start it again; False (and the soak aborted, the
+        fault recorded) when it would not start again."""
+        self.cluster.stop_process(fault.target)
+        self._pass(fault.seconds)
+        try:
+            self.restart_failures += restart_process(self.cluster, fault.target, attempts=5, pause_s=10.0)
+        except EnvironmentProblem as exc:  # the soak ends here, and reports what it saw until now
+            self.restart_failures.append(str(exc))
+            self.aborted = f"{fault.target} could not be started again: {exc}"[:500]
+            record.outcome = "injected; the process did not start again"
+            self.faults.append(record)
+            return False
+        return True
+
+    def _silence(self, proxy: SilentProxy, seconds: float) -> None:
+        proxy.silence()
+        try:
+            self._pass(seconds)
+        finally:
+            proxy.resume()
 
     def _pass(self, seconds: float) -> None:
         until = time.monotonic() + seconds
@@ -391,6 +427,8 @@ class Soak:
                 self.watcher.stop()
         self.zk.stop()
         self.zk.close()
+        for proxy in self._zk_proxies.values():
+            proxy.close()
 
 
 def run(config: SoakConfig, log: Callable[[str], None] = print, keep: Path | None = None) -> dict[str, Any]:
@@ -401,7 +439,7 @@ def run(config: SoakConfig, log: Callable[[str], None] = print, keep: Path | Non
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
     with contextlib.nullcontext(str(keep)) if keep else tempfile.TemporaryDirectory(prefix="soak-") as workdir:
-        cluster = DevCluster.start(brokers=config.brokers, extra_broker_config=REPLICATED)
+        cluster = DevCluster.start(brokers=config.brokers, extra_broker_config=REPLICATED, broker_proxies=True)
         soak: Soak | None = None
         try:
             soak = Soak(config, Path(workdir), cluster)
@@ -409,7 +447,7 @@ def run(config: SoakConfig, log: Callable[[str], None] = print, keep: Path | Non
             log(f"soak: group {soak.group}, {config.members} bridges x {config.streams} streams, "
                 f"{config.partitions} partitions at {config.rate:.0f}/s, seed {config.seed}; brokers "
                 f"{cluster.bootstrap_servers}, zookeeper {cluster.zookeeper}, members' logs in {workdir}")  # fmt: skip
-            until = soak.began + config.minutes * 60
+            until = time.monotonic() + config.minutes * 60  # faults for that long, however slow the start was
             while time.monotonic() < until and not soak.aborted:
                 record = soak.inject(draw_fault(rng, config, soak.mode))
                 log(f"  {record.at_s:7.1f}s {record.kind} {record.target} {record.seconds:.1f}s: {record.outcome},"

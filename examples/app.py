@@ -3,9 +3,10 @@ stop on SIGTERM/SIGINT, and the error handling of docs/application.md.
 
     python examples/app.py consumer.properties TOPIC [STREAMS]
 
-`consumer.properties` is the legacy consumer's file (zookeeper.connect, group.id, and for a bridge
-coordination.migration.enabled=true with coordination.migration.bootstrap.servers). Each record is printed
-as `<partition> <offset> <value>`; the tests run this program (tests/integration/test_example_app.py).
+`consumer.properties` is the legacy consumer's file (see examples/consumer.properties: zookeeper.connect,
+group.id, and for a bridge coordination.migration.enabled=true with coordination.migration.bootstrap.servers).
+Each record is printed as `<partition> <offset> <value>`; the tests run this program unchanged
+(tests/integration/test_example_app.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 import threading
 from collections.abc import Mapping
 
-from migrator import ConsumerConnector, ConsumerRebalanceListener, ConsumerTimeout, ListenerError, Message
+from migrator import ConsumerConnector, ConsumerRebalanceListener, ConsumerTimeout, KafkaStream, ListenerError, Message
 
 log = logging.getLogger("example")
 print_lock = threading.Lock()
@@ -43,18 +44,19 @@ def handle(m: Message) -> None:
         sys.stdout.flush()
 
 
-def work(stream: object, stop: threading.Event) -> None:
-    while not stop.is_set():
+def work(stream: KafkaStream) -> None:
+    """Drain one stream until the connector shuts down (the `for` loop then ends, also for a stream that
+    never got a partition)."""
+    while True:
         try:
-            for m in stream:  # type: ignore[attr-defined]
+            for m in stream:
                 handle(m)  # asking for the next record marks this one processed
-                if stop.is_set():
-                    break  # leaving the loop counts the record just handled as processed too
+            return
         except ConsumerTimeout:
-            continue  # consumer.timeout.ms: idle for a while; look at `stop` and go on with the same stream
+            continue  # only with consumer.timeout.ms: idle for a while; go on with the same stream
         except ListenerError:
             log.error("the rebalance listener failed; this member has left the group")
-            stop.set()
+            return
 
 
 def main(argv: list[str]) -> int:
@@ -62,12 +64,19 @@ def main(argv: list[str]) -> int:
     properties, topic = argv[1], argv[2]
     streams = int(argv[3]) if len(argv) > 3 else 2
     stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())  # only set a flag: the threads finish their record first
-    with ConsumerConnector(properties) as connector:  # shutdown() when the block ends
+    with ConsumerConnector(properties) as connector:  # shutdown() when the block ends, whatever happens
+
+        def on_signal(*_: object) -> None:
+            # shutdown() lets every thread finish its record, commits (auto.commit.enable), leaves the group
+            # and ends every stream's loop, those without a partition too
+            stop.set()
+            connector.shutdown()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, on_signal)
         connector.set_rebalance_listener(Listener())
         threads = [
-            threading.Thread(target=work, args=(stream, stop), name=stream.thread_id)
+            threading.Thread(target=work, args=(stream,), name=stream.thread_id)
             for stream in connector.create_message_streams({topic: streams})[topic]
         ]
         for t in threads:
@@ -76,9 +85,9 @@ def main(argv: list[str]) -> int:
             if not all(t.is_alive() for t in threads):
                 log.error("a processing thread died; stopping")
                 stop.set()
+                connector.shutdown()
         for t in threads:
             t.join()
-        connector.commit_offsets()  # what was processed (without auto.commit.enable, the only commit)
     return 0
 
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from migrator.config import ConsumerConfig
     from migrator.connector import ConsumerConnector
+    from migrator.consumer.aio import AsyncRecords
+    from migrator.consumer.fork import UsedAfterFork
     from migrator.consumer.listener import ConsumerRebalanceListener
     from migrator.consumer.stream import ConsumerTimeout, KafkaStream
     from migrator.errors import ConfigError, ListenerError, MigratorError
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from migrator.protocol.message import Message
 
 _HOMES = {
+    "AsyncRecords": "migrator.consumer.aio",
     "Blacklist": "migrator.protocol.filters",
     "ConfigError": "migrator.errors",
     "ConsumerConfig": "migrator.config",
@@ -29,11 +32,13 @@ _HOMES = {
     "ListenerError": "migrator.errors",
     "Message": "migrator.protocol.message",
     "MigratorError": "migrator.errors",
+    "UsedAfterFork": "migrator.consumer.fork",
     "Whitelist": "migrator.protocol.filters",
 }
 """Each public name and the module that defines it."""
 
 __all__ = [
+    "AsyncRecords",
     "Blacklist",
     "ConfigError",
     "ConsumerConfig",
@@ -44,6 +49,7 @@ __all__ = [
     "ListenerError",
     "Message",
     "MigratorError",
+    "UsedAfterFork",
     "Whitelist",
 ]
 

@@ -290,12 +290,8 @@ class ConsumerConfig:
         _check_identity(values, problems)
         _check_zookeeper(values, problems)
         _check_migration(values, prefixed, problems)
-        if values["fetch_wait_max_ms"] > values["socket_timeout_ms"]:
-            problems.append(
-                f"fetch.wait.max.ms: {values['fetch_wait_max_ms']} exceeds socket.timeout.ms "
-                f"({values['socket_timeout_ms']}); it must be at most the socket timeout, or every idle "
-                "fetch would time out"
-            )
+        _check_security(prefixed, problems)
+        _check_fetch(values, problems)
         if problems:
             raise config_error(problems)
         values.update({attr: frozendict(props) for attr, props in prefixed.items()})
@@ -356,6 +352,11 @@ class ConsumerConfig:
     def bootstrap_servers(self) -> str | None:
         """The Kafka brokers the embedded member (else every client) connects to, if configured."""
         return self.migration_properties.get("bootstrap.servers") or self.kafka_properties.get("bootstrap.servers")
+
+    @property
+    def security_protocol(self) -> str | None:
+        """The Kafka security protocol every client uses (`_check_security` makes them agree), if configured."""
+        return self.migration_properties.get("security.protocol") or self.kafka_properties.get("security.protocol")
 
     @property
     def zookeeper_hosts(self) -> str:
@@ -539,6 +540,16 @@ def _check_identity(values: dict[str, Any], problems: list[str]) -> None:
             problems.append(f"client.id: {exc}")
 
 
+def _check_fetch(values: Mapping[str, Any], problems: list[str]) -> None:
+    """The fetcher's wait for data must end before its socket times out."""
+    if values["fetch_wait_max_ms"] > values["socket_timeout_ms"]:
+        problems.append(
+            f"fetch.wait.max.ms: {values['fetch_wait_max_ms']} exceeds socket.timeout.ms "
+            f"({values['socket_timeout_ms']}); it must be at most the socket timeout, or every idle "
+            "fetch would time out"
+        )
+
+
 def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:
     migration = prefixed["migration_properties"]
     kafka = prefixed["kafka_properties"]
@@ -584,6 +595,28 @@ def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]]
             f"{MIGRATION_PREFIX}bootstrap.servers is required when {MIGRATION_PREFIX}enabled=true "
             f"(or set {KAFKA_PREFIX}bootstrap.servers for every Kafka client)"
         )
+
+
+_SECURITY_PROPERTY = re.compile(r"^(security\.protocol|sasl\.|ssl\.)")
+
+
+def _check_security(prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:
+    """Security is set once, as `kafka.<p>`, which reaches every client. A security property under
+    `coordination.migration.` or `fetcher.` reaches only one client, so unless it repeats the `kafka.` value
+    the admin client, the fetcher and the embedded member would connect differently: a bridge could join the
+    Kafka group and own partitions it can never fetch or read offsets for."""
+    kafka = prefixed["kafka_properties"]
+    for prefix, attr, client in (
+        (MIGRATION_PREFIX, "migration_properties", "the embedded member"),
+        (FETCHER_PREFIX, "fetcher_properties", "the fetcher"),
+    ):
+        for key, value in sorted(prefixed[attr].items()):
+            if _SECURITY_PROPERTY.match(key) and kafka.get(key) != value:
+                shared = f"{KAFKA_PREFIX}{key}={kafka[key]}" if key in kafka else f"no {KAFKA_PREFIX}{key}"
+                problems.append(
+                    f"{prefix}{key} reaches only {client}, and {shared} for the other Kafka clients: the "
+                    f"clients would disagree on security; set it once as {KAFKA_PREFIX}{key} (docs/security.md)"
+                )
 
 
 # ---------------------------------------------------------------------- .properties files

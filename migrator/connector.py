@@ -18,6 +18,7 @@ from kazoo.exceptions import KazooException
 
 from migrator.assign.model import thread_ids
 from migrator.config import ConsumerConfig
+from migrator.consumer.fork import ForkGuard
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.consumer.stream import KafkaStream
@@ -87,6 +88,7 @@ class ConsumerConnector:
         if cfg.migration_enabled:
             cfg = _bridge_config(cfg)
         self.config = cfg
+        self._fork = ForkGuard("connector")
         self.group = cfg.group_id
         self.consumer_id = make_consumer_id(cfg.group_id, cfg.consumer_id)
         self.paths = GroupPaths(cfg.group_id)
@@ -120,6 +122,7 @@ class ConsumerConnector:
     # -- public API ----------------------------------------------------------------------------------
     def create_message_streams(self, topic_count: Mapping[str, int]) -> dict[str, list[KafkaStream]]:
         """`n` streams per topic; each stream is drained by one application thread."""
+        self._fork.check()
         if not topic_count or any(n < 1 for n in topic_count.values()):
             raise ConfigError("create_message_streams: every topic needs at least one stream")
         result: dict[str, list[KafkaStream]] = {}
@@ -130,6 +133,7 @@ class ConsumerConnector:
 
     def create_message_streams_by_filter(self, topic_filter: TopicFilter, num_streams: int = 1) -> list[KafkaStream]:
         """`num_streams` streams shared by every topic the filter allows, now or later."""
+        self._fork.check()
         if num_streams < 1:
             raise ConfigError("create_message_streams_by_filter: num_streams must be at least 1")
         streams = [self._stream("*", t) for t in thread_ids(self.consumer_id, num_streams)]
@@ -138,6 +142,7 @@ class ConsumerConnector:
         return streams
 
     def set_rebalance_listener(self, listener: ConsumerRebalanceListener) -> None:
+        self._fork.check()
         self._listener = listener
         if self._worker is not None:
             self._worker.listener = listener
@@ -146,9 +151,11 @@ class ConsumerConnector:
         """Commit what has been processed; the calling thread's current records count as processed.
 
         Also from a rebalance listener (the old MirrorMaker pattern with `auto.commit.enable=false`): there it
-        runs on the rebalance worker itself and commits the partitions about to be released as well."""
+        runs on the rebalance worker itself and commits the partitions about to be released as well. Once
+        `shutdown()` started it does nothing: the shutdown commits (with `auto.commit.enable`)."""
+        self._fork.check()
         self._handoff.done_for_current_thread()
-        if self._worker is None or not self._worker.alive:
+        if self._worker is None or not self._worker.alive or self._closed:
             return
         if self._worker.on_worker_thread():
             self._worker.commit_now()
@@ -171,7 +178,9 @@ class ConsumerConnector:
         Bounded: with ZooKeeper or Kafka unreachable it returns after about the longer connect timeout
         (`zookeeper.connection.timeout.ms`, `offsets.channel.socket.timeout.ms`) plus a few seconds, logging
         each step it gave up on; what it could not release, the ZooKeeper session's expiry releases.
+        In a process forked from the one that created the connector it raises `UsedAfterFork` at once.
         """
+        self._fork.check()
         with self._shutdown_lock:
             if self._closed:
                 return
@@ -362,7 +371,7 @@ class ConsumerConnector:
     def _brokers_from_zookeeper(self) -> str:
         """Like the Scala connector: find the brokers under /brokers/ids when none are configured."""
         try:
-            return registered_brokers(self._zk)
+            return registered_brokers(self._zk, self.config.security_protocol)
         except KazooException:
             return ""
 
@@ -371,7 +380,7 @@ class ConsumerConnector:
         (Scala's connector retries until one appears; ours needs one for its fetcher)."""
         wait_s = self._give_up_s - SHUTDOWN_GRACE_S
         log.warning("no Kafka brokers registered under %s yet; waiting up to %.0fs for one", BROKER_IDS, wait_s)
-        found = wait_for_brokers(self._zk, wait_s)
+        found = wait_for_brokers(self._zk, wait_s, self.config.security_protocol)
         if not found:
             raise MigratorError(
                 f"no Kafka brokers registered under {BROKER_IDS} within {wait_s:g}s and no bootstrap.servers configured"

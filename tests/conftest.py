@@ -19,12 +19,18 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # so that `tests.helpers` imports the same way from every test dir
 
+from hypothesis import settings  # noqa: E402
 from kazoo.client import KazooClient  # noqa: E402
 
 from migrator.devcluster import DevCluster  # noqa: E402
 from tests.helpers.cluster import ExternalCluster, external_from_env  # noqa: E402
 from tests.helpers.workload import Member, shut_down_leftovers  # noqa: E402
 from tests.helpers.zk import zk_client as _zk_client  # noqa: E402
+
+# Property tests check logic, not speed: Hypothesis's per-example deadline (200 ms) fails them at random when the
+# 2-core host is busy with the clusters of the integration tests, so it is off for the whole suite.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 Cluster = DevCluster | ExternalCluster
 
@@ -38,11 +44,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def cluster(request: pytest.FixtureRequest) -> Cluster:
-    """ZooKeeper + one broker shared by the whole session; downed at the end, even after failures."""
+    """ZooKeeper + one broker (with secured listeners beside PLAINTEXT) shared by the whole session; downed at
+    the end, even after failures."""
     external = external_from_env()
     if external is not None:
         return external
-    started = DevCluster.start(brokers=1)
+    started = DevCluster.start(brokers=1, secured=True)  # SSL, SASL_SSL and SASL_PLAINTEXT listeners too
     request.addfinalizer(started.down)
     return started
 

@@ -307,7 +307,7 @@ def find_brokers(conn: Connection, zk: KazooClient, group: str | None = None) ->
     """
     if conn.bootstrap_servers:
         return Brokers(make_admin(conn), "--bootstrap-servers")
-    found = registered_brokers(zk)
+    found = registered_brokers(zk, conn.kafka_properties.get("security.protocol"))
     if found:
         return Brokers(make_admin(conn, found), f"/brokers/ids ({found})")
     published = published_bootstrap(zk, group) if group is not None else ""

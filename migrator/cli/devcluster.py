@@ -12,8 +12,9 @@ import click
 
 from migrator.cli.common import KeyValue, as_dict
 from migrator.devcluster import DevCluster, state
+from migrator.devcluster.cluster import KAFKA_VERSIONS
 from migrator.devcluster.jars import ensure_jars, ensure_old_consumer_jars
-from migrator.devcluster.paths import DEFAULT_NAME
+from migrator.devcluster.paths import DEFAULT_NAME, OLD_CONSUMER_VERSION
 from migrator.devcluster.ports import HOST
 
 BROKER_PROPERTY = KeyValue("offsets.topic.replication.factor=3")
@@ -28,9 +29,21 @@ def _print_env(zookeeper: str, bootstrap: str) -> None:
     click.echo(f"BOOTSTRAP_SERVERS={bootstrap}")
 
 
+def _print_secured(cluster: DevCluster) -> None:
+    """`<PROTOCOL>_BOOTSTRAP_SERVERS=...` on stdout; each protocol's client properties file on stderr."""
+    secured = cluster.secured
+    assert secured is not None
+    for protocol, servers in secured.bootstrap.items():
+        click.echo(f"{protocol}_BOOTSTRAP_SERVERS={servers}")
+    for protocol in secured.bootstrap:
+        path = cluster.cluster_dir / f"client-{protocol.lower()}.properties"
+        shown = " ".join(f"{k}={v}" for k, v in secured.client_properties(protocol).items())
+        click.echo(f"{protocol}: {path} ({shown}); as a bridge's properties, prefix each with kafka.", err=True)
+
+
 @click.group("dev-cluster")
 def dev_cluster() -> None:
-    """Run a real ZooKeeper + Kafka 3.9 (ZooKeeper mode) cluster on 127.0.0.1.
+    """Run a real ZooKeeper + Kafka 3.9 (ZooKeeper mode; or 2.8, 1.1) cluster on 127.0.0.1.
 
     \b
     Example:
@@ -58,26 +71,57 @@ def dev_cluster() -> None:
     callback=as_dict,
     help="A broker property (repeatable), after the dev defaults, e.g. offsets.topic.replication.factor=3.",
 )
+@click.option(
+    "--zookeepers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 7),
+    help="ZooKeeper servers: 1 standalone, or an ensemble (e.g. 3) named zookeeper-1, zookeeper-2, ...",
+)
+@click.option(
+    "--kafka-version",
+    type=click.Choice(KAFKA_VERSIONS),
+    default=KAFKA_VERSIONS[0],
+    show_default=True,
+    help="Broker release; each runs with its own ZooKeeper (3.8.4, 3.5.9, 3.4.10).",
+)
+@click.option(
+    "--security",
+    is_flag=True,
+    help="Also SSL, SASL_SSL and SASL_PLAINTEXT listeners (dev CA, SASL/PLAIN user); prints their client properties.",
+)
 @_name_option
-def up(brokers: int, group_max_size: int | None, backend: str, broker_config: dict[str, str], name: str) -> None:
+def up(
+    brokers: int,
+    group_max_size: int | None,
+    backend: str,
+    broker_config: dict[str, str],
+    zookeepers: int,
+    kafka_version: str,
+    security: bool,
+    name: str,
+) -> None:
     """Start a cluster and print ZOOKEEPER=... and BOOTSTRAP_SERVERS=... once it is ready."""
     started = time.monotonic()
     if backend == "docker":
         from migrator.devcluster import docker_backend
 
-        if brokers != 1:
-            raise click.UsageError("--backend docker runs exactly one broker")
-        if broker_config:
-            raise click.UsageError("--backend docker does not take --broker-config")
+        if brokers != 1 or zookeepers != 1 or kafka_version != KAFKA_VERSIONS[0]:
+            raise click.UsageError("--backend docker runs exactly one broker and one ZooKeeper of the default version")
+        if broker_config or security:
+            raise click.UsageError("--backend docker does not take --broker-config or --security")
         st = docker_backend.start(name, group_max_size)
         zookeeper = f"{HOST}:{st.zookeeper_port}"
         bootstrap = ",".join(f"{HOST}:{p.port}" for p in st.processes if p.broker_id is not None)
     else:
         cluster = DevCluster.start(brokers=brokers, group_max_size=group_max_size, name=name, detached=True,
-                                   extra_broker_config=broker_config)  # fmt: skip
+                                   extra_broker_config=broker_config, zookeepers=zookeepers,
+                                   kafka_version=kafka_version, secured=security)  # fmt: skip
         zookeeper, bootstrap = cluster.zookeeper, cluster.bootstrap_servers
         click.echo(f"logs: {cluster.cluster_dir}", err=True)
     _print_env(zookeeper, bootstrap)
+    if security:
+        _print_secured(cluster)
     click.echo(
         f"dev cluster {name!r} ready in {time.monotonic() - started:.1f}s; "
         f"stop it with `migrator dev-cluster down --name {name}`",
@@ -159,11 +203,15 @@ def start(process_name: str, name: str) -> None:
 def fetch() -> None:
     """Download the Kafka and ZooKeeper jars into the per-user cache (once; later calls are instant).
 
-    Also the Kafka 1.1.1 jars of the Scala old consumer that the interop tests run, so that one fetch
-    before the tests (what CI does) covers every jar they need. Prints one directory per line.
+    Also the Kafka 1.1.1 jars of the Scala old consumer that the interop tests run (the 1.1.1 broker
+    too) and the Kafka 2.8.2 broker of the compatibility tests, so that one fetch before the tests (what
+    CI does) covers every jar they need. Prints one directory per line.
     """
     click.echo(str(ensure_jars()))
     click.echo(str(ensure_old_consumer_jars()))
+    for version in KAFKA_VERSIONS[1:]:
+        if version != OLD_CONSUMER_VERSION:
+            click.echo(str(ensure_jars(version)))
 
 
 commands: list[click.Command] = [dev_cluster]

@@ -16,13 +16,24 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 from kazoo.client import KazooClient
 
 from migrator.cli.common import KAFKA_PROPERTY, check_kafka_properties, check_zk_auth
-from migrator.errors import EXIT_FAILED, EXIT_OK, EnvironmentProblem, MigratorError, RefusedError, UsageError
+from migrator.cli.interrupts import interrupts_deferred
+from migrator.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EnvironmentProblem,
+    Interrupted,
+    MigratorError,
+    RefusedError,
+    UsageError,
+)
 from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, pair_bootstrap, split_ensembles
 
 log = logging.getLogger(__name__)
@@ -51,18 +62,24 @@ def _require_spark() -> None:
 
 
 def _fill_bootstrap(
-    bootstrap: dict[str, str | None], zks: dict[str, KazooClient], needed: list[str], *, required: bool
+    bootstrap: dict[str, str | None],
+    zks: dict[str, KazooClient],
+    needed: list[str],
+    props: dict[str, str],
+    *,
+    required: bool,
 ) -> dict[str, str | None]:
-    """Ensembles without -b get the brokers registered under their /brokers/ids. A run that switches
-    modes (`required`: --apply, --rollback) refuses, before writing anything, when an ensemble's Kafka
-    cannot be found: its preflight could not see plain Kafka consumers (set-mode refuses the same way)."""
+    """Ensembles without -b get the brokers registered under their /brokers/ids, at the endpoint of the
+    `security.protocol` in `props`. A run that switches modes (`required`: --apply, --rollback) refuses,
+    before writing anything, when an ensemble's Kafka cannot be found: its preflight could not see plain
+    Kafka consumers (set-mode refuses the same way)."""
     from migrator.zk.brokers import published_bootstrap, registered_brokers
 
     filled = dict(bootstrap)
     for ensemble in needed:
         if not filled.get(ensemble):
             zk = zks[ensemble]
-            found = registered_brokers(zk)
+            found = registered_brokers(zk, props.get("security.protocol"))
             for group in [] if found else list_groups(zk):
                 if found := published_bootstrap(zk, group):  # a KRaft cluster: what its bridges joined
                     break
@@ -235,99 +252,219 @@ def fleet_scan(
     \b
     Statuses: LEGACY, MIGRATING, READY, KAFKA, MIXED_KAFKA_CONSUMERS, BLOCKED, ORPHANED, INCONSISTENT.
     Exit codes: 0 done, 1 a wave was rolled back or a restore failed, 2 refused (another scanner holds
-    the lock, bad arguments).
+    the lock, bad arguments), 130 interrupted (the switched groups and the plan file are named).
     """
-    from migrator.fleet import report
-    from migrator.fleet.apply import ApplyOptions, FleetIO, apply_waves, plan_waves, rollback_plan
+    if rollback_file is not None and do_apply:
+        raise UsageError("--rollback and --apply exclude each other")
+    ensembles = split_ensembles(zookeepers)
+    props = dict(kafka_property)
+    check_kafka_properties(props)
+    run = _Run(
+        ensembles=ensembles,
+        bootstrap=pair_bootstrap(ensembles, bootstrap_servers),
+        bootstrap_option=bootstrap_servers,
+        props=props,
+        zk_auth=zk_auth,
+        connect_timeout=connect_timeout,
+        run_id=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6],
+        include=include,
+        exclude=exclude,
+        stable_for_ms=parse_duration_ms(stable_for, "--stable-for"),
+        interval_s=parse_duration_ms(wave_interval, "--wave-interval") / 1000,
+        wave_size=wave_size,
+        max_lag_growth=max_lag_growth,
+        do_apply=do_apply,
+        plan_file=plan_file,
+        output_dir=output_dir,
+        fmt=fmt,
+        spark=(spark_master, partitions, no_progress),
+    )
+    if rollback_file is not None:
+        return _rollback(run, rollback_file)
+    _require_spark()
+    return _scan_and_apply(run)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One fleet-scan invocation, its options parsed."""
+
+    ensembles: list[str]
+    bootstrap: dict[str, str | None]
+    bootstrap_option: str | None
+    props: dict[str, str]
+    zk_auth: str | None
+    connect_timeout: float
+    run_id: str
+    include: str | None
+    exclude: str | None
+    stable_for_ms: int
+    interval_s: float
+    wave_size: int
+    max_lag_growth: int
+    do_apply: bool
+    plan_file: Path | None
+    output_dir: Path | None
+    fmt: str
+    spark: tuple[str | None, int | None, bool]  # --spark-master, --partitions, --no-progress
+
+    @property
+    def rows_on_stdout(self) -> bool:
+        """`--format json` without --output prints the rows (JSON lines) on stdout, everything else on stderr."""
+        return self.fmt == "json" and self.output_dir is None
+
+    def say(self, text: str) -> None:
+        click.echo(text, err=self.rows_on_stdout)
+
+    def who(self, zk_auth_identity: str) -> str:
+        return f"{zk_auth_identity} fleet-scan {self.run_id}"
+
+
+def _rollback(run: _Run, rollback_file: Path) -> int:
+    """`--rollback PLANFILE`: restore what the plan switched, then watch those groups settle on zookeeper."""
+    from migrator.fleet.apply import FleetIO, rollback_plan
     from migrator.fleet.lock import FleetLock
     from migrator.fleet.plan import Outcome, Plan
     from migrator.ops.modes import who_am_i
 
-    ensembles = split_ensembles(zookeepers)
-    bootstrap = pair_bootstrap(ensembles, bootstrap_servers)
-    props = dict(kafka_property)
-    check_kafka_properties(props)
-    keep = group_filter(include, exclude)
-    stable_for_ms = parse_duration_ms(stable_for, "--stable-for")
-    interval_s = parse_duration_ms(wave_interval, "--wave-interval") / 1000
-    run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
-    if rollback_file is not None and do_apply:
-        raise UsageError("--rollback and --apply exclude each other")
-    if rollback_file is None:
-        _require_spark()
+    plan = Plan.load(rollback_file)
+    first = run.ensembles[0]
+    needed = sorted({e.ensemble for e in plan.groups} | {first}, key=lambda e: e != first)
+    with _clients(needed, run.zk_auth, run.connect_timeout) as zks:
+        given = {e: run.bootstrap.get(e) or next(iter(run.bootstrap.values())) for e in needed}
+        plan_boot = _fill_bootstrap(given, zks, needed, run.props, required=True)
+        with FleetLock(zks[first], run.run_id) as rollback_lock:
+            who = f"{run.who(who_am_i(run.zk_auth))} ({rollback_lock.identity})"
+            with contextlib.closing(FleetIO(zks, plan_boot, {}, who, run.props)) as io:
+                already = {id(e) for e in plan.entries(Outcome.RESTORED)}
+                try:
+                    _, failed = rollback_plan(io, plan, rollback_file, run.run_id, guard=interrupts_deferred)
+                except KeyboardInterrupt:
+                    raise Interrupted(
+                        f"interrupted; restored so far: {plan.names(Outcome.RESTORED)}; the plan {rollback_file} "
+                        f"still lists the others as switched: run `fleet-scan --rollback {rollback_file}` again"
+                    ) from None
+                back = [
+                    e for e in plan.entries(Outcome.RESTORED) if id(e) not in already and e.restored_at_ms is not None
+                ]
+                click.echo(f"rollback of run {plan.run_id}: restored {_names(back)}; {failed} failed ({rollback_file})")
+                settled = _watch_restored(io, back, float(plan.options.get("wave_interval_s") or 60.0))
+    return EXIT_OK if settled and not failed else EXIT_FAILED
 
-    if rollback_file is not None:
-        plan = Plan.load(rollback_file)
-        needed = sorted({e.ensemble for e in plan.groups} | {ensembles[0]}, key=lambda e: e != ensembles[0])
-        with _clients(needed, zk_auth, connect_timeout) as zks:
-            given = {e: bootstrap.get(e) or next(iter(bootstrap.values())) for e in needed}
-            plan_boot = _fill_bootstrap(given, zks, needed, required=True)
-            with FleetLock(zks[ensembles[0]], run_id) as rollback_lock:
-                who = f"{who_am_i(zk_auth)} fleet-scan {run_id} ({rollback_lock.identity})"
-                io = FleetIO(zks, plan_boot, {}, who, props)
-                restored, failed = rollback_plan(io, plan, rollback_file, run_id)
-        click.echo(f"rollback of run {plan.run_id}: {restored} groups restored, {failed} failed ({rollback_file})")
-        return EXIT_FAILED if failed else EXIT_OK
+
+def _watch_restored(io: Any, back: list[Any], interval_s: float) -> bool:
+    """Watch the groups just restored (up to a wave interval) until they settled back on zookeeper."""
+    from migrator.fleet.apply import watch_restored
+
+    unsettled = watch_restored(io, back, interval_s) if back else {}
+    for key, found in sorted(unsettled.items()):
+        click.echo(f"warning: {key} has not settled on zookeeper within {interval_s:g}s: {'; '.join(found)}", err=True)
+    if back and not unsettled:
+        click.echo(f"restored groups settled back on zookeeper: {_names(back)}")
+    return not unsettled
+
+
+def _names(entries: list[Any]) -> str:
+    return ", ".join(f"{e.ensemble}/{e.group}" for e in entries) or "none"
+
+
+def _scan_and_apply(run: _Run) -> int:
+    """Scan (and print or write the rows); then the dry run's plan, or `--apply`'s waves."""
+    from migrator.fleet.lock import FleetLock
 
     with contextlib.ExitStack() as stack:
-        zks = stack.enter_context(_clients(ensembles, zk_auth, connect_timeout))
-        if do_apply:  # a dry-run scan without -b keeps saying `kafka-unchecked`: it switches nothing
-            bootstrap = _fill_bootstrap(bootstrap, zks, ensembles, required=True)
-        lock = stack.enter_context(FleetLock(zks[ensembles[0]], run_id)) if do_apply else None
-        items = [(e, g) for e in ensembles for g in list_groups(zks[e], keep)]
-        click.echo(f"{len(items)} groups in {len(ensembles)} ensemble(s)", err=True)
-        max_sizes = _max_sizes(bootstrap, props, connect_timeout)
-        settings = ScanSettings(
-            bootstrap=bootstrap,
-            stable_for_ms=stable_for_ms,
-            now_ms=now_ms(),
-            group_max_size=max_sizes,
-            zk_auth=zk_auth,
-            kafka_properties=props,
-            zk_timeout_s=connect_timeout,
-            kafka_timeout_s=connect_timeout,
-        )
-        rows, elapsed = _scan(items, settings, spark_master, partitions, no_progress, output_dir, fmt)
-        if output_dir is not None and fmt != "parquet":
-            path = report.write_rows(rows, output_dir, fmt)
-            click.echo(f"rows written to {path}", err=True)
-        click.echo(report.summary(rows, elapsed))
-
-        holder = lock.identity if lock is not None else f"dry run {run_id}"
-        plan = Plan(run_id=run_id, holder=holder, dry_run=not do_apply, started_at_ms=settings.now_ms)
-        plan.options = {
-            "ensembles": ensembles,
-            "bootstrap_servers": bootstrap_servers,
-            "include": include,
-            "exclude": exclude,
-            "stable_for_ms": stable_for_ms,
-            "wave_size": wave_size,
-            "wave_interval_s": interval_s,
-            "max_lag_growth": max_lag_growth,
-        }
-        wave_entries = plan_waves(plan, rows, wave_size)
-        plan_path = plan_file or (output_dir or Path(".")) / f"fleet-plan-{run_id}.json"
-        if not do_apply:
-            plan.result, plan.finished_at_ms = "dry_run", now_ms()
-            plan.save(plan_path)
-            click.echo(f"dry run: {len(plan.groups)} READY groups in {len(wave_entries)} waves; plan {plan_path}")
+        zks = stack.enter_context(_clients(run.ensembles, run.zk_auth, run.connect_timeout))
+        # the dry run finds the brokers exactly as --apply does, so that it previews the apply
+        bootstrap = _fill_bootstrap(run.bootstrap, zks, run.ensembles, run.props, required=run.do_apply)
+        lock = stack.enter_context(FleetLock(zks[run.ensembles[0]], run.run_id)) if run.do_apply else None
+        settings, rows = _scan_fleet(run, zks, bootstrap)
+        plan, wave_entries, plan_path = _plan(run, rows, lock.identity if lock else f"dry run {run.run_id}", settings)
+        if not run.do_apply:
+            run.say(f"dry run: {len(plan.groups)} READY groups in {len(wave_entries)} waves; plan {plan_path}")
+            for entries in wave_entries:
+                run.say(f"  wave {entries[0].wave}: {_names(entries)}")
             return EXIT_OK
-        options = ApplyOptions(wave_size, interval_s, max_lag_growth, stable_for_ms)
-        io = FleetIO(zks, bootstrap, max_sizes, f"{who_am_i(zk_auth)} fleet-scan {run_id}", props)
+        return _apply(run, zks, settings, plan, wave_entries, plan_path, lock)
+
+
+def _scan_fleet(run: _Run, zks: dict[str, KazooClient], bootstrap: dict[str, str | None]) -> tuple[Any, list[Any]]:
+    """Classify every group on Spark; the rows go to --output, or to stdout for `--format json` alone."""
+    from migrator.fleet import report
+
+    keep = group_filter(run.include, run.exclude)
+    items = [(e, g) for e in run.ensembles for g in list_groups(zks[e], keep)]
+    click.echo(f"{len(items)} groups in {len(run.ensembles)} ensemble(s)", err=True)
+    settings = ScanSettings(
+        bootstrap=bootstrap,
+        stable_for_ms=run.stable_for_ms,
+        now_ms=now_ms(),
+        group_max_size=_max_sizes(bootstrap, run.props, run.connect_timeout),
+        zk_auth=run.zk_auth,
+        kafka_properties=run.props,
+        zk_timeout_s=run.connect_timeout,
+        kafka_timeout_s=run.connect_timeout,
+    )
+    master, partitions, no_progress = run.spark
+    rows, elapsed = _scan(items, settings, master, partitions, no_progress, run.output_dir, run.fmt)
+    if run.output_dir is not None and run.fmt != "parquet":
+        click.echo(f"rows written to {report.write_rows(rows, run.output_dir, run.fmt)}", err=True)
+    if run.rows_on_stdout:
+        click.echo(report.to_json(rows), nl=False)
+    run.say(report.summary(rows, elapsed))
+    return settings, rows
+
+
+def _plan(run: _Run, rows: list[Any], holder: str, settings: Any) -> tuple[Any, list[Any], Path]:
+    """The run's plan (READY groups cut into waves), saved before anything is switched."""
+    from migrator.fleet.apply import plan_waves
+    from migrator.fleet.plan import Plan, Result
+
+    plan = Plan(run_id=run.run_id, holder=holder, dry_run=not run.do_apply, started_at_ms=settings.now_ms)
+    plan.options = {
+        "ensembles": run.ensembles,
+        "bootstrap_servers": run.bootstrap_option,
+        "include": run.include,
+        "exclude": run.exclude,
+        "stable_for_ms": run.stable_for_ms,
+        "wave_size": run.wave_size,
+        "wave_interval_s": run.interval_s,
+        "max_lag_growth": run.max_lag_growth,
+    }
+    wave_entries = plan_waves(plan, rows, run.wave_size)
+    plan_path = run.plan_file or (run.output_dir or Path(".")) / f"fleet-plan-{run.run_id}.json"
+    if not run.do_apply:
+        plan.result, plan.finished_at_ms = Result.DRY_RUN, now_ms()
+    plan.save(plan_path)
+    return plan, wave_entries, plan_path
+
+
+def _apply(run: _Run, zks, settings, plan, wave_entries, plan_path: Path, lock) -> int:
+    """`--apply`: the waves; Ctrl-C leaves the plan saying `interrupted` and names what stays switched."""
+    from migrator.fleet.apply import ApplyOptions, FleetIO, apply_waves
+    from migrator.fleet.plan import Outcome, Result
+    from migrator.ops.modes import who_am_i
+
+    options = ApplyOptions(run.wave_size, run.interval_s, run.max_lag_growth, run.stable_for_ms)
+    io = FleetIO(zks, settings.bootstrap, settings.group_max_size, run.who(who_am_i(run.zk_auth)), run.props)
+    run.say(f"plan {plan_path}")
+    try:
         ok = apply_waves(
-            io,
-            plan,
-            wave_entries,
-            options,
-            plan_path,
-            on_event=lambda m: click.echo(m, err=True),
-            still_locked=lock.held if lock is not None else lambda: True,
-        )
-        plan.finished_at_ms = now_ms()
+            io, plan, wave_entries, options, plan_path, on_event=lambda m: click.echo(m, err=True),
+            still_locked=lock.held, guard=interrupts_deferred,
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        io.close()
+        plan.result, plan.finished_at_ms = Result.INTERRUPTED, now_ms()
         plan.save(plan_path)
-        switched = len(plan.entries(Outcome.SWITCHED))
-        click.echo(f"applied: {switched} groups switched to kafka; {plan.result}; plan {plan_path}")
-        return EXIT_OK if ok else EXIT_FAILED
+        raise Interrupted(
+            f"interrupted; switched to kafka and left so: {plan.names(Outcome.SWITCHED)}; plan {plan_path}; undo with "
+            f"`migrator fleet-scan -z '{';'.join(run.ensembles)}' --rollback {plan_path}`"
+        ) from None
+    io.close()
+    plan.finished_at_ms = now_ms()
+    plan.save(plan_path)
+    run.say(f"applied: switched to kafka: {plan.names(Outcome.SWITCHED)}; {plan.result}; plan {plan_path}")
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 def _scan(items, settings, spark_master, partitions, no_progress, output_dir, fmt):

@@ -1,48 +1,100 @@
 """Ctrl-C in the operator commands: raised as KeyboardInterrupt where it cannot be lost, held off across a write.
 
-`migrator.cli.main` installs `on_interrupt` for every command; `interrupts_deferred` wraps a write.
+`migrator.cli.main` calls `install_interrupt_handler` for every command; `interrupts_deferred` wraps a write.
+
+kazoo's `KazooClient._call` queues a request and wakes its connection thread inside a bare `except:`: a
+KeyboardInterrupt raised there is swallowed, the request is failed with ConnectionClosedError although it was
+sent, and the client can be left waiting 30 s for replies that no longer reach anyone. This module is the one
+place that knows it: `_call` is wrapped once (`_guard_kazoo_requests`) so that a SIGINT arriving while the
+main thread is inside it is recorded and delivered again the moment the call returns. The wrapper only
+counts and re-delivers, so kazoo's behaviour is unchanged; `tests/unit/test_interrupts.py` pins that the
+method exists and that a signal inside it is delivered after it.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import CodeType, FrameType
+from types import FrameType
+from typing import Any
 
 from kazoo.client import KazooClient
 
-_KAZOO_CALL = KazooClient._call.__code__
-"""kazoo queues a request and wakes its connection thread inside a bare `except:`: a KeyboardInterrupt
-raised there is swallowed, the request is failed with ConnectionClosedError although it was sent, and the
-client can be left waiting 30 s for replies that no longer reach anyone."""
-RETRY_S = 0.01
+from migrator.errors import EXIT_INTERRUPTED
+
+
+class _State:
+    """Main-thread only: how deep it is inside kazoo's request path, the signals held there, and whether a
+    KeyboardInterrupt is already unwinding the command."""
+
+    kazoo_depth = 0
+    held: list[int] = []
+    raised = 0
+
+
+def _guard_kazoo_requests() -> None:
+    original: Callable[..., Any] = KazooClient._call
+    if getattr(original, "_migrator_guarded", False):
+        return
+
+    @functools.wraps(original)
+    def guarded(self: KazooClient, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            return original(self, *args, **kwargs)
+        _State.kazoo_depth += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _State.kazoo_depth -= 1
+            if _State.kazoo_depth == 0 and _State.held:
+                held = _State.held[-1]
+                _State.held.clear()
+                signal.raise_signal(held)  # the handler runs now, outside kazoo
+
+    guarded._migrator_guarded = True  # type: ignore[attr-defined]
+    KazooClient._call = guarded
+
+
+_guard_kazoo_requests()
+
+
+def install_interrupt_handler() -> None:
+    """Make `on_interrupt` the SIGINT handler of this command run (main thread only)."""
+    if threading.current_thread() is threading.main_thread():
+        _State.raised = 0
+        _State.held.clear()
+        signal.signal(signal.SIGINT, on_interrupt)
 
 
 def on_interrupt(signum: int, frame: FrameType | None) -> None:
-    """The commands' SIGINT handler: KeyboardInterrupt, once out of kazoo's request path."""
-    if not resent_outside_kazoo(signum, frame):
+    """The commands' SIGINT handler: KeyboardInterrupt once, out of kazoo's request path.
+
+    While that first interrupt unwinds the command (closing its ZooKeeper session, printing what is in
+    place), a second SIGINT is ignored, so that `timeout -s INT` (which signals the child, then its process
+    group) never replaces the first's message. A third one exits at once, without clean-up."""
+    if resent_outside_kazoo(signum, frame):
+        return
+    _State.raised += 1
+    if _State.raised == 1:
         raise KeyboardInterrupt
+    if _State.raised >= 3:
+        sys.stderr.write("error: interrupted three times; exiting without clean-up\n")
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
 
 
-def resent_outside_kazoo(signum: int, frame: FrameType | None) -> bool:
-    """True when the signal landed inside kazoo's `_call` and is sent again in `RETRY_S` (the call only queues
-    a request and never blocks): a handler that would raise must then return, so that the signal is never
-    lost nor turned into a ZooKeeper error."""
-    if not _inside(frame, _KAZOO_CALL):
+def resent_outside_kazoo(signum: int, _frame: FrameType | None = None) -> bool:
+    """True when the signal arrived while the main thread is inside kazoo's request path: it is held and
+    delivered again as soon as that call returns, so a handler that would raise must return instead."""
+    if _State.kazoo_depth == 0 or threading.current_thread() is not threading.main_thread():
         return False
-    threading.Timer(RETRY_S, os.kill, (os.getpid(), signum)).start()
+    _State.held.append(signum)
     return True
-
-
-def _inside(frame: FrameType | None, code: CodeType) -> bool:
-    while frame is not None:
-        if frame.f_code is code:
-            return True
-        frame = frame.f_back
-    return False
 
 
 @contextmanager
@@ -59,4 +111,4 @@ def interrupts_deferred() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGINT, previous)
     if pending:
-        raise KeyboardInterrupt
+        signal.raise_signal(signal.SIGINT)  # to the handler in force again (KeyboardInterrupt, counted once)

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import importlib
 import logging
-import signal
 import sys
-import threading
 from importlib import metadata
 
 import click
 
-from migrator.cli.interrupts import on_interrupt
+from migrator.cli.interrupts import install_interrupt_handler
 from migrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_REFUSED, MigratorError
 
 # Command modules, imported lazily so that `migrator --help` stays fast and a missing optional
@@ -80,8 +78,7 @@ def _register() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     _register()
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, on_interrupt)
+    install_interrupt_handler()
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         rv = cli.main(args=argv, prog_name="migrator", standalone_mode=False)

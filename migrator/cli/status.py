@@ -15,7 +15,7 @@ from migrator.cli.common import (
 )
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.errors import EXIT_FAILED, EXIT_OK
-from migrator.ops.status import Verdict, read_status, render_text
+from migrator.ops.status import error_line, read_status, render_text
 
 
 @click.command("status")
@@ -45,7 +45,11 @@ def status_cmd(conn: Connection, group: str, as_json: bool) -> int:
         echo_json(report.to_dict())
     else:
         click.echo(render_text(report))
-    return EXIT_FAILED if report.verdict is Verdict.ERR else EXIT_OK
+    failed = error_line(report)
+    if failed is None:
+        return EXIT_OK
+    click.echo(f"error: {failed}", err=True)
+    return EXIT_FAILED
 
 
 commands: list[click.Command] = [status_cmd]

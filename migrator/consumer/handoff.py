@@ -14,12 +14,13 @@ returns no record of a revoked partition can be handed out (the same holds for `
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Protocol
+from typing import Any, Protocol, TypeAlias
 
 from migrator.protocol.message import Message
 from migrator.protocol.partition import TopicPartition
@@ -27,6 +28,22 @@ from migrator.protocol.partition import TopicPartition
 log = logging.getLogger(__name__)
 RECHECK_S = 0.05  # how often a release waiting for a record looks whether its thread ended
 TELL_AFTER_S = 1.0  # a release waiting longer than this for a record says so (once)
+
+
+Holder: TypeAlias = "threading.Thread | asyncio.Future[Any]"
+"""Who processes a record in hand: an application thread, or an asyncio task (`KafkaStream.aiter`)."""
+
+
+def current_holders() -> list[Holder]:
+    """The calling thread, and the asyncio task running on it, if any."""
+    holders: list[Holder] = [threading.current_thread()]
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no event loop runs on this thread
+        task = None
+    if task is not None:
+        holders.append(task)
+    return holders
 
 
 class HandoffStream(Protocol):
@@ -45,9 +62,9 @@ class HandoffStream(Protocol):
 
     def reset(self, tps: Collection[TopicPartition]) -> None: ...
 
-    def finish_if_thread(self, thread: threading.Thread) -> None: ...
+    def finish_if_held_by(self, holder: Holder) -> None: ...
 
-    def put_back(self, thread: threading.Thread) -> None: ...
+    def put_back(self, holder: Holder) -> None: ...
 
     def wake(self) -> None: ...
 
@@ -104,10 +121,12 @@ class Handoff:
     def revoke(self, tps: Collection[TopicPartition], wait_s: float) -> None:
         """Stop handing out `tps`; wait (up to `wait_s`) until no stream holds one of their records.
 
+        Only records of `tps` are waited for: a slow record of a partition that stays never delays this.
         A record is held only while its thread is processing it: not once the thread asked for the next one,
-        left its loop, committed, shut down, called `done()` or ended (checked every `RECHECK_S`: an ending
-        thread notifies nobody). A record still held after `wait_s` is abandoned: not counted processed, so
-        the next owner gets it again. That bounds a release when an application thread is stuck.
+        committed, shut down, called `done()` or ended (checked every `RECHECK_S`: an ending thread notifies
+        nobody). A wait longer than `TELL_AFTER_S` is logged at WARNING; a record still held after `wait_s` is
+        abandoned: not counted processed, so the next owner gets it again. That bounds a release when an
+        application thread is slow or stuck.
         """
         revoked = set(tps)
         with self._cond:
@@ -118,30 +137,20 @@ class Handoff:
             with stream.lock:
                 stream.halt(revoked)
                 stream.waited_on = True
-                told = False
-                while (held := stream.held()) is not None and held.topic_partition in revoked:
-                    waited = time.monotonic() - started
-                    if waited >= wait_s:
-                        log.warning(
-                            "abandoning in-flight record %s@%d of %s after %.0fs; its next owner gets it again",
-                            held.topic_partition,
-                            held.offset,
-                            held.thread_id,
-                            waited,
-                        )
-                        stream.abandon()
-                        break
-                    if waited >= TELL_AFTER_S and not told:
-                        told = True
-                        log.info(
-                            "release waits for %s to finish record %s@%d (at most %.0fs)",
-                            held.thread_id,
-                            held.topic_partition,
-                            held.offset,
-                            wait_s,
-                        )
-                    stream.lock.wait(timeout=min(RECHECK_S, wait_s - waited))
-                stream.waited_on = False
+                try:
+                    _wait_for_release(stream, revoked, started, wait_s)
+                finally:
+                    stream.waited_on = False
+
+    def in_hand(self, tps: Collection[TopicPartition]) -> set[TopicPartition]:
+        """Those of `tps` whose record a thread is processing now (a release of them would wait)."""
+        busy = set()
+        for stream in self._streams:
+            with stream.lock:
+                held = stream.held()
+            if held is not None and held.topic_partition in tps:
+                busy.add(held.topic_partition)
+        return busy
 
     def forget(self, tps: Iterable[TopicPartition]) -> None:
         """Drop the positions of partitions no longer owned (after their final commit)."""
@@ -198,17 +207,49 @@ class Handoff:
 
     # -- the application's side ----------------------------------------------------------------------
     def done_for_current_thread(self) -> None:
-        """`commit_offsets()` and `shutdown()` mark the calling thread's held records processed."""
-        me = threading.current_thread()
-        for stream in self._streams:
-            stream.finish_if_thread(me)
+        """`commit_offsets()` and `shutdown()` mark the calling thread's (and asyncio task's) held records
+        processed."""
+        for holder in current_holders():
+            for stream in self._streams:
+                stream.finish_if_held_by(holder)
 
     def failed(self, thread: threading.Thread) -> None:
-        """`thread` raised while processing: its records in hand are not processed (at least once: they
-        are handed out again, here or by the partition's next owner)."""
-        for stream in self._streams:
-            with stream.lock:
-                stream.put_back(thread)
+        """`thread` raised while processing (on the calling thread: so did its running asyncio task): its
+        records in hand are not processed (at least once: they are handed out again, here or by the
+        partition's next owner)."""
+        holders = current_holders() if thread is threading.current_thread() else [thread]
+        for holder in holders:
+            for stream in self._streams:
+                with stream.lock:
+                    stream.put_back(holder)
+
+
+def _wait_for_release(stream: HandoffStream, revoked: set[TopicPartition], started: float, wait_s: float) -> None:
+    """Wait (under `stream.lock`) until `stream` holds no record of `revoked`; abandon it after `wait_s`."""
+    told = False
+    while (held := stream.held()) is not None and held.topic_partition in revoked:
+        waited = time.monotonic() - started
+        if waited >= wait_s:
+            log.warning(
+                "abandoning in-flight record %s@%d of %s after %.0fs; its next owner gets it again",
+                held.topic_partition,
+                held.offset,
+                held.thread_id,
+                waited,
+            )
+            stream.abandon()
+            return
+        if waited >= TELL_AFTER_S and not told:
+            told = True
+            log.warning(
+                "release of %s waits for %s to finish record %s@%d (at most %.0fs; then it is abandoned)",
+                held.topic_partition,
+                held.thread_id,
+                held.topic_partition,
+                held.offset,
+                wait_s,
+            )
+        stream.lock.wait(timeout=min(RECHECK_S, wait_s - waited))
 
 
 _handoffs: weakref.WeakSet[Handoff] = weakref.WeakSet()

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import dis
 import itertools
+import logging
 import operator
 import queue
-import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Collection, Iterator
-from types import FrameType
-from typing import Protocol
+from collections.abc import AsyncIterator, Collection, Iterator
+from typing import Any, Protocol
 
-from migrator.consumer.handoff import Handoff
+from migrator.consumer.aio import AsyncRecords
+from migrator.consumer.fork import ForkGuard, watch_fork
+from migrator.consumer.handoff import Handoff, Holder
 from migrator.errors import MigratorError
 from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
 
+log = logging.getLogger(__name__)
 _SHUTDOWN = object()
 _WAKE = object()  # look at the handoff again (the connector failed)
 DEFAULT_QUEUE_CHUNKS = 64
@@ -70,14 +72,15 @@ class KafkaStream:
         self._rest: list[Message] | None = None  # what a halt left over, handed out after a new check
         self._tp: TopicPartition | None = None
         self._epoch = 0
-        self._holder: threading.Thread | None = None  # the thread that took the current chunk
-        self._left = False  # that thread left its iteration with a record in hand: it counts as processed
+        self._holder: Holder | None = None  # the thread (or asyncio task) processing the current chunk
         self._positions: dict[TopicPartition, int] = {}  # of chunks done with; the current one is derived
         self._local: deque[Chunk] = deque()  # chunks this thread fetched for itself, ahead of the queue
         self._source: RecordSource | None = None
         self._chain: Iterator[Message] | None = None
         self._shut = False
+        self._fork = ForkGuard("stream")
         handoff.register(self)
+        watch_fork(self)
 
     def attach(self, source: RecordSource) -> None:
         """Let this stream fetch for itself when nothing is queued for it (set before iteration starts)."""
@@ -85,7 +88,9 @@ class KafkaStream:
 
     def __iter__(self) -> Iterator[Message]:
         """A fresh iteration: the record in hand from an earlier one counts as processed. Leaving it (break,
-        return, the end of the thread: the iterator is dropped) counts the record in hand as processed too."""
+        return or an exception: the iterator is dropped) decides nothing: the record stays in hand until the
+        thread asks for another one, calls `done()`, commits, shuts down or ends (see `held`)."""
+        self._fork.check()
         return itertools.chain.from_iterable(self._chunks())
 
     def __next__(self) -> Message:
@@ -94,9 +99,15 @@ class KafkaStream:
             chain = self._chain = iter(self)
         return next(chain)
 
+    def aiter(self) -> AsyncIterator[Message]:
+        """`async for m in stream.aiter()`: this stream for an asyncio task (see `migrator.consumer.aio`)."""
+        self._fork.check()
+        return AsyncRecords(self)
+
     def done(self) -> None:
         """The record in hand is processed: a commit from now on includes it, and a rebalance does not wait
         for it. For a thread that finishes a record and then does something slow before asking for the next."""
+        self._fork.check()
         with self._mutex:
             self._settled = self._handed_out()
             if self.waited_on:
@@ -110,8 +121,9 @@ class KafkaStream:
         An error (`ConsumerTimeout`, or the connector's failure) is handed to the chain as an iterator that
         raises it: `itertools.chain` passes an exception of its current iterator through and stays usable,
         while one from this generator would end it, and with it the application's `for` loop (as Scala's
-        `ConsumerIterator`, an iterator continues after a timeout). When the chain is dropped, Python closes
-        this generator: the thread left its loop, so its record in hand counts as processed.
+        `ConsumerIterator`, an iterator continues after a timeout). When the chain is dropped (the thread left
+        its loop), Python closes this generator: nothing more of the current chunk is handed out, and the
+        record in hand stays in hand (see `__iter__`).
         """
         with self._mutex:
             self.halt(None)  # an earlier iteration may have stopped inside a chunk: continue after its record
@@ -125,11 +137,12 @@ class KafkaStream:
                 if it is None:
                     return
                 yield it
-        except GeneratorExit:
-            self._leave(_dropped_normally(sys._getframe().f_back))  # None: dropped with no frame running
-            raise
+        finally:
+            with self._mutex:
+                self.halt(None)  # a later iteration continues after the record in hand
 
     def _next_iterator(self, deadline: float | None) -> Iterator[Message] | None:
+        self._fork.check()  # before any lock: in a forked child one may be held by a thread that is not there
         while True:
             suspended = False
             with self._mutex:
@@ -162,7 +175,7 @@ class KafkaStream:
             assert isinstance(item, Chunk)
             with self._mutex:
                 self._rest, self._tp, self._epoch = item.messages, item.tp, item.epoch
-                self._holder = threading.current_thread()
+                self._holder = threading.current_thread()  # an asyncio iterator hands it to its task
             if self._handoff.on_take is not None:
                 self._handoff.on_take(len(item.messages))
 
@@ -173,19 +186,7 @@ class KafkaStream:
             self._positions[self._chunk_tp()] = self._messages[handed - 1].offset + 1
             if self.waited_on:
                 self.lock.notify_all()
-        self._messages, self._it, self._handed, self._settled, self._left = [], None, 0, 0, False
-
-    def _leave(self, normally: bool) -> None:
-        """The iterator was dropped: stop handing out of the current chunk (a later iteration continues
-        after the record in hand). Left `normally` (break, return), the record in hand is processed. Dropped
-        while an exception unwinds, it stays in flight: `put_back` if the exception ends the thread or the
-        connector's `with` block; processed once the thread iterates again, commits, shuts down or ends."""
-        with self._mutex:
-            self.halt(None)
-            if normally and self._handed > self._settled:
-                self._left = True
-                if self.waited_on:
-                    self.lock.notify_all()
+        self._messages, self._it, self._handed, self._settled = [], None, 0, 0
 
     def _chunk_tp(self) -> TopicPartition:
         """The partition of the current chunk: set with it, so always there while its records are handed out."""
@@ -229,13 +230,14 @@ class KafkaStream:
 
     # -- the handoff's side (callers hold `lock` where noted) ----------------------------------------
     def held(self) -> Message | None:
-        """The record a thread is processing now: handed out, not yet done, and its thread is still in its
-        loop (not left it) and alive (a thread that ended is done with it)."""
+        """The record a thread (or asyncio task) is processing now: handed out, not yet done, and its thread
+        alive (a thread that ended is done with it; one ended by an exception put it back first, see
+        `put_back`). A task's record stays held until `_task_ended` decided what its end means."""
         handed = self._handed_out()
-        if handed <= self._settled or self._left:
+        if handed <= self._settled:
             return None
         holder = self._holder
-        if holder is not None and not holder.is_alive():
+        if isinstance(holder, threading.Thread) and not holder.is_alive():
             return None
         return self._messages[handed - 1]
 
@@ -260,17 +262,16 @@ class KafkaStream:
             self._settle()
             self._rest = None
 
-    def put_back(self, thread: threading.Thread) -> None:
-        """`thread` failed while processing its record in hand: the record is not processed, and it is the
+    def put_back(self, holder: Holder) -> None:
+        """`holder` failed while processing its record in hand: the record is not processed, and it is the
         next one this stream hands out (under `lock`)."""
-        if self._holder is not thread:
+        if self._holder is not holder:
             return
         self.halt(None)
         if self._handed > self._settled:
             self._handed -= 1
             self._rest = [self._messages[self._handed], *(self._rest or ())]
             self._settled = self._handed
-        self._left = False
 
     def positions(self) -> dict[TopicPartition, int]:
         out = dict(self._positions)
@@ -285,15 +286,47 @@ class KafkaStream:
             if self._tp in tps:  # a chunk of a partition being (re)opened or forgotten is stale: drop it
                 self.halt(None, keep=False)
                 self._messages, self._it, self._handed, self._settled, self._rest = [], None, 0, 0, None
-                self._left = False
             for tp in tps:
                 self._positions.pop(tp, None)
 
-    def finish_if_thread(self, thread: threading.Thread) -> None:
+    def finish_if_held_by(self, holder: Holder) -> None:
         with self.lock:
-            if self._holder is thread and self.held() is not None:
+            if self._holder is holder and self.held() is not None:
                 self._settled = self._handed_out()
                 self.lock.notify_all()
+
+    def hand_to(self, task: asyncio.Future[Any]) -> None:
+        """The record just handed out is processed by `task` (an asyncio task), not by the thread that took
+        it from the chain for it."""
+        with self.lock:
+            if self._holder is not task:
+                task.add_done_callback(self._task_ended)
+            self._holder = task
+
+    def _task_ended(self, task: asyncio.Future[Any]) -> None:
+        """A task that ended with a record in hand: processed if it returned; put back if it raised or was
+        cancelled (the record is handed out again, as for a thread that died)."""
+        failure = None if task.cancelled() else task.exception()
+        with self.lock:
+            if self._holder is not task or self.held() is None:
+                return
+            if task.cancelled() or failure is not None:
+                log.warning("%s: the task processing %s ended %s; the record is handed out again", self.thread_id,
+                            self.held(), "cancelled" if failure is None else f"by {failure!r}")  # fmt: skip
+                self.put_back(task)
+            else:
+                self._settled = self._handed_out()
+            self.lock.notify_all()
+
+    def after_fork_in_child(self) -> None:
+        """In a forked child: fresh locks (the parent's threads that may hold them are not here), and nothing
+        more of the current chunk, so the next record goes through the fork check."""
+        self._mutex = threading.RLock()
+        self.lock = threading.Condition(self._mutex)
+        it = self._it
+        if it is not None:
+            self._it = None
+            self._handed = len(self._messages) - len(list(it))
 
     def shutdown(self) -> None:
         """Wake the thread and end its iteration (it may need room in a full queue first)."""
@@ -314,17 +347,7 @@ class KafkaStream:
                     self.queue.get_nowait()
 
 
-FETCH_WAIT_S = 0.02  # how long a stream fetching for itself waits for records before it looks again
-
-
-_NORMAL_DROPS = frozenset(dis.opmap[name] for name in ("POP_TOP", "RETURN_VALUE"))
-
-
-def _dropped_normally(frame: FrameType | None) -> bool:
-    """Whether `frame` dropped a loop's iterator in its normal flow: `break` and `return` pop it (a local
-    goes with the frame's return), while an exception drops it at the instruction that raised. CPython 3.11
-    bytecode: an unknown instruction only makes a release wait for the thread, it never loses a record."""
-    return frame is not None and frame.f_code.co_code[frame.f_lasti] in _NORMAL_DROPS
+FETCH_WAIT_S = 0.1  # how long a stream fetching for itself waits for a first record before it looks again
 
 
 def _raising(exc: Exception) -> Iterator[Message]:

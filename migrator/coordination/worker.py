@@ -382,7 +382,13 @@ class RebalanceWorker:
             if self.owned and releases_on_revoke(self.state.authority, self.state.mode_is_kafka):
                 # send-only deletes: ZooKeeper applies our session's requests in order, and the next owners
                 # wait for the nodes to be gone anyway; the replies are checked at the next change of holdings
-                self._holdings.release(dict(self.owned), "kafka revoke", await_delete=False)
+                # first what no thread is processing, so its next owners need not wait for a slow record
+                busy = self._handoff.in_hand(self.owned)
+                free = {tp: th for tp, th in self.owned.items() if tp not in busy}
+                if free:
+                    self._holdings.release(free, "kafka revoke", await_delete=False)
+                if self.owned:
+                    self._holdings.release(dict(self.owned), "kafka revoke", await_delete=False)
         finally:
             event.done.set_result(None)
 
@@ -413,7 +419,11 @@ class RebalanceWorker:
                 continue  # the claim waited for the conflicting owners already
             if attempt < self.s.max_retries:
                 self._stopping.wait(self.s.backoff_ms / 1000.0)
-        log.error("rebalance failed after %d attempts (%s); retrying later", self.s.max_retries, label(triggers))
+        if outcome is Attempt.CONFLICT:  # owners still releasing (e.g. waiting for an in-flight record)
+            log.warning("partitions still owned by other members after %d attempts (%s); retrying later",
+                        self.s.max_retries, label(triggers))  # fmt: skip
+        else:
+            log.error("rebalance failed after %d attempts (%s); retrying later", self.s.max_retries, label(triggers))
         self._metrics.rebalance_failed()
         self.state.retry_at = self._clock() + self.s.backoff_ms / 1000.0
 

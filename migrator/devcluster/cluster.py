@@ -14,18 +14,22 @@ import shutil
 import tempfile
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
 
-from migrator.devcluster import config, process, state
-from migrator.devcluster.jars import ensure_jars, require_java
-from migrator.devcluster.paths import valid_name
+from migrator.devcluster import config, process, security, state
+from migrator.devcluster.jars import ensure_jars, ensure_old_consumer_jars, require_java
+from migrator.devcluster.paths import KAFKA_VERSION, OLD_CONSUMER_VERSION, valid_name
 from migrator.devcluster.ports import HOST, accepts, ensure_port_free, four_letter_word, free_port
+from migrator.devcluster.proxy import SilentProxy
 from migrator.devcluster.readiness import wait_broker_ready, wait_broker_unregistered, wait_zookeeper_ready
 from migrator.errors import EnvironmentProblem, UsageError
 
 READY_TIMEOUT_S = 90.0
+KAFKA_VERSIONS = (KAFKA_VERSION, "2.8.2", OLD_CONSUMER_VERSION)
+"""The brokers the suite runs against; each brings the ZooKeeper it was released with (3.8.4, 3.5.9, 3.4.10)."""
 _auto_names = itertools.count(1)
 
 
@@ -35,6 +39,7 @@ class DevCluster:
     def __init__(self, st: state.ClusterState) -> None:
         self._state = st
         self._down = False
+        self._proxies: dict[str, SilentProxy] = {}
 
     # ----- lifecycle -------------------------------------------------------------------------------
 
@@ -48,21 +53,37 @@ class DevCluster:
         *,
         detached: bool = False,
         ready_timeout: float = READY_TIMEOUT_S,
+        zookeepers: int = 1,
+        kafka_version: str = KAFKA_VERSION,
+        broker_proxies: bool = False,
+        secured: bool = False,
     ) -> DevCluster:
-        """Start ZooKeeper and `brokers` brokers and block until all are ready.
+        """Start ZooKeeper (one server, or an ensemble of `zookeepers`) and `brokers` brokers of
+        `kafka_version`, and block until all are ready.
 
         `detached=True` (the CLI's `up`) lets the JVMs outlive this Python process; otherwise they die
-        with it (atexit + PR_SET_DEATHSIG).
+        with it (atexit + PR_SET_DEATHSIG). `broker_proxies=True` advertises each broker behind a
+        `SilentProxy` living in this process (`proxy("broker-1")`), so every client, the broker itself
+        included, reaches it through the proxy and a drill can make it go silent. `secured=True` adds
+        SSL, SASL_SSL and SASL_PLAINTEXT listeners beside each broker's PLAINTEXT one (`security`).
         """
         if brokers < 1:
             raise UsageError(f"--brokers must be at least 1, got {brokers}")
+        if zookeepers < 1:
+            raise UsageError(f"--zookeepers must be at least 1, got {zookeepers}")
+        if kafka_version not in KAFKA_VERSIONS:
+            raise UsageError(f"--kafka-version must be one of {', '.join(KAFKA_VERSIONS)}, got {kafka_version!r}")
+        if broker_proxies and detached:
+            raise UsageError("broker proxies live in the starting process: they cannot be detached")
+        if broker_proxies and secured:
+            raise UsageError("broker proxies forward the PLAINTEXT listener only: not with secured listeners")
         if group_max_size is not None and group_max_size < 1:
             raise UsageError(f"--group-max-size must be at least 1, got {group_max_size}")
         name = name or f"py{os.getpid()}-{next(_auto_names)}"
         if not valid_name(name):
             raise UsageError(f"cluster name {name!r} must be letters, digits, '.', '_' or '-'")
         java = require_java()
-        libs = ensure_jars()
+        libs = broker_jars(kafka_version)
         state.sweep_stale()
         with state.name_lock(name):
             existing = state.load(name)
@@ -75,10 +96,12 @@ class DevCluster:
                 )
             if existing is not None:
                 state.remove(existing, forget_name=False)  # we hold its lock file
-            cluster = cls(_plan(name, brokers, group_max_size, extra_broker_config, libs, detached))
+            layout = _Layout(brokers, zookeepers, broker_proxies, secured)
+            cluster = cls(_plan(name, layout, group_max_size, extra_broker_config, libs, detached))
             if not detached:
                 atexit.register(cluster.down)
             try:
+                cluster._start_proxies()
                 cluster._launch_all(java, ready_timeout)
             except BaseException:
                 cluster.down()
@@ -107,6 +130,8 @@ class DevCluster:
         broker_pids = [p.pid for p in st.processes if p.broker_id is not None and p.pid]
         process.terminate(broker_pids, marker, timeout=10.0)
         process.terminate([p.pid for p in st.processes if p.broker_id is None and p.pid], marker, timeout=5.0)
+        for proxy in self._proxies.values():
+            proxy.close()
         state.remove(st)
 
     def __enter__(self) -> DevCluster:
@@ -125,11 +150,36 @@ class DevCluster:
 
     @property
     def zookeeper(self) -> str:
-        return f"{HOST}:{self._state.zookeeper_port}"
+        return ",".join(f"{HOST}:{port}" for port in self._state.zookeeper_ports)
 
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(f"{HOST}:{p.port}" for p in self._state.processes if p.broker_id is not None)
+        return ",".join(f"{HOST}:{p.client_port}" for p in self._state.processes if p.broker_id is not None)
+
+    @property
+    def secured(self) -> security.SecuredListeners | None:
+        """The SSL/SASL listeners and their client properties, when started with `secured=True`."""
+        return security.SecuredListeners.load(self.cluster_dir)
+
+    @property
+    def zookeeper_names(self) -> list[str]:
+        return [p.name for p in self._state.processes if p.broker_id is None]
+
+    def zookeeper_leader(self) -> str | None:
+        """The ensemble's leader now (a standalone server is its own), or None while there is no quorum."""
+        for proc in self._state.processes:
+            if proc.broker_id is None and self.is_running(proc.name):
+                mode = _server_mode(proc.port)
+                if mode in ("leader", "standalone"):
+                    return proc.name
+        return None
+
+    def proxy(self, process_name: str) -> SilentProxy:
+        """The proxy in front of a broker started with `broker_proxies=True`."""
+        try:
+            return self._proxies[process_name]
+        except KeyError:
+            raise UsageError(f"{process_name!r} has no proxy: start the cluster with broker_proxies=True") from None
 
     @property
     def process_names(self) -> list[str]:
@@ -188,7 +238,7 @@ class DevCluster:
         proc = self._proc(process_name)
         if proc.pid and process.is_ours(proc.pid, self._state.cluster_dir):
             return
-        if proc.broker_id is not None and accepts(self._state.zookeeper_port):
+        if proc.broker_id is not None and any(accepts(port) for port in self._state.zookeeper_ports):
             # a SIGKILLed broker's registration lingers until its ZooKeeper session expires
             wait_broker_unregistered(self.zookeeper, proc.broker_id, config.BROKER_ZK_SESSION_MS / 1000 + 10)
         self._launch(proc, require_java(), ready_timeout)
@@ -203,14 +253,21 @@ class DevCluster:
                 f"unknown process {process_name!r}: expected one of {', '.join(self.process_names)}"
             ) from None
 
+    def _start_proxies(self) -> None:
+        for proc in self._state.processes:
+            if proc.advertised_port:
+                self._proxies[proc.name] = SilentProxy(proc.port, listen_port=proc.advertised_port).start()
+
     def _launch_all(self, java: str, ready_timeout: float) -> None:
-        procs = self._state.processes
-        self._launch(procs[0], java, ready_timeout)
-        deadline = time.monotonic() + ready_timeout
-        for proc in procs[1:]:  # brokers start in parallel, then each is awaited
-            self._spawn(proc, java)
-        for proc in procs[1:]:
-            self._await(proc, max(1.0, deadline - time.monotonic()))
+        """ZooKeeper servers in parallel (an ensemble member is ready only with a quorum), then the brokers."""
+        zookeepers = [p for p in self._state.processes if p.broker_id is None]
+        brokers = [p for p in self._state.processes if p.broker_id is not None]
+        for batch in (zookeepers, brokers):
+            deadline = time.monotonic() + ready_timeout
+            for proc in batch:
+                self._spawn(proc, java)
+            for proc in batch:
+                self._await(proc, max(1.0, deadline - time.monotonic()))
 
     def _launch(self, proc: state.ProcessState, java: str, ready_timeout: float) -> None:
         self._spawn(proc, java)
@@ -226,12 +283,15 @@ class DevCluster:
             self.cluster_dir / "log4j.properties",
             self.log_file(proc.name),
             config.BROKER_HEAP if is_broker else config.ZK_HEAP,
-            config.KAFKA_MAIN if is_broker else config.ZK_MAIN,
+            config.KAFKA_MAIN if is_broker else self._zookeeper_main(),
             Path(proc.config),
         )
         tie = not st.detached and st.owner_pid == os.getpid()
         proc.pid = process.spawn(cmd, self.cluster_dir / f"{proc.name}.out", self.cluster_dir, tie)
         state.save(st)
+
+    def _zookeeper_main(self) -> str:
+        return config.ZK_QUORUM_MAIN if len(self._state.zookeeper_ports) > 1 else config.ZK_MAIN
 
     def _await(self, proc: state.ProcessState, timeout: float) -> None:
         def alive() -> bool:
@@ -244,9 +304,34 @@ class DevCluster:
             wait_broker_ready(self.zookeeper, proc.broker_id, proc.port, alive, logs, timeout)
 
 
+def broker_jars(kafka_version: str = KAFKA_VERSION) -> Path:
+    """The jar directory of a broker version: Kafka 1.1.1 has no Scala 2.13 build, so it is the old consumer's set."""
+    if kafka_version == OLD_CONSUMER_VERSION:
+        return ensure_old_consumer_jars()
+    return ensure_jars(kafka_version)
+
+
+def _server_mode(port: int) -> str:
+    """`leader`, `follower` or `standalone` from `srvr`; '' when not serving (no quorum, or down)."""
+    for line in four_letter_word(port, "srvr").splitlines():
+        if line.startswith("Mode:"):
+            return line.partition(":")[2].strip()
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """How many of each process, and whether brokers sit behind proxies."""
+
+    brokers: int
+    zookeepers: int
+    broker_proxies: bool
+    secured: bool = False
+
+
 def _plan(
     name: str,
-    brokers: int,
+    layout: _Layout,
     group_max_size: int | None,
     extra: Mapping[str, object] | None,
     libs: Path,
@@ -256,21 +341,22 @@ def _plan(
     root = Path(tempfile.mkdtemp(prefix=f"migrator-{name}-"))
     with resources.as_file(resources.files("migrator.devcluster") / "log4j.properties") as src:
         shutil.copyfile(src, root / "log4j.properties")
-    ports: set[int] = set()
-    while len(ports) < brokers + 1:
-        ports.add(free_port())
-    zk_port, *broker_ports = sorted(ports)
-    zk_data = root / "zookeeper-data"
-    zk_data.mkdir()
-    zk_cfg = root / "zoo.cfg"
-    zk_cfg.write_text(config.zoo_cfg(zk_port, zk_data))
-    procs = [state.ProcessState(name="zookeeper", port=zk_port, config=str(zk_cfg))]
-    zookeeper = f"{HOST}:{zk_port}"
-    for broker_id, port in enumerate(broker_ports, start=1):
+    ports = _free_ports(3 * layout.zookeepers + 2 * layout.brokers)
+    taken = set(ports)
+    procs = _plan_zookeepers(root, layout.zookeepers, ports)
+    zookeeper = ",".join(f"{HOST}:{p.port}" for p in procs)
+    broker_ports = [ports.pop() for _ in range(layout.brokers)]
+    listeners = (security.plan_listeners(root, broker_ports, taken) if layout.secured
+                 else [{} for _ in broker_ports])  # fmt: skip
+    for broker_id, (port, secured) in enumerate(zip(broker_ports, listeners, strict=True), start=1):
+        advertised = ports.pop() if layout.broker_proxies else 0
         cfg = root / f"broker-{broker_id}.properties"
         log_dir = root / f"broker-{broker_id}-data"
-        cfg.write_text(config.server_properties(broker_id, port, zookeeper, log_dir, group_max_size, extra))
-        procs.append(state.ProcessState(name=f"broker-{broker_id}", port=port, config=str(cfg), broker_id=broker_id))
+        props = {**secured, **(extra or {})}
+        cfg.write_text(config.server_properties(broker_id, port, zookeeper, log_dir, group_max_size, props,
+                                                advertised_port=advertised or None))  # fmt: skip
+        procs.append(state.ProcessState(name=f"broker-{broker_id}", port=port, config=str(cfg), broker_id=broker_id,
+                                        advertised_port=advertised))  # fmt: skip
     return state.ClusterState(
         name=name,
         cluster_dir=str(root),
@@ -279,3 +365,28 @@ def _plan(
         detached=detached,
         processes=procs,
     )
+
+
+def _free_ports(count: int) -> list[int]:
+    """`count` distinct free ports, lowest last (so `pop()` gives the first ZooKeeper the lowest, as before)."""
+    ports: set[int] = set()
+    while len(ports) < count:
+        ports.add(free_port())
+    return sorted(ports, reverse=True)
+
+
+def _plan_zookeepers(root: Path, count: int, ports: list[int]) -> list[state.ProcessState]:
+    """One standalone `zookeeper`, or an ensemble `zookeeper-1..count` (client, peer and election port each)."""
+    clients = [ports.pop() for _ in range(count)]
+    ensemble = [config.QuorumPeer(i, ports.pop(), ports.pop()) for i in range(1, count + 1)] if count > 1 else []
+    procs = []
+    for i, client_port in enumerate(clients, start=1):
+        suffix = f"-{i}" if count > 1 else ""
+        data = root / f"zookeeper{suffix}-data"
+        data.mkdir()
+        if ensemble:
+            (data / "myid").write_text(f"{i}\n")
+        cfg = root / f"zoo{suffix}.cfg"
+        cfg.write_text(config.zoo_cfg(client_port, data, ensemble))
+        procs.append(state.ProcessState(name=f"zookeeper{suffix}", port=client_port, config=str(cfg)))
+    return procs

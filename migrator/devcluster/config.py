@@ -6,7 +6,8 @@ Pure functions so that unit tests can check the settings the other parts of the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from migrator.devcluster.ports import HOST
@@ -14,13 +15,27 @@ from migrator.devcluster.ports import HOST
 ZK_TICK_MS = 500  # minSessionTimeout = 2 ticks = 1 s, maxSessionTimeout = 20 ticks = 10 s
 BROKER_ZK_SESSION_MS = 6000  # a killed broker's /brokers/ids node vanishes within ~6 s
 ZK_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
+ZK_QUORUM_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"  # ZK_MAIN ignores `server.N` lines
 KAFKA_MAIN = "kafka.Kafka"
 ZK_HEAP = "-Xmx256m"
 BROKER_HEAP = "-Xmx512m"
 
 
-def zoo_cfg(port: int, data_dir: Path) -> str:
-    lines = {
+@dataclass(frozen=True, slots=True)
+class QuorumPeer:
+    """One server of a ZooKeeper ensemble: its `myid` and the ports the servers talk to each other on."""
+
+    server_id: int
+    peer_port: int
+    election_port: int
+
+    def line(self) -> str:
+        return f"server.{self.server_id}={HOST}:{self.peer_port}:{self.election_port}"
+
+
+def zoo_cfg(port: int, data_dir: Path, ensemble: Sequence[QuorumPeer] = ()) -> str:
+    """A standalone server's config, or with `ensemble` one member's (its `myid` file is written apart)."""
+    lines: dict[str, object] = {
         "tickTime": ZK_TICK_MS,
         "initLimit": 10,
         "syncLimit": 5,
@@ -32,6 +47,9 @@ def zoo_cfg(port: int, data_dir: Path) -> str:
         "4lw.commands.whitelist": "mntr,ruok,srvr",
         "autopurge.purgeInterval": 0,
     }
+    for peer in ensemble:
+        key, _, value = peer.line().partition("=")
+        lines[key] = value
     return "".join(f"{k}={v}\n" for k, v in lines.items())
 
 
@@ -42,11 +60,13 @@ def server_properties(
     log_dir: Path,
     group_max_size: int | None = None,
     extra: Mapping[str, object] | None = None,
+    advertised_port: int | None = None,
 ) -> str:
+    """`advertised_port` puts something else (e.g. a `SilentProxy`) between every client and the broker."""
     props: dict[str, object] = {
         "broker.id": broker_id,
         "listeners": f"PLAINTEXT://{HOST}:{port}",
-        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}",
+        "advertised.listeners": f"PLAINTEXT://{HOST}:{advertised_port or port}",
         "zookeeper.connect": zookeeper,
         "zookeeper.session.timeout.ms": BROKER_ZK_SESSION_MS,
         "log.dirs": log_dir,

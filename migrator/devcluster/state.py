@@ -24,11 +24,16 @@ STATE_FILE = "state.json"
 
 @dataclass
 class ProcessState:
-    name: str  # "zookeeper" or "broker-<id>"
+    name: str  # "zookeeper", "zookeeper-<myid>" (an ensemble) or "broker-<id>"
     port: int
     config: str
     pid: int = 0
     broker_id: int | None = None
+    advertised_port: int = 0  # a broker behind a proxy: what clients connect to (0: `port`)
+
+    @property
+    def client_port(self) -> int:
+        return self.advertised_port or self.port
 
 
 @dataclass
@@ -44,7 +49,12 @@ class ClusterState:
 
     @property
     def zookeeper_port(self) -> int:
-        return self.process("zookeeper").port
+        """The first ZooKeeper server's client port."""
+        return self.zookeeper_ports[0]
+
+    @property
+    def zookeeper_ports(self) -> list[int]:
+        return [p.port for p in self.processes if p.broker_id is None]
 
     def process(self, name: str) -> ProcessState:
         for proc in self.processes:

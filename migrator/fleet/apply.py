@@ -13,15 +13,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from kazoo.client import KazooClient
 
 from migrator.errors import MigratorError, RefusedError
-from migrator.fleet.classify import classify, convergence_problems, group_lag
+from migrator.fleet.classify import classify, convergence_problems, group_lag, restore_problems
 from migrator.fleet.model import FleetRow, KafkaGroupFacts, Status
-from migrator.fleet.plan import Outcome, Plan, PlanEntry, WaveOutcome
+from migrator.fleet.plan import Outcome, Plan, PlanEntry, Result, WaveOutcome
 from migrator.fleet.scan import FleetKafka, now_ms
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops.modes import set_mode
@@ -94,7 +95,11 @@ def plan_waves(plan: Plan, rows: Sequence[FleetRow], wave_size: int) -> list[lis
     return out
 
 
-def _switch(io: FleetIO, entry: PlanEntry, options: ApplyOptions, plan: Plan) -> None:
+Guard = Callable[[], AbstractContextManager[None]]
+"""Holds Ctrl-C off across a mode write and its record in the plan (the CLI passes `interrupts_deferred`)."""
+
+
+def _switch(io: FleetIO, entry: PlanEntry, options: ApplyOptions, plan: Plan, guard: Guard) -> None:
     view, facts = io.read(entry.ensemble, entry.group)
     now = classify(view, facts, now_ms(), options.stable_for_ms, io.group_max_size.get(entry.ensemble))
     if now.status is not Status.READY:
@@ -105,11 +110,12 @@ def _switch(io: FleetIO, entry: PlanEntry, options: ApplyOptions, plan: Plan) ->
     entry.lag_before = group_lag(view, facts)
     entry.generations_before = {cid: a.generation for cid, a in view.authorities.items()}
     try:
-        io.set_mode(entry.ensemble, entry.group, Mode.KAFKA, f"{options.reason} run {plan.run_id} wave {entry.wave}")
+        with guard():
+            reason = f"{options.reason} run {plan.run_id} wave {entry.wave}"
+            io.set_mode(entry.ensemble, entry.group, Mode.KAFKA, reason)
+            entry.outcome, entry.switched_at_ms = Outcome.SWITCHED, now_ms()
     except RefusedError as exc:
         entry.outcome, entry.detail = Outcome.SKIPPED, f"set-mode refused: {exc}"
-        return
-    entry.outcome, entry.switched_at_ms = Outcome.SWITCHED, now_ms()
 
 
 def wave_problems(
@@ -124,48 +130,126 @@ def wave_problems(
     return converge, lag_problems
 
 
-def _watch(io: FleetIO, entries: Sequence[PlanEntry], options: ApplyOptions, sleep: Callable[[float], None]) -> dict:
-    """Observe a wave for `wave_interval_s`; lag trouble ends it at once, convergence is judged at the end.
+def _caught_up(view: GroupView, facts: KafkaGroupFacts | None, entry: PlanEntry) -> bool:
+    """The group's lag is no higher than just before its switch (or unknown either time)."""
+    lag = group_lag(view, facts)
+    return lag is None or entry.lag_before is None or lag <= entry.lag_before
 
-    A bridge's rebalance releases its owners before it claims the new ones, so one read can catch a
-    partition unowned: a group fails convergence only if a second read, one poll later, agrees.
+
+@dataclass(frozen=True)
+class _WaveRead:
+    problems: dict[str, list[str]]
+    lagging: bool  # some group's lag grew past --max-lag-growth: the wave fails at once
+    settled: bool  # no problem and every group caught up: converged if the next read agrees
+
+
+def _read_wave(io: FleetIO, entries: Sequence[PlanEntry], options: ApplyOptions, only: set[str] | None) -> _WaveRead:
+    problems: dict[str, list[str]] = {}
+    lagging, caught_up = False, True
+    for e in entries:
+        key = f"{e.ensemble}/{e.group}"
+        if only is not None and key not in only:
+            continue
+        view, facts = io.read(e.ensemble, e.group)
+        converge, lag = wave_problems(view, facts, e, options.max_lag_growth)
+        if converge or lag:
+            problems[key] = converge + lag
+        lagging = lagging or bool(lag)
+        caught_up = caught_up and _caught_up(view, facts, e)
+    return _WaveRead(problems, lagging, not problems and caught_up)
+
+
+def _watch(io: FleetIO, entries: Sequence[PlanEntry], options: ApplyOptions, sleep: Callable[[float], None]) -> dict:
+    """Observe a wave until it converged or `wave_interval_s` passed; lag trouble ends it at once.
+
+    Converged: two reads in a row, one poll apart, find no problem and no group's lag above its level before
+    the switch (a group still catching up is watched on). A bridge's rebalance releases its owners before it
+    claims the new ones, so one read can catch a partition unowned: at the deadline a group fails
+    convergence only if a second read, one poll later, agrees.
     """
     deadline = time.monotonic() + options.wave_interval_s
-    suspects: dict[str, list[str]] | None = None
+    suspects: set[str] | None = None
+    settled_reads = 0
     while True:
-        problems: dict[str, list[str]] = {}
-        lagging = False
-        for e in entries:
-            key = f"{e.ensemble}/{e.group}"
-            if suspects is not None and key not in suspects:
-                continue
-            view, facts = io.read(e.ensemble, e.group)
-            converge, lag = wave_problems(view, facts, e, options.max_lag_growth)
-            if converge or lag:
-                problems[key] = converge + lag
-            lagging = lagging or bool(lag)
-        if lagging or suspects is not None:
-            return problems
+        read = _read_wave(io, entries, options, suspects)
+        if read.lagging or suspects is not None:
+            return read.problems
+        settled_reads = settled_reads + 1 if read.settled else 0
+        if settled_reads >= 2:
+            return {}
         if time.monotonic() >= deadline:
-            if not problems:
-                return problems
-            suspects = problems
+            if not read.problems:
+                return {}
+            suspects = set(read.problems)
         sleep(options.poll_s if suspects is not None else min(options.poll_s, max(0.0, deadline - time.monotonic())))
 
 
-def restore(io: FleetIO, entry: PlanEntry, reason: str) -> bool:
+def restore(io: FleetIO, entry: PlanEntry, reason: str, guard: Guard = nullcontext) -> bool:
     """Back to zookeeper. An absent node before the switch is restored as `zookeeper` (docs/fleet.md)."""
     target = Mode.ZOOKEEPER
     if entry.previous_mode_exists and entry.previous_mode == Mode.KAFKA.value:
         return True  # it was kafka before us: nothing of ours to undo
     try:
-        io.set_mode(entry.ensemble, entry.group, target, reason)
+        with guard():
+            io.set_mode(entry.ensemble, entry.group, target, reason)
+            entry.restored_at_ms = now_ms()
     except MigratorError as exc:
         entry.detail = f"restore failed: {exc}"
         log.error("restoring %s/%s failed: %s", entry.ensemble, entry.group, exc)
         return False
-    entry.restored_at_ms = now_ms()
     return True
+
+
+def _names(entries: Iterable[PlanEntry]) -> str:
+    return ", ".join(f"{e.ensemble}/{e.group}" for e in entries) or "none"
+
+
+def _run_wave(io: FleetIO, plan: Plan, entries: Sequence[PlanEntry], run: _Run) -> bool:
+    """Switch, watch and (on trouble) roll back one wave; False when it was rolled back."""
+    number = entries[0].wave
+    record: dict = {"wave": number, "started_at_ms": now_ms(), "groups": len(entries)}
+    plan.waves.append(record)
+    for entry in entries:
+        _switch(io, entry, run.options, plan, run.guard)
+        plan.save(run.plan_path)
+        if entry.outcome == Outcome.SKIPPED:
+            run.on_event(f"wave {number}: skipped {entry.ensemble}/{entry.group}: {entry.detail}")
+    switched = [e for e in entries if e.outcome == Outcome.SWITCHED]
+    run.on_event(
+        f"wave {number}: switched {len(switched)} of {len(entries)} groups ({_names(switched)}); "
+        f"watching up to {run.options.wave_interval_s:g}s"
+    )
+    started = time.monotonic()
+    problems = _watch(io, switched, run.options, run.sleep) if switched else {}
+    record["checked_at_ms"] = now_ms()
+    record["problems"] = problems
+    if not problems:
+        record["outcome"] = WaveOutcome.CONVERGED
+        plan.save(run.plan_path)
+        run.on_event(f"wave {number}: converged in {time.monotonic() - started:.0f}s: {_names(switched)}")
+        return True
+    reason = f"{run.options.reason} run {plan.run_id}: wave {number} rolled back"
+    for entry in switched:
+        entry.outcome = Outcome.ROLLED_BACK if restore(io, entry, reason, run.guard) else Outcome.RESTORE_FAILED
+    record["outcome"] = WaveOutcome.ROLLED_BACK
+    plan.result = Result.ROLLED_BACK
+    plan.save(run.plan_path)
+    run.on_event(f"wave {number}: trouble in {len(problems)} groups; the wave was rolled back, stopping:")
+    for entry in switched:
+        key = f"{entry.ensemble}/{entry.group}"
+        why = "; ".join(problems.get(key, ["no trouble of its own"]))
+        done = f"{entry.outcome}" + (f" ({entry.detail})" if entry.detail else "")
+        run.on_event(f"  {key}: {done}: {why}")
+    return False
+
+
+@dataclass(frozen=True)
+class _Run:
+    options: ApplyOptions
+    plan_path: Path
+    sleep: Callable[[float], None]
+    on_event: Callable[[str], None]
+    guard: Guard
 
 
 def apply_waves(
@@ -177,47 +261,26 @@ def apply_waves(
     sleep: Callable[[float], None] = time.sleep,
     on_event: Callable[[str], None] = lambda _msg: None,
     still_locked: Callable[[], bool] = lambda: True,
+    guard: Guard = nullcontext,
 ) -> bool:
     """Switch wave after wave; returns False (and stops) after the first wave that had to be rolled back,
     or before a wave when the lock may have been lost (a wave already switched is still watched)."""
+    run = _Run(options, plan_path, sleep, on_event, guard)
     for entries in wave_entries:
         if not entries:
             continue
         if not still_locked():
-            plan.result = "stopped: the ZooKeeper connection holding the lock was interrupted"
+            plan.result = Result.LOCK_LOST
             plan.save(plan_path)
             on_event(plan.result)
             return False
-        number = entries[0].wave
-        record: dict = {"wave": number, "started_at_ms": now_ms(), "groups": len(entries)}
-        plan.waves.append(record)
-        for entry in entries:
-            _switch(io, entry, options, plan)
-            plan.save(plan_path)
-        switched = [e for e in entries if e.outcome == Outcome.SWITCHED]
-        on_event(
-            f"wave {number}: switched {len(switched)} of {len(entries)} groups; watching {options.wave_interval_s:g}s"
-        )
-        problems = _watch(io, switched, options, sleep) if switched else {}
-        record["checked_at_ms"] = now_ms()
-        record["problems"] = problems
-        if problems:
-            for entry in switched:
-                ok = restore(io, entry, f"{options.reason} run {plan.run_id}: wave {number} rolled back")
-                entry.outcome = Outcome.ROLLED_BACK if ok else Outcome.RESTORE_FAILED
-            record["outcome"] = WaveOutcome.ROLLED_BACK
-            plan.result = "stopped: wave rolled back"
-            plan.save(plan_path)
-            on_event(f"wave {number}: trouble in {len(problems)} groups, wave rolled back, stopping")
+        if not _run_wave(io, plan, entries, run):
             return False
-        record["outcome"] = WaveOutcome.CONVERGED
-        plan.save(plan_path)
-        on_event(f"wave {number}: {len(switched)} groups converged")
-    plan.result = "applied"
+    plan.result = Result.APPLIED
     return True
 
 
-def rollback_plan(io: FleetIO, plan: Plan, plan_path: Path, run_id: str) -> tuple[int, int]:
+def rollback_plan(io: FleetIO, plan: Plan, plan_path: Path, run_id: str, guard: Guard = nullcontext) -> tuple[int, int]:
     """Restore every group the plan lists as switched (or whose restore failed); returns (restored, failed)."""
     restored = failed = 0
     targets = sorted(
@@ -225,7 +288,7 @@ def rollback_plan(io: FleetIO, plan: Plan, plan_path: Path, run_id: str) -> tupl
         key=lambda e: (-e.wave, e.ensemble, e.group),
     )
     for entry in targets:
-        if restore(io, entry, f"fleet-scan --rollback of run {plan.run_id} (by run {run_id})"):
+        if restore(io, entry, f"fleet-scan --rollback of run {plan.run_id} (by run {run_id})", guard):
             entry.outcome = Outcome.RESTORED
             restored += 1
         else:
@@ -235,3 +298,26 @@ def rollback_plan(io: FleetIO, plan: Plan, plan_path: Path, run_id: str) -> tupl
     plan.rollbacks.append({"run_id": run_id, "at_ms": now_ms(), "restored": restored, "failed": failed})
     plan.save(plan_path)
     return restored, failed
+
+
+def watch_restored(
+    io: FleetIO,
+    entries: Sequence[PlanEntry],
+    timeout_s: float,
+    poll_s: float = 1.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, list[str]]:
+    """Watch restored groups until each has settled back on zookeeper (two clean reads in a row) or
+    `timeout_s` passed; returns the problems of those that have not (empty when all settled)."""
+    deadline = time.monotonic() + timeout_s
+    clean = 0
+    while True:
+        problems: dict[str, list[str]] = {}
+        for e in entries:
+            view, facts = io.read(e.ensemble, e.group)
+            if found := restore_problems(view, facts):
+                problems[f"{e.ensemble}/{e.group}"] = found
+        clean = 0 if problems else clean + 1
+        if clean >= 2 or time.monotonic() >= deadline:
+            return problems
+        sleep(poll_s)

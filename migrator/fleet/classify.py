@@ -185,7 +185,19 @@ def classify(
             return Classification(Status.BLOCKED, tuple(f"not-converged: {p}" for p in problems))
         return Classification(Status.KAFKA, ())
 
-    problems = list(notes)
+    problems = notes + _readiness_reasons(view, kafka, now_ms, stable_for_ms, group_max_size)
+    if not problems:  # the set-mode preflight has the last word, so READY never means "set-mode refuses"
+        problems = [f"preflight: {r}" for r in switch_refusals(Mode.KAFKA, view, kafka, group_max_size)]
+    if problems:
+        return Classification(Status.BLOCKED, tuple(problems))
+    return Classification(Status.READY, ())
+
+
+def _readiness_reasons(
+    view: GroupView, kafka: KafkaGroupFacts | None, now_ms: int, stable_for_ms: int, group_max_size: int | None
+) -> list[str]:
+    """Why a group of bridges under ZooKeeper authority may not be switched to kafka yet; empty: READY."""
+    problems: list[str] = []
     since = stable_since_ms(view)
     if since is not None and now_ms - since < stable_for_ms:
         problems.append(f"not-stable: last change {(now_ms - since) // 1000}s ago, need {stable_for_ms // 1000}s")
@@ -196,11 +208,7 @@ def classify(
         problems += _ownership_reasons(view, kafka)  # the last ZooKeeper rebalance completed
     if group_max_size is not None and len(view.members) > group_max_size:
         problems.append(f"group-too-large: {len(view.members)} members > group.max.size {group_max_size}")
-    if not problems:  # the set-mode preflight has the last word, so READY never means "set-mode refuses"
-        problems = [f"preflight: {r}" for r in switch_refusals(Mode.KAFKA, view, kafka, group_max_size)]
-    if problems:
-        return Classification(Status.BLOCKED, tuple(problems))
-    return Classification(Status.READY, ())
+    return problems
 
 
 def to_row(
@@ -265,3 +273,12 @@ def convergence_problems(
     problems += _kafka_reasons(view, kafka, topics=False)
     problems += _ownership_reasons(view, kafka)
     return problems
+
+
+def restore_problems(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str]:
+    """Why a group restored to zookeeper has not settled back yet; empty when it has: mode not kafka, every
+    bridge publishing authority zookeeper, every partition owned."""
+    problems: list[str] = []
+    if view.mode.mode is Mode.KAFKA:
+        problems.append("mode-changed: migration/mode is kafka again")
+    return problems + _authority_reasons(view, Authority.ZOOKEEPER) + _ownership_reasons(view, kafka)

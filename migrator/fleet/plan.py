@@ -20,21 +20,31 @@ PLAN_VERSION = 1
 
 
 class Outcome(StrEnum):
-    """What became of one group of the plan (its value is what the plan file holds)."""
+    """What became of one group (stored as its value)."""
 
     PLANNED = "planned"  # dry run: would be switched in this wave
     SKIPPED = "skipped"  # no longer READY, or the preflight refused, when its wave came
-    SWITCHED = "switched"  # mode written to kafka (and kept: the wave converged)
+    SWITCHED = "switched"  # mode written to kafka (and kept: the wave converged, or the run was interrupted)
     ROLLED_BACK = "rolled_back"  # switched, then restored by the run itself (its wave failed)
     RESTORED = "restored"  # switched, then restored by --rollback
     RESTORE_FAILED = "restore_failed"
 
 
-class WaveOutcome(StrEnum):
-    """How one wave ended (a wave record's `outcome` in the plan file)."""
+class Result(StrEnum):
+    """How the run ended (`Plan.result`); `running` while it runs, or when it was killed."""
 
+    RUNNING = "running"
+    DRY_RUN = "dry_run"
+    APPLIED = "applied"
+    ROLLED_BACK = "stopped: wave rolled back"
+    LOCK_LOST = "stopped: the ZooKeeper connection holding the lock was interrupted"
+    INTERRUPTED = "interrupted"
+
+
+class WaveOutcome(StrEnum):
     CONVERGED = "converged"
     ROLLED_BACK = "rolled_back"
+    INTERRUPTED = "interrupted"
 
 
 @dataclass
@@ -64,7 +74,7 @@ class Plan:
     options: dict[str, Any] = field(default_factory=dict)
     groups: list[PlanEntry] = field(default_factory=list)
     waves: list[dict[str, Any]] = field(default_factory=list)
-    result: str = "running"
+    result: str = Result.RUNNING
     finished_at_ms: int | None = None
     rollbacks: list[dict[str, Any]] = field(default_factory=list)
 
@@ -101,3 +111,7 @@ class Plan:
 
     def entries(self, outcome: Outcome) -> list[PlanEntry]:
         return [g for g in self.groups if g.outcome == outcome]
+
+    def names(self, outcome: Outcome) -> str:
+        """`ensemble/group, ...` of the entries with `outcome` ("none" when there are none)."""
+        return ", ".join(f"{g.ensemble}/{g.group}" for g in self.entries(outcome)) or "none"

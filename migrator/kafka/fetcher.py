@@ -34,7 +34,8 @@ from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
-POLL_S = 0.02  # how long a fetch waits for records before it looks at routing changes again
+POLL_S = 0.02  # once a first record is in, how long a fetch waits for more of its batch
+WAIT_S = 0.1  # how long a fetch waits for a first record before it looks at routing changes again
 IDLE_S = 0.5  # how long the fetch thread sleeps when no stream waits and no routing change is pending
 BATCH = 500  # records per poll
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
@@ -173,7 +174,7 @@ class Fetcher:
             if not stream.queue.empty():  # queued under this lock, so older than anything polled now
                 return []
             try:
-                batch = self._consumer.consume(num_messages=BATCH, timeout=timeout_s)
+                batch = self._consume(timeout_s)
             except Exception:  # the client is closing or broken; the fetch thread logs it
                 return None
             return self._dispatch(batch, stream) if batch else []
@@ -230,7 +231,7 @@ class Fetcher:
                 self._wake.wait(IDLE_S)  # streams fetch for themselves; nothing to do for them here
                 self._wake.clear()
                 continue
-            if not self._poll_lock.acquire(timeout=POLL_S):
+            if not self._poll_lock.acquire(timeout=WAIT_S):
                 continue
             try:
                 if self._closed:
@@ -239,7 +240,7 @@ class Fetcher:
                 if not self._routes or not self._waiting:
                     continue
                 try:
-                    batch = self._consumer.consume(num_messages=BATCH, timeout=POLL_S)
+                    batch = self._consume(WAIT_S)
                 except Exception:  # the client is closing or broken; the worker decides what happens next
                     log.exception("fetch failed")
                     self._stop.wait(0.5)
@@ -248,6 +249,18 @@ class Fetcher:
                     self._dispatch(batch)
             finally:
                 self._poll_lock.release()
+
+    def _consume(self, wait_s: float) -> list[Any]:
+        """A batch: wait up to `wait_s` for a first record, then up to `POLL_S` for the rest (under `_poll_lock`).
+
+        librdkafka's batch consume returns only when the batch is full or its timeout is over, so one wait
+        serves two purposes badly: short, an idle connector wakes every few milliseconds for nothing; long,
+        records wait for it. A first record ends the long wait at once; what follows is batched as before.
+        """
+        batch = self._consumer.consume(num_messages=1, timeout=wait_s)
+        if batch:
+            batch += self._consumer.consume(num_messages=BATCH - 1, timeout=POLL_S)
+        return batch
 
     def _dispatch(self, batch: list[Any], caller: Destination | None = None) -> list[Chunk]:
         """Group a batch into one chunk per partition; queue each on its thread's stream, or return those of

@@ -37,7 +37,9 @@ DEFAULT_ASSIGNMENT_STRATEGY = "range,roundrobin"
 UNAVAILABLE_CODES = {KafkaError.GROUP_MAX_SIZE_REACHED, KafkaError._ALL_BROKERS_DOWN, KafkaError._FATAL}
 REVOKE_WAIT_S = 240.0  # below the default max.poll.interval.ms, so the broker does not evict us meanwhile
 SERVE_S = 0.05  # how often the poll thread serves queued calls while it waits in a revoke callback
-CALL_WAIT_S = 0.01  # the poll thread waits in poll at most this long, then serves queued calls
+CALL_WAIT_S = 0.05  # the poll thread waits in poll at most this long, then serves queued calls
+# Rebalance callbacks end a poll's wait at once, so this bounds only a call queued outside one (a commit):
+# a few milliseconds would wake an idle bridge hundreds of times a second for nothing.
 T = TypeVar("T")
 
 

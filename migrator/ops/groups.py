@@ -67,5 +67,5 @@ def group_row(view: GroupView, kafka: KafkaGroup | None) -> GroupRow:
         state = GroupState.KAFKA
     else:
         state = GroupState.INACTIVE
-    kafka_state = kafka.state.value if kafka is not None else None
+    kafka_state = kafka.state.name if kafka is not None else None
     return GroupRow(view.group, state, mode_text(view), legacy, bridges, kafka_state, kafka_members, view.exists)

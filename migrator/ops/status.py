@@ -181,6 +181,15 @@ class StatusReport:
         return asdict(self)
 
 
+def error_line(report: StatusReport) -> str | None:
+    """The one line a failed `status` ends with (after the report): its first error finding; None unless ERR."""
+    errors = [f for f in report.findings if f.severity is Severity.ERR]
+    if not errors:
+        return None
+    more = f" (and {len(errors) - 1} more error findings)" if len(errors) > 1 else ""
+    return f"group {report.group} is ERR: {errors[0].kind.value}: {errors[0].message}{more}"
+
+
 def _mode_word(view: GroupView) -> str:
     if not view.mode.exists:
         return "absent"
@@ -378,6 +387,10 @@ def _agreement(
     return not wrong and not doubled, found
 
 
+def _plain_rows(group: Group) -> tuple[KafkaConsumerRow, ...]:
+    return tuple(KafkaConsumerRow(m.member_id, m.client_id, m.host, len(m.partitions)) for m in group.plain_consumers)
+
+
 def build_report(
     view: GroupView,
     kafka: KafkaGroup | None,
@@ -420,9 +433,7 @@ def build_report(
         expected_authority=authority.value,
         legacy=tuple(m.consumer_id for m in group.legacy_members),
         bridges=tuple(bridges),
-        kafka_consumers=tuple(
-            KafkaConsumerRow(m.member_id, m.client_id, m.host, len(m.partitions)) for m in group.plain_consumers
-        ),
+        kafka_consumers=_plain_rows(group),
         corrupt=tuple((c.consumer_id, c.problem) for c in view.corrupt_members),
         kafka_state=kafka.state.name if kafka else None,
         kafka_assignor=(kafka.assignor or None) if kafka else None,

@@ -267,15 +267,42 @@ def decode_broker_topic(data: bytes | None) -> dict[int, list[int]]:
         raise CorruptNodeError(f"topic node partitions are malformed: {exc}") from exc
 
 
-def decode_broker(data: bytes | None) -> tuple[str, int]:
-    """(host, port) of the first plaintext endpoint of `/brokers/ids/<id>`."""
+@dataclass(frozen=True)
+class BrokerEndpoint:
+    """One listener of a broker as `/brokers/ids/<id>` registers it; `protocol` is its security protocol
+    (`listener_security_protocol_map` maps a named listener such as `INTERNAL` to one)."""
+
+    protocol: str
+    host: str
+    port: int
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def decode_broker_endpoints(data: bytes | None) -> tuple[BrokerEndpoint, ...]:
+    """Every endpoint of `/brokers/ids/<id>`, in registration order (a pre-listener broker's host/port as
+    PLAINTEXT)."""
     obj = _json_object(data, "broker")
+    protocols = obj.get("listener_security_protocol_map")
+    protocols = protocols if isinstance(protocols, dict) else {}
+    found = []
     for endpoint in obj.get("endpoints", []):
-        _proto, _, hostport = str(endpoint).partition("://")
+        listener, _, hostport = str(endpoint).partition("://")
         host, _, port = hostport.rpartition(":")
         if host and port.isdigit():
-            return host.strip("[]"), int(port)
+            protocol = str(protocols.get(listener, listener)).upper()
+            found.append(BrokerEndpoint(protocol, host.strip("[]"), int(port)))
     legacy_host, legacy_port = obj.get("host"), obj.get("port")  # before listeners/endpoints existed
-    if isinstance(legacy_host, str) and isinstance(legacy_port, int):
-        return legacy_host, legacy_port
-    raise CorruptNodeError("broker node has no endpoint")
+    if not found and isinstance(legacy_host, str) and isinstance(legacy_port, int):
+        found.append(BrokerEndpoint("PLAINTEXT", legacy_host, legacy_port))
+    if not found:
+        raise CorruptNodeError("broker node has no endpoint")
+    return tuple(found)
+
+
+def decode_broker(data: bytes | None) -> tuple[str, int]:
+    """(host, port) of the first endpoint of `/brokers/ids/<id>`."""
+    first = decode_broker_endpoints(data)[0]
+    return first.host, first.port

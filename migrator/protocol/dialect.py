@@ -11,6 +11,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Protocol
 
+from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import Registration, decode_owner
 from migrator.protocol.partition import TopicPartition
 
@@ -65,3 +66,20 @@ class ScalaCodec:
 
 
 SCALA = ScalaCodec()
+
+
+CODECS: tuple[LayoutCodec, ...] = (SCALA,)
+"""Every dialect a reader recognises, tried in order (a second dialect's codec is added here)."""
+
+
+def decode_member(data: bytes | None) -> tuple[Registration, Dialect]:
+    """A member's registration and the dialect it is written in; raises the first codec's `CorruptNodeError`
+    when no dialect decodes it."""
+    first: CorruptNodeError | None = None
+    for codec in CODECS:
+        try:
+            return codec.decode_registration(data), codec.dialect
+        except CorruptNodeError as exc:
+            first = first or exc
+    assert first is not None
+    raise first

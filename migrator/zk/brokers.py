@@ -10,36 +10,52 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
-from migrator.errors import CorruptNodeError
-from migrator.protocol.codecs import decode_broker, decode_broker_topic
+from migrator.errors import ConfigError, CorruptNodeError
+from migrator.protocol.codecs import BrokerEndpoint, decode_broker_endpoints, decode_broker_topic
 from migrator.zk.group_reader import read_published
 from migrator.zk.paths import BROKER_IDS, broker_topic
 
 log = logging.getLogger(__name__)
 
 
-def registered_brokers(zk: KazooClient) -> str:
-    """`host:port,...` of the live brokers under /brokers/ids ("" when none is registered)."""
+def registered_brokers(zk: KazooClient, security_protocol: str | None = None) -> str:
+    """`host:port,...` of the live brokers under /brokers/ids, each at its endpoint whose listener speaks
+    `security_protocol` (default PLAINTEXT); "" when no broker is registered. ConfigError when brokers are
+    registered but none offers that protocol: connecting anyway would only time out."""
     try:
         ids = zk.get_children(BROKER_IDS)
     except NoNodeError:
         return ""
-    hosts = []
+    brokers = []
     for broker in sorted(ids):
         try:
-            host, port = decode_broker(zk.get(f"{BROKER_IDS}/{broker}")[0])
+            brokers.append(decode_broker_endpoints(zk.get(f"{BROKER_IDS}/{broker}")[0]))
         except (NoNodeError, CorruptNodeError):
             log.warning("ignoring unreadable broker registration %s", broker)
-            continue
-        hosts.append(f"{host}:{port}")
-    return ",".join(hosts)
+    return endpoints_for(brokers, security_protocol)
 
 
-def wait_for_brokers(zk: KazooClient, timeout_s: float) -> str:
+def endpoints_for(brokers: Sequence[Sequence[BrokerEndpoint]], security_protocol: str | None) -> str:
+    """The address of each broker's first endpoint speaking `security_protocol` (PLAINTEXT when None)."""
+    wanted = (security_protocol or "PLAINTEXT").strip().upper()
+    chosen = [next((e.address for e in endpoints if e.protocol == wanted), None) for endpoints in brokers]
+    found = [address for address in chosen if address is not None]
+    if brokers and not found:
+        offered = sorted({f"{e.protocol}://{e.address}" for endpoints in brokers for e in endpoints})
+        raise ConfigError(
+            f"security.protocol is {wanted}, but the brokers under {BROKER_IDS} register no {wanted} listener "
+            f"(they offer {', '.join(offered)}): set security.protocol to one of those, or give the brokers "
+            "explicitly (--bootstrap-servers / bootstrap.servers)"
+        )
+    return ",".join(found)
+
+
+def wait_for_brokers(zk: KazooClient, timeout_s: float, security_protocol: str | None = None) -> str:
     """`registered_brokers`, waiting up to `timeout_s` for a first broker to register ("" if none did).
 
     The Scala connector never needs a broker to start and keeps looking for one; ours needs one for its fetcher, so
@@ -56,7 +72,7 @@ def wait_for_brokers(zk: KazooClient, timeout_s: float) -> str:
         changed.clear()
         try:
             if zk.exists(BROKER_IDS, watch=wake) is not None and zk.get_children(BROKER_IDS, watch=wake):
-                found = registered_brokers(zk)
+                found = registered_brokers(zk, security_protocol)
                 if found:
                     return found
         except KazooException:  # ZooKeeper reconnecting: look again

@@ -3,11 +3,12 @@ string and identity are parsed in `migrator.zk.connect_string`)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.security import make_digest_acl_credential
 
 from migrator.errors import ConfigError, MigratorError
@@ -99,13 +100,25 @@ def connect(
         read_only=read_only,
         connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0},
     )
-    try:
-        client.start(timeout=timeout_s)
-    except KazooTimeoutError as exc:
-        client.close()
-        raise ZooKeeperUnavailable(f"ZooKeeper at {hosts} did not answer within {timeout_s:g}s") from exc
+    client.start_async().wait(timeout=timeout_s)
+    if not client.connected:
+        _stop_in_background(client)
+        raise ZooKeeperUnavailable(f"ZooKeeper at {hosts} did not answer within {timeout_s:g}s")
     quiet.connected = True
     return client
+
+
+def _stop_in_background(client: KazooClient) -> None:
+    """Stop a client that never connected without waiting for it. kazoo's own `start(timeout)` stops it in
+    line, which waits for the connection attempt in flight: against a listener that accepts but never
+    answers (a Kafka port, a silent proxy) that is the session timeout, not the connect timeout."""
+
+    def stop() -> None:
+        with contextlib.suppress(Exception):
+            client.stop()
+            client.close()
+
+    threading.Thread(target=stop, name="zk-stop-unconnected", daemon=True).start()
 
 
 class _QuietUntilConnected(logging.LoggerAdapter):

@@ -21,7 +21,8 @@ from kazoo.exceptions import NoNodeError
 from kazoo.interfaces import IAsyncResult
 
 from migrator.errors import CorruptNodeError
-from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration, decode_offset, decode_owner
+from migrator.protocol.codecs import ModeNode, PublishedAuthority, decode_offset, decode_owner
+from migrator.protocol.dialect import decode_member
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
@@ -202,11 +203,11 @@ def _level2(pipe: _Pipeline, g: _Partial) -> None:
                 return  # the member left between get_children and get
             data, stat = result
             try:
-                registration = Registration.decode(data)
+                registration, dialect = decode_member(data)
             except CorruptNodeError as exc:
                 g.corrupt.append(CorruptMember(cid, str(exc)))
                 return
-            g.members.append(Member(cid, registration, stat.ctime, cid in g.migration_ids))
+            g.members.append(Member(cid, registration, stat.ctime, cid in g.migration_ids, dialect))
 
         pipe.get(p.member(cid), on_member)
 

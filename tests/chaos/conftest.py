@@ -125,12 +125,18 @@ class Drill:
         return names
 
     def spawn(
-        self, name: str, props: Mapping[str, str], streams: int = STREAMS, ready_timeout_s: float = 60.0
+        self,
+        name: str,
+        props: Mapping[str, str],
+        streams: int = STREAMS,
+        ready_timeout_s: float = 60.0,
+        zookeeper: str | None = None,
     ) -> MemberProcess:
         """A member in its own process with exactly `props` (a legacy connector unless they enable migration).
-        A name may be spawned again after `leave` or `kill` (a redeploy): each process logs to its own file."""
+        A name may be spawned again after `leave` or `kill` (a redeploy): each process logs to its own file.
+        `zookeeper` overrides the cluster's connect string (e.g. a `SilentProxy` in front of it)."""
         path = self._tmp / f"{self.group}.{name}.{len(self.proc_logs)}.jsonl"
-        proc = MemberProcess(self.cluster.zookeeper, self.group, self.topic, name, path, streams, props,
+        proc = MemberProcess(zookeeper or self.cluster.zookeeper, self.group, self.topic, name, path, streams, props,
                              ready_timeout_s=ready_timeout_s, log_level=MEMBER_LOG_LEVEL)  # fmt: skip
         self.procs[name] = proc
         self.proc_logs.append(path)
@@ -144,18 +150,22 @@ class Drill:
 
     def outage(
         self,
-        process: str,
+        process: str | list[str],
         down_s: float,
         alongside: Iterable[Drill] = (),
         while_down: Callable[[], object] | None = None,
+        kill: bool = False,
     ) -> Outage:
         """Stop a cluster process, keep it down for `down_s` while checking that every member process (of this
         drill and of the drills `alongside` it on the same cluster) stays alive, and start it again (on its old
         port and data). Members are checked again after the restart: the abort of issue 15 came when the broker
         was back. `while_down` runs once, right after the stop (what the group must achieve without that
-        process); if it takes longer than `down_s`, the outage lasts as long."""
+        process); if it takes longer than `down_s`, the outage lasts as long. Several processes go down and
+        come back together (e.g. two of three ZooKeeper servers); `kill=True` stops them with SIGKILL."""
         drills = [self, *alongside]
-        self.cluster.stop_process(process)
+        processes = [process] if isinstance(process, str) else process
+        for name in processes:
+            self.cluster.stop_process(name, kill=kill)
         stopped_ns, down_until = time.time_ns(), time.monotonic() + down_s
         if while_down is not None:
             while_down()
@@ -164,8 +174,9 @@ class Drill:
                 d.assert_alive()
             time.sleep(min(0.5, max(0.0, down_until - time.monotonic())))
         up_ns, began = time.time_ns(), time.monotonic()
-        for failure in restart_process(self.cluster, process):
-            print(f"\n{self.group}: restarted {process} again: {failure}")
+        for name in processes:
+            for failure in restart_process(self.cluster, name):
+                print(f"\n{self.group}: restarted {name} again: {failure}")
         outage = Outage(stopped_ns, up_ns, time.monotonic() - began, time.monotonic())
         for d in drills:
             d.assert_alive()
@@ -340,6 +351,31 @@ class Drill:
         self._closing.close()
 
 
+def without_zookeeper(
+    drills: Mapping[str, Drill],
+    names: list[str],
+    processes: str | list[str],
+    down_s: float,
+    grace_ns: int,
+    resume_bound_s: float,
+) -> tuple[Outage, dict[str, dict[int, int]]]:
+    """ZooKeeper unavailable to `drills` (keyed by authority, on one cluster) for `down_s`, by stopping `processes`.
+    No bridge may hand out a record from `grace_ns` after the stop until the restart; then every group must be
+    back under its authority and consume new records within `resume_bound_s`. Returns the outage and the offsets
+    committed at the stop, the floor of the duplicates a session expiry may cause (`after_commit`)."""
+    first, *others = drills.values()
+    committed = {authority: d.committed(range(d.partitions)) for authority, d in drills.items()}
+    outage = first.outage(processes, down_s, alongside=others)
+    for authority, d in drills.items():
+        during = [r for r in d.records() if outage.stopped_ns + grace_ns <= r.start_ns <= outage.restart_ns]
+        assert not during, f"{authority}: {len(during)} records handed out without ZooKeeper: {during[:3]}"
+    for authority, d in drills.items():
+        d.converge(authority, names, timeout=resume_bound_s)
+    for d in drills.values():
+        d.resumes(timeout=max(1.0, resume_bound_s - outage.since_ready()))
+    return outage, committed
+
+
 @pytest.fixture
 def drill(cluster: Any, unique_group: str, unique_topic: str, tmp_path: Path) -> Iterator[Drill]:
     """A drill on the shared session cluster."""
@@ -365,13 +401,14 @@ def drill_on(
         group_max_size: int | None = None,
         extra_broker_config: Mapping[str, object] | None = None,
         alongside: Drill | None = None,
+        **cluster_options: Any,
     ) -> Drill:
         if alongside is not None:
             n = len(made)
             d = Drill(alongside.cluster, f"{unique_group}-{n}", f"{unique_topic}-{n}", tmp_path)
         else:
             cluster = cluster_factory(brokers=brokers, group_max_size=group_max_size,
-                                      extra_broker_config=extra_broker_config)  # fmt: skip
+                                      extra_broker_config=extra_broker_config, **cluster_options)  # fmt: skip
             d = Drill(cluster, unique_group, unique_topic, tmp_path)
         made.append(d)
         return d
@@ -384,13 +421,14 @@ def drill_on(
 
 
 @pytest.fixture
-def both_modes(drill_on: Callable[..., Drill]) -> Callable[[list[str], float], dict[str, Drill]]:
+def both_modes(drill_on: Callable[..., Drill]) -> Callable[..., dict[str, Drill]]:
     """`both_modes(names, rate)`: two loaded groups on one dedicated cluster, keyed by the authority each obeys,
     each with the bridges `names` in their own processes, settled, and every bridge past its first commit. One
-    fault of that cluster (`drills["kafka"].outage(..., alongside=[drills["zookeeper"]])`) serves both."""
+    fault of that cluster (`drills["kafka"].outage(..., alongside=[drills["zookeeper"]])`) serves both.
+    Keyword arguments choose the cluster (`zookeepers=3`, `broker_proxies=True`: `DevCluster.start`)."""
 
-    def make(names: list[str], rate: float) -> dict[str, Drill]:
-        kafka = drill_on()
+    def make(names: list[str], rate: float, **cluster_options: Any) -> dict[str, Drill]:
+        kafka = drill_on(**cluster_options)
         drills = {"kafka": kafka, "zookeeper": drill_on(alongside=kafka)}
         for d in drills.values():
             d.start(rate=rate)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from migrator.observe import after_commit
+from tests.chaos.conftest import without_zookeeper
 
 if TYPE_CHECKING:
     from tests.chaos.conftest import Drill
@@ -37,17 +38,7 @@ RATE = 150.0  # per group
 def test_zookeeper_down_20s(both_modes: Callable[[list[str], float], dict[str, Drill]]) -> None:
     names = ["b0", "b1", "b2"]
     drills = both_modes(names, RATE)
-    kafka = drills["kafka"]
-
-    committed = {authority: d.committed(range(d.partitions)) for authority, d in drills.items()}
-    outage = kafka.outage("zookeeper", DOWN_S, alongside=[drills["zookeeper"]])
-    for authority, d in drills.items():
-        during = [r for r in d.records() if outage.stopped_ns + GRACE_NS <= r.start_ns <= outage.restart_ns]
-        assert not during, f"{authority}: {len(during)} records handed out while ZooKeeper was down: {during[:3]}"
-    for authority, d in drills.items():
-        d.converge(authority, names, timeout=RESUME_BOUND_S)
-    for d in drills.values():
-        d.resumes(timeout=max(1.0, RESUME_BOUND_S - outage.since_ready()))
+    outage, committed = without_zookeeper(drills, names, "zookeeper", DOWN_S, GRACE_NS, RESUME_BOUND_S)
     resumed_s = outage.since_ready()
     verdicts = {a: d.finish(allow_duplicate=after_commit(committed[a], d.cid(""))).counts() for a, d in drills.items()}
     print(f"ZooKeeper down {outage.down_s:.1f}s: restart {outage.restart_s:.1f}s, resumed {resumed_s:.1f}s after it"

@@ -483,7 +483,7 @@ def test_ctrl_c_inside_a_zookeeper_request_is_an_interrupt_not_a_lost_connection
     """kazoo wakes its connection thread inside a bare `except:` (`KazooClient._call`), so a Ctrl-C landing
     there was swallowed and became ConnectionClosedError: the command said "lost the ZooKeeper connection"
     (exit 1) after waiting 30 s for replies, and `set-mode --wait` never said the mode IS written. The
-    commands' SIGINT handler sends the signal again once out of `_call`: a prompt KeyboardInterrupt."""
+    commands' SIGINT handler holds the signal until `_call` returns: a prompt KeyboardInterrupt."""
     from kazoo.client import KazooClient
 
     from migrator.cli import interrupts
@@ -491,13 +491,14 @@ def test_ctrl_c_inside_a_zookeeper_request_is_an_interrupt_not_a_lost_connection
     from migrator.zk.group_reader import read_group
 
     conn = Connection(cluster.zookeeper, None, None, connect_timeout_s=10.0)
-    previous = signal.signal(signal.SIGINT, interrupts.on_interrupt)
+    previous = signal.getsignal(signal.SIGINT)
+    interrupts.install_interrupt_handler()
     try:
         t0 = time.monotonic()
         with (
             pytest.raises(KeyboardInterrupt),
             zookeeper(conn) as zk,
-            _ctrl_c_at(KazooClient._call.__code__, 'write_sock.send(b"\\0")') as hit,
+            _ctrl_c_at(inspect.unwrap(KazooClient._call).__code__, 'write_sock.send(b"\\0")') as hit,
         ):
             while True:  # as the `--wait` loop: reads until Ctrl-C
                 read_group(zk, unique_group)
@@ -511,10 +512,12 @@ def test_ctrl_c_inside_a_zookeeper_request_is_an_interrupt_not_a_lost_connection
 
 
 def _switched_plan(ensemble: str, group: str, path: Path) -> Path:
-    from migrator.fleet.plan import SWITCHED, Plan, PlanEntry
+    from migrator.fleet.plan import Outcome, Plan, PlanEntry
 
     plan = Plan(run_id="r1", holder="test", dry_run=False, started_at_ms=1)
-    plan.groups.append(PlanEntry(ensemble, group, 1, previous_mode=None, previous_mode_exists=False, outcome=SWITCHED))
+    plan.groups.append(
+        PlanEntry(ensemble, group, 1, previous_mode=None, previous_mode_exists=False, outcome=Outcome.SWITCHED)
+    )
     plan.save(path)
     return path
 

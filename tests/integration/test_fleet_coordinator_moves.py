@@ -16,7 +16,7 @@ from tests.helpers.kafka import COORDINATOR_RETURNS, PollingMember, coordinator,
 from tests.helpers.wait import wait_until
 from tests.helpers.zk import zk_client
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(420)]
 
 
 def test_fleet_apply_reads_a_group_after_its_coordinator_moved_back(cluster_factory, unique_group, unique_topic):

@@ -10,7 +10,9 @@ generation and `owners` rewritten to the assignment of the authority it obeys. A
 from __future__ import annotations
 
 import json
+import os
 import queue
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +24,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from migrator.cli.main import main
+from migrator.errors import EXIT_INTERRUPTED
 from migrator.fleet.lock import FleetLock
 from migrator.fleet.plan import Plan
 from migrator.protocol.codecs import Authority, PublishedAuthority, Registration, encode_offset, encode_owner
@@ -398,3 +401,45 @@ def test_real_bridges_are_switched_and_converge(cluster, zk_client, spark, uniqu
         from migrator.fleet.synthetic import remove_groups
 
         remove_groups(zk_client, [unique_group])
+
+
+def test_ctrl_c_during_apply_names_the_switched_group_and_the_plan_and_rollback_restores_it(
+    cluster, zk_client, sims, spark, unique_topic, tmp_path: Path, capsys
+):
+    """A dry run without -b previews the apply (the brokers found in ZooKeeper, the rows as JSON on stdout);
+    Ctrl-C during the wave's watch exits 130 naming what stays switched and the plan, which says
+    `interrupted`; `--rollback` restores the group and watches it settle back on zookeeper."""
+    topic = _exact_topic(cluster, unique_topic)
+    base = unique_topic.replace("t-", "fi-", 1)
+    sim = _sim(cluster, zk_client, sims, f"{base}-a", topic, obey=False)  # never converges: watched to the end
+    dry = tmp_path / "dry.json"
+    rc = _scan_ensembles(cluster.zookeeper, "--include", f"^{base}-", "--format", "json", "--plan-file", str(dry))
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    assert [json.loads(line)["status"] for line in out.out.splitlines()] == ["READY"], out.err
+    assert [g.group for g in Plan.load(dry).groups] == [sim.group]
+
+    def ctrl_c_while_watching() -> None:
+        wait_until(lambda: sim.mode() == "kafka", 120, what="the switch")
+        time.sleep(1)  # into the wave's watch
+        os.kill(os.getpid(), signal.SIGINT)
+
+    interrupter = threading.Thread(target=ctrl_c_while_watching, daemon=True)
+    interrupter.start()
+    plan_file = tmp_path / "plan.json"
+    argv = ["--include", f"^{base}-", "--apply", "--wave-interval", "120s", "--plan-file", str(plan_file)]
+    rc = _scan_ensembles(cluster.zookeeper, *argv)
+    interrupter.join(timeout=10)
+    err = capsys.readouterr().err
+    assert rc == EXIT_INTERRUPTED, err
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert f"{cluster.zookeeper}/{sim.group}" in line and str(plan_file) in line and "--rollback" in line
+    plan = Plan.load(plan_file)
+    assert plan.result == "interrupted" and [g.outcome for g in plan.groups] == ["switched"]
+    assert sim.mode() == "kafka"
+
+    rc = _scan_ensembles(cluster.zookeeper, "--rollback", str(plan_file))
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    assert sim.mode() == "zookeeper"
+    assert f"settled back on zookeeper: {cluster.zookeeper}/{sim.group}" in out.out

@@ -323,13 +323,17 @@ def test_fetcher_and_kafka_prefixes():
             "kafka.security.protocol": "SASL_SSL",
             "kafka.sasl.mechanism": "PLAIN",
             "fetcher.fetch.max.bytes": "1000",
-            "fetcher.security.protocol": "SSL",
+            "kafka.fetch.max.bytes": "5000",
         }
     )
-    assert dict(c.kafka_properties) == {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"}
-    assert dict(c.fetcher_properties) == {"fetch.max.bytes": "1000", "security.protocol": "SSL"}
+    assert dict(c.kafka_properties) == {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "PLAIN",
+        "fetch.max.bytes": "5000",
+    }
+    assert dict(c.fetcher_properties) == {"fetch.max.bytes": "1000"}
     assert c.fetcher_client_properties() == {
-        "security.protocol": "SSL",
+        "security.protocol": "SASL_SSL",
         "sasl.mechanism": "PLAIN",
         "fetch.max.bytes": "1000",
     }
@@ -337,12 +341,12 @@ def test_fetcher_and_kafka_prefixes():
 
 def test_embedded_member_properties():
     c = ConsumerConfig.from_mapping(
-        {**BRIDGE, "kafka.security.protocol": "SSL", "coordination.migration.security.protocol": "SASL_SSL"}
+        {**BRIDGE, "kafka.session.timeout.ms": "30000", "coordination.migration.session.timeout.ms": "45000"}
     )
     props = c.embedded_member_properties("orders_host-1-abcd")
     assert props == {
         "bootstrap.servers": "b:9092",
-        "security.protocol": "SASL_SSL",
+        "session.timeout.ms": "45000",
         "group.id": "orders",
         "client.id": "orders_host-1-abcd",
         "enable.auto.commit": "false",

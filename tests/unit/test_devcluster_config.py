@@ -52,3 +52,18 @@ def test_jvm_command_names_the_config_so_down_can_recognise_it() -> None:
     assert cmd[0] == "java" and "-Xmx256m" in cmd and "-XX:+UseG1GC" in cmd
     assert cmd[-2:] == [config.ZK_MAIN, "/c/zoo.cfg"]
     assert cmd[cmd.index("-cp") + 1] == "/libs/*"
+
+
+def test_an_ensemble_member_lists_every_server_and_its_own_client_port() -> None:
+    peers = [config.QuorumPeer(i, 3000 + i, 4000 + i) for i in (1, 2, 3)]
+    cfg = _props(config.zoo_cfg(2182, Path("/data"), peers))
+    assert cfg["clientPort"] == "2182"
+    assert cfg["server.1"] == "127.0.0.1:3001:4001"
+    assert cfg["server.3"] == "127.0.0.1:3003:4003"
+    assert "server.1" not in _props(config.zoo_cfg(2181, Path("/data")))  # standalone stays standalone
+
+
+def test_a_proxied_broker_advertises_the_proxy_and_listens_on_its_own_port() -> None:
+    props = _props(config.server_properties(1, 9092, "zk:1", Path("/l"), advertised_port=9192))
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:9092"
+    assert props["advertised.listeners"] == "PLAINTEXT://127.0.0.1:9192"

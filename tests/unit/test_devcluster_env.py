@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -37,14 +38,20 @@ def test_missing_maven_is_named_for_the_old_consumer_jars(monkeypatch: pytest.Mo
 
 
 def test_fetch_prints_the_broker_and_the_old_consumer_directories(capsys: pytest.CaptureFixture[str]) -> None:
-    """Both jar sets are fetched by the one command CI runs before the tests; each has its own directory."""
-    for jars, jar in ((BROKER, "kafka_2.13-3.9.1.jar"), (OLD_CONSUMER, "kafka_2.12-1.1.1.jar")):
+    """Every jar set is fetched by the one command CI runs before the tests; each has its own directory."""
+    old_broker = replace(BROKER, version="2.8.2")
+    for jars, jar in ((BROKER, "kafka_2.13-3.9.1.jar"), (OLD_CONSUMER, "kafka_2.12-1.1.1.jar"),
+                      (old_broker, "kafka_2.13-2.8.2.jar")):  # fmt: skip
         target = jars.target()
         target.mkdir(parents=True)
         (target / jar).touch()
         (target / COMPLETE_MARKER).touch()
     assert main(["dev-cluster", "fetch"]) == 0
-    assert capsys.readouterr().out.splitlines() == [str(BROKER.target()), str(OLD_CONSUMER.target())]
+    assert capsys.readouterr().out.splitlines() == [
+        str(BROKER.target()),
+        str(OLD_CONSUMER.target()),
+        str(old_broker.target()),
+    ]
     assert BROKER.target().parent.name == "kafka-3.9.1"  # the broker's cache directory did not move
 
 

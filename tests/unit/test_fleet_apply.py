@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from migrator.fleet import plan as P
 from migrator.fleet.apply import ApplyOptions, apply_waves, plan_waves, rollback_plan, waves
 from migrator.fleet.model import FleetRow, KafkaGroupFacts
@@ -145,3 +147,42 @@ def test_no_wave_starts_once_the_lock_may_be_lost(tmp_path: Path):
     assert not ok
     assert fleet.modes == {"a": "kafka", "b": "kafka", "c": None}
     assert "lock" in plan.result
+
+
+def test_a_converged_wave_stops_watching_before_its_interval(tmp_path: Path):
+    fleet = FakeFleet(["a", "b"])
+    slept: list[float] = []
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a", "b"]), 2)
+    assert apply_waves(fleet, plan, entries, options(wave_interval_s=3600.0), tmp_path / "p.json", sleep=slept.append)
+    assert len(slept) == 1  # two clean reads, one poll apart
+
+
+def test_a_rolled_back_wave_names_each_group_and_its_reason_on_screen(tmp_path: Path):
+    fleet = FakeFleet(["a", "b"], lag_after={"b": 10_000})
+    said: list[str] = []
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a", "b"]), 2)
+    apply_waves(fleet, plan, entries, options(), tmp_path / "p.json", sleep=lambda s: None, on_event=said.append)
+    assert "switched 2 of 2 groups (zk/a, zk/b)" in said[0]
+    assert any(line.startswith("  zk/b: rolled_back: lag-growth: lag grew from") for line in said), said
+    assert any(line.startswith("  zk/a: rolled_back: ") for line in said), said
+    assert plan.result == P.Result.ROLLED_BACK
+
+
+def test_an_interrupted_write_is_recorded_before_the_interrupt_surfaces(tmp_path: Path):
+    """The guard (the CLI's `interrupts_deferred`) raises after the write and its record: the plan names it."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def ctrl_c_at_the_end():
+        yield
+        raise KeyboardInterrupt
+
+    fleet = FakeFleet(["a"])
+    plan = new_plan()
+    entries = plan_waves(plan, rows(["a"]), 2)
+    with pytest.raises(KeyboardInterrupt):
+        apply_waves(fleet, plan, entries, options(), tmp_path / "p.json", sleep=lambda s: None, guard=ctrl_c_at_the_end)
+    assert fleet.modes == {"a": "kafka"} and plan.entries(P.Outcome.SWITCHED) == plan.groups
+    assert plan.names(P.Outcome.SWITCHED) == "zk/a"

@@ -162,6 +162,12 @@ def test_lag_uses_the_larger_offset():
     view = ready_view(offsets={TP(TOPIC, 0): 8, TP(TOPIC, 1): 2})
     assert group_lag(view, kafka_facts()) == (10 - 8) + (10 - 7)
     assert group_lag(view, None) is None
+    assert group_lag(ready_view(offsets={}), kafka_facts(committed={})) is None  # nothing committed: as in status
+
+
+def test_lag_without_any_committed_offset_is_unknown_not_zero():
+    view = ready_view(offsets={})
+    assert group_lag(view, kafka_facts(committed={})) is None
 
 
 def test_convergence_needs_a_rebalance_after_the_switch():

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import ModeNode, Registration
-from migrator.protocol.dialect import SCALA, Dialect
+from migrator.protocol.dialect import SCALA, Dialect, decode_member
 from migrator.protocol.group import Group, partition_lag
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
 from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
@@ -50,6 +52,8 @@ def test_membership_sets() -> None:
     assert not group.only_bridges
     assert Group(zk(bridges=("b1",))).only_bridges
     assert not Group(zk()).only_bridges
+    assert group.mode_is_kafka and not Group(GroupView("g")).mode_is_kafka
+    assert Group(zk(bridges=("b1",)), kafka("b1", "p")).in_kafka == {"b1", "p"}
 
 
 def test_a_bridge_registered_in_one_set_only() -> None:
@@ -119,6 +123,9 @@ def test_members_carry_their_dialect() -> None:
     assert SCALA.dialect is Dialect.SCALA
     assert SCALA.owner_partition("t", "3") == TP("t", 3)
     assert SCALA.owner_partition("t", "1-3") is None
+    assert decode_member(REG.encode()) == (REG, Dialect.SCALA)
+    with pytest.raises(CorruptNodeError):
+        decode_member(b"topic-name")  # pykafka's registration, until its codec is added to CODECS
 
 
 ids = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=4).map(tuple)

@@ -66,7 +66,7 @@ def test_not_coordinator_makes_the_next_coordinator_request_use_a_new_client() -
     with pytest.raises(NotCoordinator):
         kafka.describe_group("g")
     assert factory.made == [stale]  # not retried at once: the caller asks again on its own clock
-    assert kafka.describe_group("g").state == "STABLE"
+    assert kafka.describe_group("g").stable
     assert factory.made == [stale, fresh] and fresh.requests == [["g"]]
 
 

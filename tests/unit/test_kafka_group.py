@@ -4,7 +4,7 @@ the group, how long a Kafka rebalance counts as in progress, what it keeps when 
 from __future__ import annotations
 
 from migrator.coordination.authority import AuthorityDecision, HoldKind
-from migrator.coordination.kafka_group import DESCRIBE_RETRY_S, REBALANCE_HOLD_S, KafkaGroupTracker
+from migrator.coordination.kafka_group import DESCRIBE_RETRY_S, REBALANCE_HOLD_S, KafkaGroupTracker, Membership
 from migrator.protocol.codecs import Authority
 from migrator.protocol.partition import TopicPartition
 from tests.helpers.coordination_fakes import FakeAdmin, FakeClock, FakeMember, snapshot, tracker
@@ -30,6 +30,23 @@ def test_kafka_takes_commits_only_while_the_member_has_an_assignment() -> None:
     t.assigned(T)
     t.revoked(lost=True)
     assert not t.coordinated()
+
+
+def test_the_membership_state_is_apart_from_its_log_text() -> None:
+    t, clock = _tracker(FakeAdmin())
+    assert (t.membership, t.rebalancing_since()) == (Membership.NOT_JOINED, None)
+    t.assigned(T)
+    assert (t.membership, t.reason) == (Membership.ASSIGNED, "")
+    t.revoked(lost=False)
+    assert (t.membership, t.rebalancing_since()) == (Membership.REBALANCING, clock())
+    assert t.coordinated()  # a revoke for a rebalance keeps the generation
+    t.unavailable("no broker reachable", connection=True)
+    assert (t.membership, t.reason) == (Membership.UNAVAILABLE, "no broker reachable")
+    t.assigned(T)
+    t.unavailable("no broker reachable", connection=True)  # an assigned member keeps its generation
+    assert t.membership is Membership.ASSIGNED
+    t.revoked(lost=True)
+    assert (t.membership, t.reason) == (Membership.LOST, "the embedded member lost its Kafka assignment")
 
 
 def test_the_group_is_described_once_per_kafka_rebalance() -> None:

@@ -12,6 +12,7 @@ from migrator.ops.status import (
     Severity,
     Verdict,
     build_report,
+    error_line,
     expected_authority,
     render_text,
 )
@@ -96,6 +97,11 @@ def test_kafka_refusing_an_acl_is_an_error_finding() -> None:
     report = build_report(view(member("g_a")), None, unchecked=denied, now_ms=NOW)
     assert report.findings[0].kind is FindingKind.KAFKA_ACL_MISSING
     assert report.verdict is Verdict.ERR
+    assert error_line(report) == (
+        "group g is ERR: kafka-acl-missing: Kafka not checked: Kafka denies Describe on Group:g to this client's "
+        "principal"
+    )
+    assert error_line(build_report(view(member("g_a")), kgroup({"g_a": ()}), now_ms=NOW)) is None
     unreachable = KafkaNotChecked(NotChecked.UNREACHABLE, "no answer")
     assert build_report(view(member("g_a")), None, unchecked=unreachable).verdict is Verdict.ERR
 

@@ -1,9 +1,10 @@
-"""When a record in hand counts as processed (docs/application.md): leaving the loop, `done()`, the thread's
-end; and when it does not: the thread's failure. Plus the iterator across timeouts, the gate before
-`before_starting_fetchers`, and a failed connector."""
+"""When a record in hand counts as processed (docs/application.md): asking for the next one, `done()`, a
+commit, the thread's end; and when it does not: leaving the loop alone, the thread's failure. Plus the
+iterator across timeouts, the gate before `before_starting_fetchers`, and a failed connector."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -26,14 +27,47 @@ def opened(*offsets: int, gated: bool = False) -> tuple[Handoff, KafkaStream]:
     return h, s
 
 
-def test_break_counts_the_record_in_hand_and_a_release_does_not_wait_for_it() -> None:
+@pytest.mark.parametrize("leave", ["break", "return", "exception"])
+def test_leaving_the_loop_decides_nothing_and_the_thread_end_counts_the_record(leave: str) -> None:
+    """The same rule however the loop is left (no look at the caller's frame): the record stays in hand,
+    so a release waits for the thread, until the thread ends normally."""
+    h, s = opened(0, 1, 2)
+    left = threading.Event()
+    go_on = threading.Event()
+
+    def loop() -> None:
+        for m in s:
+            if m.offset == 1:
+                if leave == "exception":
+                    raise LookupError("handled outside the loop")
+                if leave == "return":
+                    return
+                break
+
+    def work() -> None:
+        with contextlib.suppress(LookupError):
+            loop()
+        left.set()
+        go_on.wait(10)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    left.wait(10)
+    assert h.processed()[P0] == 1  # 1 is in hand
+    go_on.set()
+    h.revoke([P0], wait_s=10)  # waits until the thread ended
+    worker.join()
+    assert h.processed()[P0] == 2
+
+
+def test_a_commit_after_break_counts_the_record_in_hand() -> None:
     h, s = opened(0, 1, 2)
     for m in s:
         if m.offset == 1:
             break
+    h.done_for_current_thread()
     assert h.processed()[P0] == 2
     h.revoke([P0], wait_s=30)  # returns at once: nothing in hand
-    assert h.processed()[P0] == 2
 
 
 def test_a_later_loop_continues_after_the_record_it_left_with() -> None:

@@ -1,0 +1,97 @@
+"""One member of `benchmarks.cost` in its own process: consume until SIGTERM (or `--exit-after` seconds),
+writing one JSON line per record to stdout, a pipe the parent counts.
+
+Deliberately light: a plain member imports confluent-kafka only, as a plain application does, and a
+connector imports `migrator` only, so each process's RSS is what that kind of application needs.
+
+    python benchmarks/cost_member.py {plain,bridge,legacy} ZOOKEEPER BOOTSTRAP GROUP TOPIC [--exit-after S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+
+STREAMS = 4
+AUTO_COMMIT_MS = "5000"  # confluent-kafka's default, given to the connectors too: the same commit work
+KINDS = ("plain", "bridge", "legacy")
+
+
+def emit_line(topic: str | None, partition: int | None, offset: int | None, value: bytes | None) -> None:
+    """The work every member does per record: one JSON line written to a pipe."""
+    text = value.decode() if value is not None else None
+    line = json.dumps({"topic": topic, "partition": partition, "offset": offset, "value": text}) + "\n"
+    os.write(1, line.encode())
+
+
+def run_plain(bootstrap: str, group: str, topic: str, stop: threading.Event) -> None:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                         "logger": logging.getLogger("quiet")})  # fmt: skip
+    consumer.subscribe([topic])
+    try:
+        while not stop.is_set():
+            msg = consumer.poll(1.0)
+            if msg is None or msg.error() is not None:
+                continue
+            emit_line(msg.topic(), msg.partition(), msg.offset(), msg.value())
+    finally:
+        consumer.close()
+
+
+def run_connector(kind: str, zookeeper: str, bootstrap: str, group: str, topic: str, stop: threading.Event) -> None:
+    from migrator import ConsumerConnector
+
+    config = {"zookeeper.connect": zookeeper, "group.id": group, "auto.offset.reset": "smallest",
+              "auto.commit.interval.ms": AUTO_COMMIT_MS}  # fmt: skip
+    if kind == "bridge":
+        config.update({"coordination.migration.enabled": "true", "coordination.migration.bootstrap.servers": bootstrap})
+    connector = ConsumerConnector(config)
+
+    def drain(stream: object) -> None:
+        with contextlib.suppress(Exception):  # the stream ends (raises) at shutdown
+            for m in stream:  # type: ignore[attr-defined]
+                emit_line(m.topic, m.partition, m.offset, m.value)
+
+    threads = [threading.Thread(target=drain, args=(s,), daemon=True)
+               for s in connector.create_message_streams({topic: STREAMS})[topic]]  # fmt: skip
+    for t in threads:
+        t.start()
+    stop.wait()
+    connector.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("kind", choices=KINDS)
+    for name in ("zookeeper", "bootstrap", "group", "topic"):
+        parser.add_argument(name)
+    parser.add_argument("--exit-after", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    for name in ("kazoo", "migrator", "quiet"):  # a leaving member's chatter is not a result
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _s, _f: stop.set())
+    if args.exit_after:
+        threading.Timer(args.exit_after, stop.set).start()
+    if args.kind == "plain":
+        worker = threading.Thread(target=run_plain, args=(args.bootstrap, args.group, args.topic, stop), daemon=True)
+    else:
+        work = (args.kind, args.zookeeper, args.bootstrap, args.group, args.topic, stop)
+        worker = threading.Thread(target=run_connector, args=work, daemon=True)
+    worker.start()
+    while not stop.wait(1.0):  # the main thread stays free for the signal handler
+        pass
+    worker.join(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
