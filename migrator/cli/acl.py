@@ -22,7 +22,10 @@ def acl_group() -> None:
 @connection_options(kafka=False)
 @group_option
 @click.option("--admin", required=True, metavar="digest:USER:PASSWORD", help="The only identity that may set the mode.")
-def protect_cmd(conn: Connection, group: str, admin: str) -> int:
+@click.option(
+    "--dry-run", is_flag=True, help="Show the ACLs it would set (and the nodes it would create); write nothing."
+)
+def protect_cmd(conn: Connection, group: str, admin: str, dry_run: bool) -> int:
     """Let only ADMIN write migration/mode and migration/audit; consumers keep every right they use.
 
     World keeps read everywhere and create/delete/write under ids, owners, offsets, migration/ids and
@@ -33,13 +36,17 @@ def protect_cmd(conn: Connection, group: str, admin: str) -> int:
 
     \b
     Example:
+      migrator acl protect -z 127.0.0.1:2181 -g orders --admin digest:ops:s3cret --dry-run
       migrator acl protect -z 127.0.0.1:2181 -g orders --admin digest:ops:s3cret
     """
     digest_acl_id(admin)  # a malformed identity fails here, before anything is written
     with open_zookeeper(conn, auth=conn.zk_auth or admin) as zk:
-        done = ops_acl.protect(zk, group, admin)
+        done = ops_acl.planned(zk, group, admin) if dry_run else ops_acl.protect(zk, group, admin)
     for path, acls in done:
         click.echo(f"{path}  " + ", ".join(f"{a.id.scheme}:{a.id.id}={ops_acl.perms_word(a.perms)}" for a in acls))
+    if dry_run:
+        click.echo(f"dry run: {group}: nothing written (whether the connection may set them shows only on the write)")
+        return EXIT_OK
     click.echo(f"{group}: protected; set-mode now needs --zk-auth {admin.split(':')[0]}:{admin.split(':')[1]}:…")
     return EXIT_OK
 

@@ -52,6 +52,16 @@ def acls_for(world_perms: int, admin_acl_id: str) -> list[ACL]:
     return [ACL(world_perms, WORLD), ACL(Permissions.ALL, Id("digest", admin_acl_id))]
 
 
+def planned(zk: KazooClient, group: str, admin: str) -> list[tuple[str, list[ACL]]]:
+    """What `protect` would set (read-only): every node of the policy, the mode node only when it exists."""
+    admin_id = digest_acl_id(admin)
+    return [
+        (node.path, acls_for(node.world_perms, admin_id))
+        for node in policy(group)
+        if node.create or zk.exists(node.path) is not None
+    ]
+
+
 def protect(zk: KazooClient, group: str, admin: str) -> list[tuple[str, list[ACL]]]:
     """Create the group's parents if needed and set the policy's ACLs; returns what was set.
 

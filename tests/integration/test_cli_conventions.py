@@ -15,7 +15,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from migrator.zk.paths import GroupPaths
-from tests.helpers.cli import ROOT, CliRun, run
+from tests.helpers.cli import ROOT, CliRun, group_state, run
 from tests.integration.test_ops_offsets import LEGACY_STOPPED_AT, kafka_committed, legacy_group
 
 
@@ -194,3 +194,15 @@ def _drain(fd: int) -> str:
         chunks.append(chunk)
     os.close(fd)
     return b"".join(chunks).decode()
+
+
+def test_acl_protect_dry_run_shows_the_acls_and_writes_nothing(cluster, zk_client, unique_group) -> None:
+    zk_client.create(GroupPaths(unique_group).ids, makepath=True)
+    before = group_state(zk_client, unique_group)
+    admin = ("--admin", "digest:ops:s3cret")
+    dry = run("acl", "protect", "-z", cluster.zookeeper, "-g", unique_group, *admin, "--dry-run")
+    assert dry.code == 0, dry.stderr
+    assert f"/consumers/{unique_group}/migration/audit  world:anyone=--r--, digest:ops:" in dry.stdout
+    assert dry.stdout.splitlines()[-1].startswith(f"dry run: {unique_group}: nothing written")
+    assert group_state(zk_client, unique_group) == before
+    assert zk_client.get_acls(GroupPaths(unique_group).root)[0][0].id.scheme == "world"
