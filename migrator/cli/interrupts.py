@@ -13,6 +13,7 @@ method exists and that a signal inside it is delivered after it.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import signal
@@ -75,17 +76,26 @@ def on_interrupt(signum: int, frame: FrameType | None) -> None:
     """The commands' SIGINT handler: KeyboardInterrupt once, out of kazoo's request path.
 
     While that first interrupt unwinds the command (closing its ZooKeeper session, printing what is in
-    place), a second SIGINT is ignored, so that `timeout -s INT` (which signals the child, then its process
-    group) never replaces the first's message. A third one exits at once, without clean-up."""
+    place) and while the interpreter exits, a second SIGINT is ignored, so that `timeout -s INT` (which
+    signals the child, then its process group) never replaces the first's message or exit code. A third one
+    during the unwinding exits at once, without clean-up."""
     if resent_outside_kazoo(signum, frame):
         return
     _State.raised += 1
     if _State.raised == 1:
+        atexit.register(_ignore_interrupts_while_exiting)
         raise KeyboardInterrupt
     if _State.raised >= 3:
         sys.stderr.write("error: interrupted three times; exiting without clean-up\n")
         sys.stderr.flush()
         os._exit(EXIT_INTERRUPTED)
+
+
+def _ignore_interrupts_while_exiting() -> None:
+    """The interpreter puts SIGINT back to its default (death by signal) as it finalises: a second Ctrl-C
+    arriving then would turn the documented exit code 130 into a kill. Once interrupted, exiting ignores it."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def resent_outside_kazoo(signum: int, _frame: FrameType | None = None) -> bool:

@@ -241,10 +241,20 @@ def test_a_wave_whose_lag_grows_is_rolled_back(cluster, zk_client, sims, spark, 
     topic = _exact_topic(cluster, unique_topic)
     base = unique_topic.replace("t-", "fl-", 1)
     sim = _sim(cluster, zk_client, sims, f"{base}-a", topic)
+    flooded = threading.Event()
+    obey = sim._apply
+
+    def obey_after_the_flood(authority: Authority) -> None:  # else the wave may converge, and end, first
+        if authority is Authority.KAFKA:
+            flooded.wait(300)
+        obey(authority)
+
+    sim._apply = obey_after_the_flood  # type: ignore[method-assign]
 
     def flood() -> None:  # the Kafka cluster "suffers": nobody consumes what arrives after the switch
-        wait_until(lambda: sim.mode() == "kafka", 60, what="the switch")
+        wait_until(lambda: sim.mode() == "kafka", 300, what="the switch")  # after the scan: minutes under load
         produce(cluster, topic, [f"late{i}" for i in range(300)])
+        flooded.set()
 
     flooder = threading.Thread(target=flood, daemon=True)
     flooder.start()
@@ -261,7 +271,7 @@ def test_a_wave_whose_lag_grows_is_rolled_back(cluster, zk_client, sims, spark, 
         "--plan-file",
         str(plan_file),
     )
-    flooder.join(timeout=60)
+    flooder.join(timeout=300)
     assert rc == 1
     assert sim.mode() == "zookeeper"
     plan = Plan.load(plan_file)

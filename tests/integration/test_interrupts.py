@@ -30,10 +30,15 @@ def _twice_when_written(zk: KazooClient, path: str, value: str, proc: subprocess
 
     def on_data(data: bytes | None, _stat: Any, _event: Any = None) -> bool:
         if data == value.encode() and not sent.is_set():
-            os.kill(proc.pid, signal.SIGINT)
-            os.killpg(proc.pid, signal.SIGINT)
             sent.set()
+            threading.Thread(target=twice, daemon=True).start()
         return not sent.is_set()
+
+    def twice() -> None:
+        time.sleep(0.5)  # into the wait
+        os.kill(proc.pid, signal.SIGINT)
+        time.sleep(0.02)  # the second lands while the first is being handled
+        os.killpg(proc.pid, signal.SIGINT)
 
     DataWatch(zk, path, on_data)
     return sent
