@@ -7,7 +7,7 @@ KeyboardInterrupt raised there is swallowed, the request is failed with Connecti
 sent, and the client can be left waiting 30 s for replies that no longer reach anyone. This module is the one
 place that knows it: `_call` is wrapped once (`_guard_kazoo_requests`) so that a SIGINT arriving while the
 main thread is inside it is recorded and delivered again the moment the call returns. The wrapper only
-counts and re-delivers, so kazoo's behaviour is unchanged; `tests/unit/test_interrupts.py` pins that the
+counts and re-delivers, so kazoo's behaviour is unchanged; `tests/unit/test_sigint_handling.py` pins that the
 method exists and that a signal inside it is delivered after it.
 """
 
