@@ -303,18 +303,21 @@ def test_a_second_apply_refuses_with_the_holders_identity(cluster, spark, capsys
 
 
 @pytest.mark.slow
-def test_a_synthetic_fleet_of_2000_groups_is_classified_correctly(cluster, spark, tmp_path: Path):
+def test_a_synthetic_fleet_of_2000_groups_is_classified_correctly(cluster, zk_client, spark, tmp_path: Path):
+    """The synthetic shapes' expected statuses are those of a scan that cannot consult Kafka, so the fleet lives
+    in a chroot that registers no broker (a scan finds the brokers under /brokers/ids as --apply does)."""
     from migrator.fleet import synthetic
     from migrator.fleet.classify import reason_code
     from migrator.fleet.model import FleetRow
 
     prefix = f"syn{int(time.time())}"
-    with open_zk(cluster, timeout=30) as writer:
+    chroot = f"/fleet-synthetic-{prefix}"
+    zk_client.ensure_path(chroot)
+    ensemble = f"{cluster.zookeeper}{chroot}"
+    with open_zk(ensemble, timeout=30) as writer:
         try:
             fleet = synthetic.make_fleet(writer, 2000, prefix=prefix, seed=7, now_ms=int(time.time() * 1000))
-            rc = _scan_ensembles(
-                cluster.zookeeper, "--include", f"^{prefix}-", "--output", str(tmp_path), "--format", "json"
-            )
+            rc = _scan_ensembles(ensemble, "--include", f"^{prefix}-", "--output", str(tmp_path), "--format", "json")
             assert rc == 0
             rows = [FleetRow.from_dict(json.loads(x)) for x in (tmp_path / "fleet-scan.jsonl").read_text().splitlines()]
             assert len(rows) == 2000
@@ -328,6 +331,7 @@ def test_a_synthetic_fleet_of_2000_groups_is_classified_correctly(cluster, spark
             assert not wrong, wrong[:5]
         finally:
             synthetic.remove_fleet(writer, prefix)
+            zk_client.delete(chroot, recursive=True)
 
 
 def test_ensembles_separated_by_semicolons_are_scanned_together(cluster, zk_client, spark, tmp_path: Path):
