@@ -18,8 +18,10 @@ import pytest
 
 from migrator.errors import EXIT_OK, EXIT_REFUSED
 from tests.helpers import cli
+from tests.helpers.bridge import owners
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.wait import wait_until
+from tests.helpers.zk import zk_client
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = 40
@@ -105,6 +107,13 @@ def test_bridges_over_ssl_and_sasl_ssl_consume_and_switch_both_ways(
     for protocol in ("SSL", "SASL_SSL"):
         config = _bridge_file(cluster, unique_group, protocol, tmp_path / f"{protocol}.properties")
         consumers.append(Consumer(cluster, unique_group, unique_topic, config))
+    with zk_client(cluster) as zk:  # both bridges own partitions before anything is produced
+
+        def both_own() -> bool:
+            held = owners(zk, unique_group, unique_topic)
+            return len(held) == 4 and len({thread.rsplit("-", 1)[0] for thread in held.values()}) == 2
+
+        wait_until(both_own, 90, what="both bridges owning partitions")
     sent: list[str] = []
 
     def send_and_read(batch: str) -> None:
