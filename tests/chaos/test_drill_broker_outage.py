@@ -43,7 +43,7 @@ def recover(drills: dict[str, Drill], names: list[str], outage: Outage) -> float
 @pytest.mark.xfail(
     reason="known liveness regression, open in issue 20: after the 60 s round every bridge publishes kafka "
     "authority with its share (3+3+2 of 8) yet only 5 of 8 partitions get owner nodes within 60 s; seen in the "
-    "full-suite runs of 2026-11-25 and at merge 82ea8a1 (read model, Kafka adapter, CLI, app changes). The drill "
+    "two full-suite runs of 2026-11-25; it also failed at merge 82ea8a1 (symptom not captured there). The drill "
     "stops at that convergence bound, before the observer's verdict.",
     strict=False,
 )
