@@ -40,7 +40,7 @@ def holding_p0_with_p1_queued() -> tuple[Handoff, KafkaStream, threading.Event, 
 def test_moving_a_partition_does_not_wait_for_a_slow_record_of_another(caplog: pytest.LogCaptureFixture) -> None:
     h, _, finish, thread = holding_p0_with_p1_queued()
     assert h.in_hand([P0, P1]) == {P0}
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.INFO, logger="migrator.consumer.handoff"):
         h.revoke([P1], wait_s=30)  # returns at once: p0's record is not p1's
     assert not caplog.records
     finish.set()
@@ -51,7 +51,7 @@ def test_releasing_the_slow_record_s_partition_waits_with_a_warning_then_abandon
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     h, _, finish, thread = holding_p0_with_p1_queued()
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="migrator.consumer.handoff"):
         h.revoke([P0], wait_s=1.2)
     messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("release of t-0 waits for a-0" in m for m in messages), messages
