@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +92,37 @@ def start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "migrator", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
     )
+
+
+class Background:
+    """`migrator <args>` in a subprocess whose stdout lines are collected as they arrive."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "migrator", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        )  # fmt: skip
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def terminate(self, sig: int = signal.SIGTERM, timeout: float = 60) -> tuple[int, str]:
+        """Send `sig`, wait for the exit; (exit code, all of stderr)."""
+        self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout=timeout)
+        self._reader.join(timeout=10)
+        assert self.proc.stderr is not None
+        return rc, self.proc.stderr.read()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def interrupt(proc: subprocess.Popen[str], timeout: float = 60) -> CliRun:

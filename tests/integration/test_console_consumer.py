@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,34 +41,11 @@ def run_cli(cluster: Any, group: str, *args: str, timeout: float = 90) -> subpro
     )  # fmt: skip
 
 
-class Background:
+class Background(cli.Background):
     """A console consumer in a subprocess whose stdout lines are collected as they arrive."""
 
     def __init__(self, cluster: Any, group: str, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "migrator", *_argv(cluster, group, *args)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-        )  # fmt: skip
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def terminate(self, sig: int = signal.SIGTERM, timeout: float = 60) -> tuple[int, str]:
-        self.proc.send_signal(sig)
-        rc = self.proc.wait(timeout=timeout)
-        self._reader.join(timeout=10)
-        assert self.proc.stderr is not None
-        return rc, self.proc.stderr.read()
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        super().__init__(*_argv(cluster, group, *args))
 
 
 @pytest.fixture

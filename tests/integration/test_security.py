@@ -7,9 +7,6 @@ See docs/security.md: security is configured once, as `kafka.<p>`, which reaches
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -51,33 +48,16 @@ def _bridge_file(cluster: Any, group: str, protocol: str, path: Path) -> Path:
     return path
 
 
-class Consumer:
+class Consumer(cli.Background):
     """`migrator console-consumer` in the background; its stdout lines collected as they arrive."""
 
     def __init__(self, cluster: Any, group: str, topic: str, config: Path) -> None:
-        argv = ["console-consumer", "-z", cluster.zookeeper, "-g", group, "-t", topic, "--consumer.config", str(config)]
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "migrator", *argv],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
+        super().__init__(
+            "console-consumer", "-z", cluster.zookeeper, "-g", group, "-t", topic, "--consumer.config", str(config)
         )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
 
     def stop(self) -> tuple[int, str]:
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(timeout=60)
-        self._reader.join(timeout=10)
-        assert self.proc.stderr is not None
-        return rc, self.proc.stderr.read()
+        return self.terminate(signal.SIGTERM)
 
 
 @pytest.fixture
@@ -85,9 +65,7 @@ def consumers() -> Iterator[list[Consumer]]:
     started: list[Consumer] = []
     yield started
     for c in started:
-        if c.proc.poll() is None:
-            c.proc.kill()
-            c.proc.wait()
+        c.kill()
 
 
 def _set_mode(cluster: Any, group: str, target: str, protocol: str) -> cli.CliRun:
