@@ -174,12 +174,51 @@ def resolve_connection(kwargs: dict[str, Any], *, zookeeper_required: bool = Tru
     return conn
 
 
+connect_timeout_option = click.option(
+    "--connect-timeout",
+    type=click.FloatRange(min=0.1),
+    default=DEFAULT_CONNECT_TIMEOUT_S,
+    show_default=True,
+    envvar=ENV_VARS["connect_timeout"],
+    metavar="SECONDS",
+    help="Give up on an unreachable ZooKeeper or broker after this long.",
+)
+command_config_option = click.option(
+    "--command-config",
+    type=click.Path(dir_okay=False),
+    envvar=ENV_VARS["command_config"],
+    metavar="FILE",
+    help="Properties file: zookeeper.connect, bootstrap.servers, zookeeper.auth, and Kafka client "
+    "properties (security.protocol, sasl.*, ssl.*); options and environment variables win.",
+)
+bootstrap_server_option = click.option(
+    "--bootstrap-server",
+    "--bootstrap-servers",
+    "-b",
+    "bootstrap_servers",
+    envvar=ENV_VARS["bootstrap_servers"],
+    metavar="HOST:PORT[,..]",
+    help="Kafka brokers (the group's cluster); default: the brokers registered under /brokers/ids.",
+)
+kafka_property_option = click.option(
+    "--kafka-property",
+    multiple=True,
+    metavar="KEY=VALUE",
+    type=KAFKA_PROPERTY,
+    callback=as_dict,
+    help="Client property for every Kafka connection (SASL/SSL); repeatable.",
+)
+
+
 def connection_options(*, kafka: bool = True, zookeeper_required: bool = True) -> Callable[[F], F]:
     """--zookeeper, --zk-auth, --connect-timeout, --command-config and (with kafka) --bootstrap-server,
     --kafka-property, each also from its environment variable (`ENV_VARS`).
 
     They reach the command as one `conn: Connection` argument, after the Kafka properties were checked.
     """
+    options = [connect_string_option, zk_auth_option, connect_timeout_option, command_config_option]
+    if kafka:
+        options += [bootstrap_server_option, kafka_property_option]
 
     def decorate(func: F) -> F:
         @functools.wraps(func)
@@ -187,47 +226,6 @@ def connection_options(*, kafka: bool = True, zookeeper_required: bool = True) -
             kwargs["conn"] = resolve_connection(kwargs, zookeeper_required=zookeeper_required)
             return func(*args, **kwargs)
 
-        options = [
-            connect_string_option,
-            zk_auth_option,
-            click.option(
-                "--connect-timeout",
-                type=click.FloatRange(min=0.1),
-                default=DEFAULT_CONNECT_TIMEOUT_S,
-                show_default=True,
-                envvar=ENV_VARS["connect_timeout"],
-                metavar="SECONDS",
-                help="Give up on an unreachable ZooKeeper or broker after this long.",
-            ),
-            click.option(
-                "--command-config",
-                type=click.Path(dir_okay=False),
-                envvar=ENV_VARS["command_config"],
-                metavar="FILE",
-                help="Properties file: zookeeper.connect, bootstrap.servers, zookeeper.auth, and Kafka client "
-                "properties (security.protocol, sasl.*, ssl.*); options and environment variables win.",
-            ),
-        ]
-        if kafka:
-            options += [
-                click.option(
-                    "--bootstrap-server",
-                    "--bootstrap-servers",
-                    "-b",
-                    "bootstrap_servers",
-                    envvar=ENV_VARS["bootstrap_servers"],
-                    metavar="HOST:PORT[,..]",
-                    help="Kafka brokers (the group's cluster); default: the brokers registered under /brokers/ids.",
-                ),
-                click.option(
-                    "--kafka-property",
-                    multiple=True,
-                    metavar="KEY=VALUE",
-                    type=KAFKA_PROPERTY,
-                    callback=as_dict,
-                    help="Client property for every Kafka connection (SASL/SSL); repeatable.",
-                ),
-            ]
         for option in reversed(options):
             wrapper = option(wrapper)
         # click's decorators return their own callable type, not F; the wrapper takes `func`'s options.
