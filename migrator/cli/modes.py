@@ -178,7 +178,7 @@ class _SetModeOutput:
         if change.noop:
             self._say(f"{group}: mode is already {target}; nothing written")
         elif change.dry_run:
-            self._say(f"dry run: {group} ({_dialect_text(change.dialect)}): {before} -> {target}")
+            self._say(f"dry run: {group}: {before} -> {target} ({_dialect_text(change.dialect)})")
             if change.check.ok:
                 self._say("preflight: ok")
                 return
@@ -189,8 +189,8 @@ class _SetModeOutput:
     def written(self, change: modes.ModeChange) -> None:
         self.doc |= {"written": True, "forced": change.forced, "audit": change.audit_path}
         forced = " (forced past: " + "; ".join(change.check.refusals) + ")" if change.forced else ""
-        group = f"{change.group} ({_dialect_text(change.dialect)})"
-        self._say(f"{group}: {self.doc['from']} -> {change.target.value}{forced}; audit {change.audit_path}")
+        switch = f"{change.group}: {self.doc['from']} -> {change.target.value}{forced}"
+        self._say(f"{switch}; audit {change.audit_path}; {_dialect_text(change.dialect)}")
 
     @contextmanager
     def waiting(self) -> Iterator[Callable[[Progress], None] | None]:
