@@ -109,6 +109,7 @@ class ConsumerConnector:
             auth=cfg.zookeeper_auth,
             timeout_s=cfg.zookeeper_connection_timeout_ms / 1000.0,
             session_timeout_s=cfg.zookeeper_session_timeout_ms / 1000.0,
+            tls=cfg.zookeeper_tls,
         )
         self._records = RECORDS.labels(group=cfg.group_id, client_id=self.consumer_id)
         self._handoff = Handoff(on_take=self._records.inc)

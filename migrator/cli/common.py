@@ -31,12 +31,15 @@ from migrator.zk.brokers import published_bootstrap, registered_brokers
 from migrator.zk.client import (
     AUTH_FORMS,
     DEFAULT_CONNECT_TIMEOUT_S,
+    ZkTls,
     auth_problem,
     chroot_of,
     connect,
     connect_problem,
     identity_of,
+    is_zk_tls_key,
     normalise_connect,
+    zk_tls,
 )
 from migrator.zk.paths import CONSUMERS, GroupPaths
 
@@ -107,6 +110,12 @@ class Connection:
     bootstrap_servers: str | None
     connect_timeout_s: float
     kafka_properties: dict[str, str] = field(default_factory=dict)
+    zk_tls_properties: dict[str, str] = field(default_factory=dict)
+    """`zookeeper.ssl.*` of --command-config: TLS to ZooKeeper's secure client port (`zk_tls`)."""
+
+    @property
+    def zk_tls(self) -> ZkTls | None:
+        return zk_tls(self.zk_tls_properties)
 
 
 connect_string_option = click.option(
@@ -130,7 +139,8 @@ COMMAND_CONFIG_KEYS = {
     "bootstrap.servers": "bootstrap_servers",
     "zookeeper.auth": "zk_auth",
 }
-"""Keys of a --command-config file that stand for an option; every other key is a Kafka client property."""
+"""Keys of a --command-config file that stand for an option; `zookeeper.ssl.*` configure ZooKeeper TLS; every
+other key is a Kafka client property."""
 
 ENV_VARS = {
     "zookeeper": "MIGRATOR_ZOOKEEPER",
@@ -161,7 +171,12 @@ def resolve_connection(kwargs: dict[str, Any], *, zookeeper_required: bool = Tru
         raise UsageError(
             "--zookeeper is required: give -z, $MIGRATOR_ZOOKEEPER or zookeeper.connect in --command-config"
         )
-    from_file = {k: v for k, v in file.items() if k not in COMMAND_CONFIG_KEYS}
+    from_file = {k: v for k, v in file.items() if k not in COMMAND_CONFIG_KEYS and not is_zk_tls_key(k)}
+    tls = {k: v for k, v in file.items() if is_zk_tls_key(k)}
+    try:
+        zk_tls(tls)
+    except ConfigError as exc:
+        raise UsageError(f"--command-config: {exc}") from None
     zk_auth = kwargs.pop("zk_auth") or file.get("zookeeper.auth")
     conn = Connection(
         zookeeper=checked_connect_string(zookeeper) if zookeeper is not None else "",
@@ -169,6 +184,7 @@ def resolve_connection(kwargs: dict[str, Any], *, zookeeper_required: bool = Tru
         bootstrap_servers=kwargs.pop("bootstrap_servers", None) or file.get("bootstrap.servers"),
         connect_timeout_s=kwargs.pop("connect_timeout"),
         kafka_properties={**from_file, **kwargs.pop("kafka_property", {})},
+        zk_tls_properties=tls,
     )
     check_kafka_properties(conn.kafka_properties)
     return conn
@@ -337,7 +353,7 @@ def zookeeper(conn: Connection, *, auth: str | None = None) -> Iterator[KazooCli
     _quiet_libraries()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # kazoo's missing-chroot warning: said below, in one line
-        zk = connect(conn.zookeeper, auth=auth or conn.zk_auth, timeout_s=conn.connect_timeout_s)
+        zk = connect(conn.zookeeper, auth=auth or conn.zk_auth, timeout_s=conn.connect_timeout_s, tls=conn.zk_tls)
     try:
         chroot = chroot_of(conn.zookeeper)
         if chroot and zk.exists("/") is None:

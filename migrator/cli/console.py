@@ -351,6 +351,7 @@ def build_config(o: Options) -> tuple[ConsumerConfig, int | None]:
         props["auto.offset.reset"] = "smallest"
     if o.conn.zk_auth:
         props["zookeeper.auth"] = o.conn.zk_auth
+    props.update(o.conn.zk_tls_properties)
     for key, value in o.conn.kafka_properties.items():
         props[f"kafka.{key}"] = value
     if o.migration:
