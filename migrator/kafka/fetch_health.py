@@ -5,23 +5,14 @@ owns partitions it cannot fetch says so loudly, once per change, instead of keep
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 
 from confluent_kafka import KafkaError
 
+from migrator.protocol.fetch import FetchHealth, FetchState
 from migrator.protocol.partition import TopicPartition
 
-
-class FetchHealth(enum.Enum):
-    OK = "ok"
-    DENIED = "denied"
-    """Kafka refused for want of an ACL or a valid identity (topic Read, SASL, TLS)."""
-    UNREACHABLE = "unreachable"
-    """No broker (or no partition leader) answered."""
-    FAILING = "failing"
-    """Any other error the fetch keeps returning."""
+__all__ = ["FetchHealth", "FetchHealthTracker", "FetchState", "health_of"]
 
 
 _BY_CODE: Mapping[int, FetchHealth] = {
@@ -56,19 +47,6 @@ _RANK = {FetchHealth.OK: 0, FetchHealth.FAILING: 1, FetchHealth.UNREACHABLE: 2, 
 
 def health_of(code: int) -> FetchHealth:
     return _BY_CODE.get(code, FetchHealth.FAILING)
-
-
-@dataclass(frozen=True, slots=True)
-class FetchState:
-    """The worst health among the owned partitions that keep failing, and which they are."""
-
-    health: FetchHealth = FetchHealth.OK
-    partitions: tuple[TopicPartition, ...] = ()
-
-    def describe(self, shown: int = 10) -> str:
-        names = ", ".join(str(tp) for tp in self.partitions[:shown])
-        more = f" and {len(self.partitions) - shown} more" if len(self.partitions) > shown else ""
-        return f"{self.health.value}: {len(self.partitions)} owned partition(s) cannot be fetched: {names}{more}"
 
 
 class FetchHealthTracker:

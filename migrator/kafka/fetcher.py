@@ -19,7 +19,7 @@ import logging
 import operator
 import queue
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import groupby, repeat
 from typing import Any, Protocol, cast
@@ -83,6 +83,8 @@ class Fetcher:
         self._consumer = Consumer(conf)
         self._routes: dict[TopicPartition, Route] = {}
         self._health = FetchHealthTracker()
+        self.on_health_change: Callable[[FetchState], None] | None = None
+        """Called (under the poll lock: it must only hand the news on) when `fetch_state` changes."""
         self._partition_counts: dict[str, int] = {}  # per topic, as of our last metadata refresh
         self._pending: dict[TopicPartition, Route] | None = None
         self._pending_lock = threading.Lock()
@@ -326,6 +328,8 @@ class Fetcher:
         changed = self._health.observe(failures, fetched, self._routes.keys())
         if changed is None:
             return
+        if self.on_health_change is not None:
+            self.on_health_change(changed)
         if changed.health is FetchHealth.OK:
             log.warning("fetching again: every owned partition returns records or waits for them")
         else:

@@ -25,6 +25,7 @@ from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, askin
 from migrator.ops.dialect import GroupLayout, read_layout, unrecognised_message, with_pykafka_owners
 from migrator.protocol.codecs import Authority, PublishedAuthority
 from migrator.protocol.dialect import Dialect
+from migrator.protocol.fetch import FetchHealth
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
@@ -60,6 +61,7 @@ class FindingKind(StrEnum):
     LEGACY_UNDER_KAFKA = "legacy-under-kafka"
     UNDECODABLE_MEMBER = "undecodable-member"
     BRIDGE_HELD = "bridge-held"
+    BRIDGE_CANNOT_FETCH = "bridge-cannot-fetch"
     BRIDGE_NOT_IN_KAFKA = "bridge-not-in-kafka"
     BRIDGE_UNPUBLISHED = "bridge-unpublished"
     BRIDGE_WRONG_AUTHORITY = "bridge-wrong-authority"
@@ -79,6 +81,7 @@ ERRORS = frozenset(
         FindingKind.KAFKA_ACL_MISSING,
         FindingKind.PLAIN_UNDER_ZOOKEEPER,
         FindingKind.UNOWNED_PARTITIONS,
+        FindingKind.BRIDGE_CANNOT_FETCH,
         FindingKind.DUAL_OWNERSHIP,
         FindingKind.OVERLAPPING_KAFKA_ASSIGNMENT,
     }
@@ -135,6 +138,8 @@ class BridgeRow:
     owned_partitions: int
     held: bool = False
     """It holds nothing: falling back to ZooKeeper would overlap plain Kafka consumers (its reason says why)."""
+    fetch: str = "ok"
+    """`ok`, or why its fetcher cannot read some owned partitions: `denied`, `unreachable`, `failing`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +302,9 @@ def _bridge_findings(row: BridgeRow, published: PublishedAuthority | None, autho
     found: list[Finding] = []
     if published is not None and published.held:
         found.append(finding(FindingKind.BRIDGE_HELD, f"bridge {cid} is {published.reason}"))
+    if published is not None and published.fetch.health is not FetchHealth.OK:
+        message = f"bridge {cid} owns partitions it cannot fetch ({published.fetch.describe()})"
+        found.append(finding(FindingKind.BRIDGE_CANNOT_FETCH, message))
     if row.in_kafka_group is False:
         message = f"bridge {cid}'s embedded member is not in the Kafka group"
         found.append(finding(FindingKind.BRIDGE_NOT_IN_KAFKA, message))
@@ -326,6 +334,7 @@ def _bridges(group: Group, authority: Authority, now_ms: int) -> tuple[list[Brid
             in_kafka_group=None if group.kafka is None else b.consumer_id in group.in_kafka,
             owned_partitions=owned_by.get(b.consumer_id, 0),
             held=pa.held if pa else False,
+            fetch=pa.fetch.health.value if pa else FetchHealth.OK.value,
         )
         rows.append(row)
         found += _bridge_findings(row, pa, authority)

@@ -157,6 +157,8 @@ def test_an_owned_partition_that_cannot_be_fetched_is_logged_as_an_error_once(ca
     f._pending = None
     f._stop = threading.Event()
     f._health = FetchHealthTracker()
+    changes: list[FetchState] = []
+    f.on_health_change = changes.append  # the connector posts a republish to its worker here
     f._routes = {TP("t", 0): Route(KafkaStream("a-0", h), 1, 0), TP("t", 1): Route(KafkaStream("a-1", h), 1, 0)}
     denied = KafkaMessage(topic="t", partition=1, offset=-1001, timestamp=(0, -1),
                           error=KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED))  # fmt: skip
@@ -168,3 +170,4 @@ def test_an_owned_partition_that_cannot_be_fetched_is_logged_as_an_error_once(ca
     assert len(errors) == 1 and "denied: 1 owned partition(s) cannot be fetched: t-1" in errors[0], errors
     f._dispatch([_raw(1, 0)])
     assert f.fetch_state == FetchState()
+    assert changes == [FetchState(FetchHealth.DENIED, (TP("t", 1),)), FetchState()]
