@@ -30,6 +30,7 @@ from frozendict import frozendict
 
 from migrator.errors import ConfigError, UsageError
 from migrator.names import validate_group
+from migrator.zk.client import ZK_TLS_PREFIX, ZkTls, zk_tls
 from migrator.zk.connect_string import auth_problem, connect_problem, normalise_connect, split_connect
 
 INT_MAX = 2**31 - 1
@@ -83,6 +84,7 @@ _PREFIXES: dict[str, str] = {
     MIGRATION_PREFIX: "migration_properties",
     FETCHER_PREFIX: "fetcher_properties",
     KAFKA_PREFIX: "kafka_properties",
+    ZK_TLS_PREFIX: "zookeeper_tls_properties",
 }
 _SECRET_KEY = re.compile(r"password|secret|jaas|credential|token|key\.pem|\.key$", re.IGNORECASE)
 _EMBEDDED_ASSIGNORS = ("range", "roundrobin")
@@ -236,6 +238,10 @@ class ConsumerConfig:
     zookeeper_auth: str | None = _prop(
         "zookeeper.auth", doc="ZooKeeper identity: `digest:user:password`, `sasl` or `sasl:user:password`."
     )
+    zookeeper_client_cnxn_socket: str | None = _prop(
+        "zookeeper.clientCnxnSocket",
+        doc="Accepted for Kafka's ZooKeeper client settings (it must name Netty for TLS there); Python needs none.",
+    )
     migration_static_membership: bool = _prop(
         "migration.static.membership",
         False,
@@ -245,6 +251,8 @@ class ConsumerConfig:
     migration_properties: Mapping[str, str] = _map()
     fetcher_properties: Mapping[str, str] = _map()
     kafka_properties: Mapping[str, str] = _map()
+    zookeeper_tls_properties: Mapping[str, str] = _map()
+    """`zookeeper.ssl.<p>`: the ZooKeeper client's TLS, Kafka's names (`migrator.zk.client.zk_tls`)."""
     explicit_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     """Property names that were set explicitly (so `with_overrides` re-derives the other defaults)."""
 
@@ -268,6 +276,7 @@ class ConsumerConfig:
         _check_zookeeper(values, problems)
         _check_migration(values, prefixed, problems)
         _check_security(prefixed, problems)
+        _check_zookeeper_tls(prefixed, problems)
         _check_fetch(values, problems)
         if problems:
             raise config_error(problems)
@@ -334,6 +343,11 @@ class ConsumerConfig:
     def security_protocol(self) -> str | None:
         """The Kafka security protocol every client uses (`_check_security` makes them agree), if configured."""
         return self.migration_properties.get("security.protocol") or self.kafka_properties.get("security.protocol")
+
+    @property
+    def zookeeper_tls(self) -> ZkTls | None:
+        """TLS to ZooKeeper's secure client port (`zookeeper.ssl.client.enable=true`), else None."""
+        return zk_tls({ZK_TLS_PREFIX + k: v for k, v in self.zookeeper_tls_properties.items()})
 
     @property
     def zookeeper_hosts(self) -> str:
@@ -536,6 +550,13 @@ def _apply_defaults(values: dict[str, Any], unparsed: set[str], problems: list[s
             problems.append(f"{spec.name} is required")
         elif spec.derive is None:
             values[spec.attr] = spec.default
+
+
+def _check_zookeeper_tls(prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:
+    try:
+        zk_tls({ZK_TLS_PREFIX + k: v for k, v in prefixed["zookeeper_tls_properties"].items()})
+    except ConfigError as exc:
+        problems.extend(exc.problems)
 
 
 def _check_identity(values: dict[str, Any], problems: list[str]) -> None:

@@ -363,7 +363,8 @@ def _plan(
     procs = _plan_zookeepers(root, layout.zookeepers, ports)
     zookeeper = ",".join(f"{HOST}:{p.port}" for p in procs)
     broker_ports = [ports.pop() for _ in range(layout.brokers)]
-    listeners = (security.plan_listeners(root, broker_ports, taken) if layout.secured
+    zk_tls = security.plan_zookeeper_tls([Path(p.config) for p in procs], taken) if layout.secured else ""
+    listeners = (security.plan_listeners(root, broker_ports, taken, zk_tls) if layout.secured
                  else [{} for _ in broker_ports])  # fmt: skip
     for broker_id, (port, secured) in enumerate(zip(broker_ports, listeners, strict=True), start=1):
         advertised = ports.pop() if layout.broker_proxies else 0
