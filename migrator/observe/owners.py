@@ -1,4 +1,5 @@
-"""`OwnersWatcher`: a read-only timeline of `/consumers/<group>/owners/<topic>/<partition>`.
+"""`OwnersWatcher`: a read-only timeline of `/consumers/<group>/owners/<topic>/<partition>` (and of pykafka's
+`owners/<folder>/<leader>-<partition>` nodes, which hold a consumer id: `member_only` intervals).
 
 How it catches every change: children watches on `owners` and each `owners/<topic>`, and data watches on
 each partition node, re-armed by a full pipelined re-read after every notification; a fallback re-read
@@ -31,6 +32,7 @@ from kazoo.protocol.states import WatchedEvent
 
 from migrator.observe.poller import ZooKeeperPoller
 from migrator.protocol.partition import TopicPartition
+from migrator.protocol.pykafka_layout import OwnerNode, spelling_of_folder
 from migrator.zk.paths import GroupPaths
 
 
@@ -59,6 +61,22 @@ class OwnerInterval:
     def held_by(self, thread_id: str) -> bool:
         """Whether thread `thread_id` may be the one that held the node."""
         return thread_id.rsplit("-", 1)[0] == self.owner if self.member_only else thread_id == self.owner
+
+
+_Seen = tuple[str, int, str, int, int, int, bool]
+"""One owner node as read: topic, partition, owner, czxid, ctime (ms), mtime (ms), member_only."""
+
+
+def _owner_node(folder: str, child: str) -> tuple[str, int, bool] | None:
+    """(topic, partition, member_only) of `owners/<folder>/<child>`: Scala's `<topic>/<partition>` holding a
+    thread id, or pykafka's `<folder>/<leader>-<partition>` holding a consumer id; None for anything else."""
+    if child.isdigit():
+        return folder, int(child), False
+    node = OwnerNode.parse(child)
+    spelt = spelling_of_folder(folder)
+    if node is None or spelt is None:
+        return None
+    return spelt[0], node.partition, True
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,23 +159,21 @@ class OwnersWatcher(ZooKeeperPoller):
             except NoNodeError:
                 continue
             for p in partitions:
-                if p.isdigit():
-                    reads[paths.owner(topic, int(p))] = (
-                        topic,
-                        int(p),
-                        zk.get_async(paths.owner(topic, int(p)), watch=watch),
-                    )
-        seen: dict[str, tuple[str, int, str, int, int, int]] = {}
-        for path, (topic, partition, result) in reads.items():
+                claim = _owner_node(topic, p)
+                if claim is not None:
+                    path = f"{paths.owners_topic(topic)}/{p}"
+                    reads[path] = (*claim, zk.get_async(path, watch=watch))
+        seen: dict[str, _Seen] = {}
+        for path, (topic, partition, member_only, result) in reads.items():
             try:
                 data, stat = result.get()
             except NoNodeError:
                 continue
             owner = (data or b"").decode("utf-8", "replace")
-            seen[path] = (topic, partition, owner, stat.czxid, stat.ctime, stat.mtime)
+            seen[path] = (topic, partition, owner, stat.czxid, stat.ctime, stat.mtime, member_only)
         self._diff(seen, self._clock())
 
-    def _diff(self, seen: dict[str, tuple[str, int, str, int, int, int]], now: int) -> None:
+    def _diff(self, seen: dict[str, _Seen], now: int) -> None:
         with self._lock:
             for path, iv in list(self._open.items()):
                 current = seen.get(path)
@@ -179,9 +195,13 @@ class OwnersWatcher(ZooKeeperPoller):
         self._closed.append(replace(iv, end_ns=max(end_ns, iv.start_ns)))
         self._events.append(OwnerEvent(self._event_time(iv.topic, iv.partition, end_ns), iv.topic, iv.partition, None))
 
-    def _add(self, path: str, current: tuple[str, int, str, int, int, int], now: int, use_ctime: bool) -> None:
-        topic, partition, owner, czxid, ctime_ms, mtime_ms = current
+    def _add(self, path: str, current: _Seen, now: int, use_ctime: bool) -> None:
+        topic, partition, owner, czxid, ctime_ms, mtime_ms, member_only = current
         start = min(now, ctime_ms * 1_000_000) if use_ctime else now
+        if member_only:  # a pykafka owner node: it names the member, never a thread
+            self._open[path] = OwnerInterval(topic, partition, owner, start, None, czxid, member_only=True)
+            self._events.append(OwnerEvent(self._event_time(topic, partition, start), topic, partition, owner))
+            return
         if use_ctime and mtime_ms > ctime_ms:  # rewritten in place before we first read it
             rewritten = min(now, mtime_ms * 1_000_000)
             member = owner.rsplit("-", 1)[0]
