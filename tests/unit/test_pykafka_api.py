@@ -10,8 +10,12 @@ import sys
 import pytest
 
 from migrator.config import ConsumerConfig
-from migrator.pykafka import KafkaClient, OffsetType, RoundRobinProtocol, UnsupportedOption
-from migrator.pykafka.consumer import BalancedConsumer
+from migrator.consumer.stream import ConsumerTimeout
+from migrator.protocol.message import Message as RawMessage
+from migrator.protocol.partition import TopicPartition
+from migrator.pykafka import ConsumerStoppedException, KafkaClient, OffsetType, RoundRobinProtocol, UnsupportedOption
+from migrator.pykafka import consumer as consumer_module
+from migrator.pykafka.consumer import POLL_MS, BalancedConsumer
 from migrator.pykafka.options import DEFAULTS, consumer_properties
 from tests.helpers.pykafka_peer import pykafka_python
 
@@ -137,3 +141,80 @@ def test_the_api_does_not_import_pykafka() -> None:
     code = "import sys; sys.modules['pykafka'] = None; import migrator.pykafka; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
+
+
+class _Records:
+    """A stream as the facade sees it: an iterator that raises `ConsumerTimeout` and continues after it."""
+
+    def __init__(self, script: list[object]) -> None:
+        self._script = list(script)
+
+    def __iter__(self) -> _Records:
+        return self
+
+    def __next__(self) -> object:
+        if not self._script:
+            raise StopIteration
+        item = self._script.pop(0)
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+
+class _FakeConnector:
+    """Stands in for `ConsumerConnector` so the facade's own logic runs without a cluster: its stream hands
+    out `script` (a `ConsumerTimeout` entry is a poll that found nothing), then ends as at shutdown."""
+
+    script: list[object] = []
+
+    def __init__(self, properties: dict[str, object]) -> None:
+        self.properties = properties
+        self.commits = 0
+        self.shut = False
+        self.owned = {TopicPartition("orders", 0): "t-0", TopicPartition("orders", 1): "t-0"}
+
+    def create_message_streams(self, topics: dict[str, int]) -> dict[str, list[object]]:
+        return {"orders": [_Records(self.script)]}
+
+    def commit_offsets(self) -> None:
+        self.commits += 1
+
+    def shutdown(self) -> None:
+        self.shut = True
+
+
+def test_consume_maps_pykafkas_calls_onto_the_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(consumer_module, "ConsumerConnector", _FakeConnector)
+    _FakeConnector.script = [RawMessage("orders", 1, 7, b"k", b"v", 1_700_000_000_000)]
+    consumer = BalancedConsumer(b"orders", None, b"g", deserializer=lambda v, k: (v.decode(), k.decode()))
+    assert consumer.connector is not None and consumer.connector.properties["consumer.timeout.ms"] == POLL_MS
+    assert consumer.held_offsets == {0: OffsetType.EARLIEST, 1: OffsetType.EARLIEST}
+    message = consumer.consume()
+    assert message is not None
+    assert (message.value, message.partition_key, message.offset, message.partition_id) == ("v", "k", 7, 1)
+    assert message.partition.id == 1 and message.partition.topic.name == b"orders"
+    assert message.timestamp_dt is not None and message.timestamp_dt.year == 2023
+    assert consumer.held_offsets == {0: OffsetType.EARLIEST, 1: 7}
+    consumer.commit_offsets()
+    assert consumer.connector.commits == 1
+    with pytest.raises(ConsumerStoppedException):
+        consumer.consume()  # the stream ended: the connector shut down
+    connector = consumer.connector
+    consumer.stop()
+    assert connector.shut and consumer.connector is None and consumer.held_offsets is None
+    with pytest.raises(ConsumerStoppedException):
+        consumer.consume()
+
+
+def test_a_poll_that_finds_nothing_is_none_without_blocking_or_after_the_consumer_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(consumer_module, "ConsumerConnector", _FakeConnector)
+    quiet = ConsumerTimeout("nothing")
+    _FakeConnector.script = [quiet, quiet, quiet, RawMessage("orders", 0, 1, None, b"v", -1)]
+    consumer = BalancedConsumer(b"orders", None, b"g", consumer_timeout_ms=0)
+    assert consumer.consume(block=True) is None  # consumer_timeout_ms passed
+    assert consumer.consume(block=False) is None
+    assert [m.offset for m in consumer] == []  # iteration ends at the next None, as pykafka's
+    late = consumer.consume()
+    assert late is not None and late.timestamp is None and late.timestamp_dt is None
