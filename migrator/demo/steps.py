@@ -15,7 +15,7 @@ from typing import Protocol, cast
 from kazoo.client import KazooClient
 
 from migrator.coordination.authority import KafkaHealth, decide_authority
-from migrator.demo.group import authorities, kafka_assignment, owners, wait_for
+from migrator.demo.group import authorities, kafka_assignment, owning_members, wait_for
 from migrator.demo.workload import ConnectorMember, LiveLog, MemberInfo, PlainConsumer
 from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin
@@ -92,6 +92,7 @@ class GroupDriver:
     errors: list[str] = field(default_factory=list)
     started_ns: int = field(default_factory=time.time_ns)
     spawn: MemberFactory | None = None  # None: every member runs in this process
+    layout: dict[str, str] = field(default_factory=dict)  # the connectors' layout (`workload.layout_properties`)
 
     # -- members -------------------------------------------------------------------------------------
     def start(self, kind: str, name: str) -> Member:
@@ -103,7 +104,7 @@ class GroupDriver:
         else:
             bootstrap = self.bootstrap if kind == "bridge" else None
             member = ConnectorMember(
-                self.zookeeper, self.group, name, self.topic, self.sizing.streams, self.log, bootstrap=bootstrap
+                self.zookeeper, self.group, name, self.topic, self.sizing.streams, self.log, bootstrap, self.layout
             )
         self.live[name] = member
         self.known[name] = member.info
@@ -144,10 +145,10 @@ class GroupDriver:
         published = authorities(self.zk, self.group, bridges)
         if any(published.get(b) != authority for b in bridges):
             return False
-        zk_owned = owners(self.zk, self.group, self.topic)
+        zk_owned = owning_members(self.zk, self.group, self.topic)
         by_member: dict[str, set[int]] = {}
-        for p, thread in zk_owned.items():
-            by_member.setdefault(thread.rpartition("-")[0], set()).add(p)
+        for p, member in zk_owned.items():
+            by_member.setdefault(member, set()).add(p)
         if set(by_member) - {m.info.consumer_id for m in connectors}:
             return False  # an owner node of a member that left
         if authority == "zookeeper" and not self._plain():

@@ -1,4 +1,5 @@
-"""`OwnersWatcher`: a read-only timeline of `/consumers/<group>/owners/<topic>/<partition>`.
+"""`OwnersWatcher`: a read-only timeline of `/consumers/<group>/owners/<topic>/<partition>` (and of pykafka's
+`owners/<folder>/<leader>-<partition>` nodes, which hold a consumer id: `member_only` intervals).
 
 How it catches every change: a kazoo `TreeCache` of `owners` (`poller.ZooKeeperTree`, shared with
 `CommitsWatcher`) delivers each owner node's creation, rewrite and deletion with the node's stat, and reads
@@ -28,6 +29,7 @@ from kazoo.recipe.cache import NodeData
 
 from migrator.observe.poller import Leaf, ZooKeeperTree
 from migrator.protocol.partition import TopicPartition
+from migrator.protocol.pykafka_layout import OwnerNode, spelling_of_folder
 from migrator.zk.paths import GroupPaths
 
 
@@ -78,11 +80,25 @@ class _Node:
     czxid: int
     ctime_ms: int
     mtime_ms: int
+    member_only: bool
 
     @classmethod
     def of(cls, leaf: Leaf, data: NodeData) -> _Node:
         owner = (data.data or b"").decode("utf-8", "replace")
-        return cls(leaf[0], leaf[1], owner, data.stat.czxid, data.stat.ctime, data.stat.mtime)
+        member_only = not data.path.rsplit("/", 1)[-1].isdigit()  # a pykafka node names the member
+        return cls(leaf[0], leaf[1], owner, data.stat.czxid, data.stat.ctime, data.stat.mtime, member_only)
+
+
+def _owner_node(folder: str, child: str) -> Leaf | None:
+    """(topic, partition) of `owners/<folder>/<child>`: Scala's `<topic>/<partition>` holding a thread id, or
+    pykafka's `<folder>/<leader>-<partition>` holding a consumer id; None for anything else."""
+    if child.isdigit():
+        return folder, int(child)
+    node = OwnerNode.parse(child)
+    spelt = spelling_of_folder(folder)
+    if node is None or spelt is None:
+        return None
+    return spelt[0], node.partition
 
 
 class OwnersWatcher(ZooKeeperTree):
@@ -123,6 +139,10 @@ class OwnersWatcher(ZooKeeperTree):
             return {iv.topic_partition: iv.owner for iv in self._open.values()}
 
     # -- machinery -----------------------------------------------------------------------------------
+    def _leaf(self, path: str) -> Leaf | None:
+        parts = path[len(self._root) + 1 :].split("/") if path.startswith(self._root + "/") else []
+        return _owner_node(parts[0], parts[1]) if len(parts) == 2 else None
+
     def _changed(self, leaf: Leaf, path: str, node: NodeData | None) -> None:
         self._update(path, _Node.of(leaf, node) if node is not None else None, self._clock())
 
@@ -153,6 +173,10 @@ class OwnersWatcher(ZooKeeperTree):
     def _add(self, path: str, node: _Node, now: int, use_ctime: bool) -> None:
         topic, partition, owner = node.topic, node.partition, node.owner
         start = min(now, node.ctime_ms * 1_000_000) if use_ctime else now
+        if node.member_only:  # a pykafka owner node: it names the member, never a thread
+            self._open[path] = OwnerInterval(topic, partition, owner, start, None, node.czxid, member_only=True)
+            self._events.append(OwnerEvent(self._event_time(topic, partition, start), topic, partition, owner))
+            return
         if use_ctime and node.mtime_ms > node.ctime_ms:  # rewritten in place before we first saw it
             rewritten = min(now, node.mtime_ms * 1_000_000)
             member = owner.rsplit("-", 1)[0]
