@@ -12,7 +12,10 @@ How it dates them, so that checks against processing times err towards *no* fals
   earlier than the real deletion.
 - a node first read after its creator rewrote it in place (a bridge moving a partition between its own
   threads, `mtime > ctime`) held what we read only since `mtime`; before that it held one of the same
-  member's threads, which one we cannot know, so that stretch is a `member_only` interval.
+  member's threads, which one we cannot know, so that stretch is a `member_only` interval. Likewise a node
+  rewritten since our last read (a new `mtime`): from that read to the `mtime`, threads of the same member may
+  have held it in turn (moved away and back, unseen while our client was reconnecting), so that stretch is a
+  `member_only` interval too.
 
 Each node incarnation (czxid) is one `OwnerInterval`, so a node re-created by the same thread is a new
 interval. The watcher only calls `get`, `get_children` and `exists`: it never writes to ZooKeeper. Its read loop
@@ -92,6 +95,7 @@ class OwnersWatcher(ZooKeeperPoller):
         self._events: list[OwnerEvent] = []
         self._deleted_at: dict[str, int] = {}  # path -> time of its DELETED notification
         self._last_event: dict[tuple[str, int], int] = {}
+        self._last_read: dict[str, tuple[int, int]] = {}  # path -> (mtime in ms, when) at our last read of it
 
     # -- results -------------------------------------------------------------------------------------
     @property
@@ -162,6 +166,7 @@ class OwnersWatcher(ZooKeeperPoller):
             for path, iv in list(self._open.items()):
                 current = seen.get(path)
                 if current is not None and current[3] == iv.czxid:
+                    self._note_rewrites(path, iv, current[5], now)
                     if current[2] != iv.owner:  # handed to another thread of the same member, in place
                         at = min(now, current[5] * 1_000_000) if self._use_ctime else now
                         self._close(path, iv, at)
@@ -173,6 +178,18 @@ class OwnersWatcher(ZooKeeperPoller):
                 if path not in self._open:
                     self._add(path, current, now, use_ctime=self._use_ctime)
             self._deleted_at.clear()  # a notification racing this read only makes a later end (conservative)
+            self._last_read = {path: (current[5], now) for path, current in seen.items()}
+
+    def _note_rewrites(self, path: str, iv: OwnerInterval, mtime_ms: int, now: int) -> None:
+        """Under `_lock`: a node of the same incarnation rewritten since our last read was held, from that read
+        to its `mtime`, by threads of its member we did not see: a `member_only` interval."""
+        last = self._last_read.get(path)
+        if last is None or last[0] == mtime_ms:
+            return
+        rewritten = min(now, mtime_ms * 1_000_000)
+        if rewritten > last[1]:
+            self._closed.append(OwnerInterval(iv.topic, iv.partition, iv.member, last[1], rewritten, iv.czxid,
+                                              member_only=True))  # fmt: skip
 
     def _close(self, path: str, iv: OwnerInterval, end_ns: int) -> None:
         del self._open[path]
