@@ -13,7 +13,10 @@ How it dates them, so that checks against processing times err towards *no* fals
   never earlier than the real deletion.
 - a node first seen after its creator rewrote it in place (a bridge moving a partition between its own
   threads, `mtime > ctime`) held what we read only since `mtime`; before that it held one of the same
-  member's threads, which one we cannot know, so that stretch is a `member_only` interval.
+  member's threads, which one we cannot know, so that stretch is a `member_only` interval. Likewise a node
+  rewritten since we last saw it (a new `mtime`, same owner): from then to the `mtime`, threads of the same
+  member may have held it in turn (moved away and back while our client was reconnecting), so that stretch is a
+  `member_only` interval too.
 
 Each node incarnation (czxid) is one `OwnerInterval`, so a node re-created by the same thread is a new
 interval. The watcher only reads: it never writes to ZooKeeper.
@@ -120,6 +123,7 @@ class OwnersWatcher(ZooKeeperTree):
         self._closed: list[OwnerInterval] = []
         self._events: list[OwnerEvent] = []
         self._last_event: dict[tuple[str, int], int] = {}
+        self._last_seen: dict[str, tuple[int, int]] = {}  # path -> (its mtime in ms, when we learnt it)
 
     # -- results -------------------------------------------------------------------------------------
     @property
@@ -154,8 +158,12 @@ class OwnersWatcher(ZooKeeperTree):
     def _update(self, path: str, current: _Node | None, now: int) -> None:
         """Node `path` is `current` (None: gone) as learnt at `now`."""
         iv = self._open.get(path)
+        last_seen = self._last_seen.pop(path, None)
+        if current is not None:
+            self._last_seen[path] = (current.mtime_ms, now)
         if iv is not None:
             if current is not None and current.czxid == iv.czxid:
+                self._note_rewrite(iv, last_seen, current.mtime_ms, now)
                 if current.owner != iv.owner:  # handed to another thread of the same member, in place
                     at = min(now, current.mtime_ms * 1_000_000) if self._use_ctime else now
                     self._close(path, iv, at)
@@ -164,6 +172,17 @@ class OwnersWatcher(ZooKeeperTree):
             self._close(path, iv, now)  # deleted, or deleted and created again
         if current is not None:
             self._add(path, current, now, use_ctime=self._use_ctime)
+
+    def _note_rewrite(self, iv: OwnerInterval, last_seen: tuple[int, int] | None, mtime_ms: int, now: int) -> None:
+        """A node of the same incarnation rewritten since we last saw it was held, from then to its `mtime`, by
+        threads of its member we did not see: a `member_only` interval."""
+        if last_seen is None or last_seen[0] == mtime_ms:
+            return
+        rewritten = min(now, mtime_ms * 1_000_000)
+        if rewritten > last_seen[1]:
+            self._closed.append(
+                OwnerInterval(iv.topic, iv.partition, iv.member, last_seen[1], rewritten, iv.czxid, member_only=True)
+            )
 
     def _close(self, path: str, iv: OwnerInterval, end_ns: int) -> None:
         del self._open[path]
