@@ -78,6 +78,17 @@ def _bridge_config(cfg: ConsumerConfig) -> ConsumerConfig:
     return cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "true"})
 
 
+def effective_config(cfg: ConsumerConfig) -> ConsumerConfig:
+    """The offset stores a connector really uses: a bridge dual-commits (`_bridge_config`); in the pykafka
+    dialect, a legacy member and a bridge alike commit to Kafka only, since pykafka reads no offset from
+    ZooKeeper (a ZooKeeper offset would only be a second, stale truth beside the one pykafka members use)."""
+    if cfg.migration_enabled:
+        cfg = _bridge_config(cfg)
+    if cfg.zookeeper_layout == "pykafka":
+        cfg = cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "false"})
+    return cfg
+
+
 class ConsumerConnector:
     """One member of a ZooKeeper-coordinated group (Scala's `ZookeeperConsumerConnector`)."""
 
@@ -88,15 +99,7 @@ class ConsumerConnector:
             cfg = ConsumerConfig.from_properties_file(config)
         else:
             cfg = ConsumerConfig.from_mapping(config)
-        if cfg.migration_enabled:
-            cfg = _bridge_config(cfg)
-        if cfg.zookeeper_layout == "pykafka" and cfg.migration_enabled:
-            raise ConfigError(
-                "zookeeper.layout=pykafka: a bridge (coordination.migration.enabled=true) is not supported yet"
-            )
-        if cfg.zookeeper_layout == "pykafka":  # pykafka keeps no offsets in ZooKeeper
-            cfg = cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "false"})
-        self.config = cfg
+        self.config = cfg = effective_config(cfg)
         self._fork = ForkGuard("connector")
         self.group = cfg.group_id
         self.consumer_id = make_consumer_id(cfg.group_id, cfg.consumer_id)
@@ -312,7 +315,9 @@ class ConsumerConnector:
         parts = WorkerParts(
             snapshots=snapshots,
             registry=Registry(self._zk, self.paths, self.consumer_id, bridge, self._registration_codec()),
-            watches=Watches(self._zk, self.paths, lambda what: self._post(Changed(what)), bridge),
+            watches=Watches(
+                self._zk, self.paths, lambda what: self._post(Changed(what)), bridge, brokers=bool(self._pykafka)
+            ),
             holdings=self._holdings(fetcher, offsets),
             offsets=offsets,
             handoff=self._handoff,
