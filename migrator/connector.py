@@ -280,7 +280,9 @@ class ConsumerConnector:
         self._worker.listener = self._listener
         self._fetcher.start()
         self._worker.start_watches()
-        if self._member is not None:
+        if self._member is not None and self._pykafka is not None:
+            self._member.start([])  # the worker has it join once no pykafka member is registered
+        elif self._member is not None:
             self._join_kafka_group(self._member, self._admin, static_topics or self._wildcard_topics(registration))
         self._worker.register()
         self._worker.start()
@@ -303,6 +305,7 @@ class ConsumerConnector:
             backoff_ms=cfg.rebalance_backoff_ms,
             auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
             bootstrap_servers=self.bootstrap_servers,
+            kafka_beside_legacy=self._pykafka is None,
         )
         reader = partial(PykafkaSnapshotReader, view=self._pykafka) if self._pykafka else SnapshotReader
         snapshots = reader(
@@ -336,7 +339,11 @@ class ConsumerConnector:
         fetcher (a simple commit); committed Kafka offsets are read with the admin client: asking the embedded
         member would block while its own rebalance callback waits for the worker."""
         cfg = self.config
+        commit: Callable[[Mapping[TopicPartition, int], float], set[TopicPartition]]
         commit = self._member.commit if self._member is not None else fetcher.commit
+        available = tracker.coordinated if tracker is not None else lambda: True
+        if self._pykafka is not None and tracker is not None:
+            commit, available = _outside_or_in_group(tracker, fetcher), lambda: True
         return OffsetStore(
             self._zk,
             self.paths,
@@ -346,7 +353,7 @@ class ConsumerConnector:
             self.metrics,
             cfg.offsets_commit_max_retries,
             cfg.offsets_channel_backoff_ms,
-            kafka_available=tracker.coordinated if tracker is not None else lambda: True,
+            kafka_available=available,
             commit_timeout_s=self._kafka_timeout_s,
         )
 
@@ -472,6 +479,21 @@ def _warm_up(admin: KafkaAdmin, group: str, topics: list[str]) -> None:
             admin.committed_offsets(group, [TopicPartition(topics[0], 0)])
     except KafkaUnavailable as exc:
         log.debug("warming up the Kafka clients failed: %s", exc)
+
+
+def _outside_or_in_group(
+    tracker: KafkaGroupTracker, fetcher: Fetcher
+) -> Callable[[Mapping[TopicPartition, int], float], set[TopicPartition]]:
+    """A pykafka-dialect bridge's Kafka commit: through its embedded member while that has a generation, else
+    a simple commit as pykafka's own members make (the member stays out of the group while they are
+    registered, `authority.in_kafka_group`, so the broker takes it: the group has no live member)."""
+
+    def commit(offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
+        if tracker.coordinated():
+            return tracker.member.commit(offsets, timeout_s)
+        return fetcher.commit(offsets, timeout_s)
+
+    return commit
 
 
 class _KafkaOffsets:
