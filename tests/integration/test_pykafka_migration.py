@@ -27,7 +27,6 @@ from migrator.protocol.pykafka_layout import Spelling
 from migrator.zk.pykafka_group import partition_leaders
 from tests.helpers import cli
 from tests.helpers.bridge import published
-from tests.helpers.cluster import restart_process
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.member_proc import MemberProcess
 from tests.helpers.peers import PATIENT
@@ -215,36 +214,3 @@ def test_a_pykafka_group_migrates_to_kafka_and_back_without_loss_or_dual_process
     assert not overlaps(records), overlaps(records)[:3]
     assert not [d for d in duplicates(records) if not first_by_managed_pykafka(d)], duplicates(records)[:3]
 
-
-def test_a_leader_move_renames_owner_nodes_without_loss_or_dual_processing(
-    cluster_factory: Any, unique_group: str, unique_topic: str, tmp_path: Path
-) -> None:
-    """Two brokers; a pykafka member and a bridge in the pykafka dialect share a topic whose leaders are on both.
-    The broker leading partitions is stopped and restarted: the leaders move, so the names pykafka gives owner
-    nodes (`<leader>-<partition>`) change, and both re-assign on the change of `/brokers/ids`."""
-    two = cluster_factory(brokers=2)
-    make_topic(two, unique_topic, partitions=PARTITIONS, replication=2)
-    zk = KazooClient(hosts=two.zookeeper)
-    zk.start()
-    m = Migration(two, zk, unique_group, unique_topic, tmp_path)
-    try:
-        m.pykafka("p0")
-        m.bridge("b0")
-        zookeeper_owners_follow_pykafka(m, ["p0", "b0"])
-        m.batch("before the leader moves")
-        before = partition_leaders(zk, m.topic)
-        leader = before[0]
-        two.stop_process(f"broker-{leader}")
-        wait_until(lambda: leader not in partition_leaders(zk, m.topic).values(), 60, what="leaders moved")
-        m.batch("the leader broker down")
-        assert not restart_process(two, f"broker-{leader}")
-        m.batch("the leader broker back")
-        for name in ("p0", "b0"):
-            m.stop(name)
-        records = m.records()
-        assert not lost(m.produced, records)
-        assert not overlaps(records), overlaps(records)[:3]
-    finally:
-        m.close()
-        zk.stop()
-        zk.close()
