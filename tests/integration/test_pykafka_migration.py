@@ -213,4 +213,3 @@ def test_a_pykafka_group_migrates_to_kafka_and_back_without_loss_or_dual_process
     assert not lost(m.produced, records)
     assert not overlaps(records), overlaps(records)[:3]
     assert not [d for d in duplicates(records) if not first_by_managed_pykafka(d)], duplicates(records)[:3]
-
