@@ -30,7 +30,15 @@ from migrator.assign.legacy import Assignor
 from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
-from migrator.coordination.authority import AuthorityDecision, Hold, KafkaHealth, decide_authority, next_hold, routine
+from migrator.coordination.authority import (
+    AuthorityDecision,
+    Hold,
+    KafkaHealth,
+    decide_authority,
+    in_kafka_group,
+    next_hold,
+    routine,
+)
 from migrator.coordination.clock import Clock
 from migrator.coordination.gating import (
     DEFER_S,
@@ -91,6 +99,9 @@ class WorkerSettings:
     auto_commit_interval_ms: int | None
     bootstrap_servers: str = ""
     """Published with the authority (bridges only), so operator commands can find the group's brokers."""
+    kafka_beside_legacy: bool = True
+    """Whether the embedded member stays in the Kafka group while legacy members are registered
+    (`authority.in_kafka_group`; False in the pykafka dialect)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,7 +456,8 @@ class RebalanceWorker:
         if unusable is not None:
             return unusable
         if self._kafka is not None:
-            self._kafka.member.subscribe(sorted(snap.subscriptions.get(cid, {})))
+            joins = in_kafka_group(snap.member_ids, snap.migration_ids, beside_legacy=self.s.kafka_beside_legacy)
+            self._kafka.member.subscribe(sorted(snap.subscriptions.get(cid, {})) if joins else [])
         t_snapshot = time.monotonic()
         laps = {read: t_snapshot - t_start}
         target, decision = self._target(snap)
