@@ -1,15 +1,20 @@
 """The record fetcher: one confluent-kafka consumer that fetches the connector's owned partitions by
 explicit assignment (never by group subscription) and routes records to the owning thread's stream.
 
-The worker hands it a complete routing table; it is applied between polls with incremental (un)assigns, so
-partitions that stay owned keep their position.
+The worker hands it a complete routing table; it is applied at once on the worker's thread with incremental
+(un)assigns (librdkafka's client is thread-safe), so partitions that stay owned keep their position and a
+routing change never waits for a poll in progress. Only a table that needs a metadata refresh first (a topic
+or partition the client has not seen) is left for the fetch thread, between polls. A poll's records are routed
+by the table of when the poll started: a record fetched under an older table goes out with its older epoch,
+which its stream drops (`consumer.handoff`), and never counts as fetched for a partition's re-seeked route.
 
 "Caller runs": a stream thread with nothing queued polls the client itself (`fetch_for`), keeps its own
 chunks and queues the others' chunks, instead of waiting for the fetch thread to be scheduled. The fetch
-thread applies routing changes and polls only while some stream waits on its queue (because another thread
-was polling, or a routing change was pending). Every call on the client, and the routing of what a poll
-returned, happen under `_poll_lock`, so the client is never called from two threads at once and the chunks
-of one partition are queued in offset order.
+thread polls only while some stream waits on its queue, and then with a long wait: an idle connector has one
+thread blocked in librdkafka and the streams blocked on their queues, not threads waking on timers. A stream
+that finds the fetch thread polling waits on its queue at once (the fetch thread serves it) instead of for the
+poll lock. Every poll, and the routing of what it returned, happen under `_poll_lock`, so the chunks of one
+partition are queued in offset order.
 """
 
 from __future__ import annotations
@@ -34,9 +39,9 @@ from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
-POLL_S = 0.02  # once a first record is in, how long a fetch waits for more of its batch
-WAIT_S = 0.1  # how long a fetch waits for a first record before it looks at routing changes again
-IDLE_S = 0.5  # how long the fetch thread sleeps when no stream waits and no routing change is pending
+POLL_S = 0.02  # when records were already waiting (busy), how long a fetch waits to fill its batch
+WAIT_S = 0.5  # how long the fetch thread waits for a first record (a table needing a metadata refresh waits for it)
+IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives; this only bounds a missed wake-up
 BATCH = 500  # records per poll
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
 """librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
@@ -84,9 +89,11 @@ class Fetcher:
         self._partition_counts: dict[str, int] = {}  # per topic, as of our last metadata refresh
         self._pending: dict[TopicPartition, Route] | None = None
         self._pending_lock = threading.Lock()
+        self._route_lock = threading.Lock()  # applying a table, or closing the client (after `_poll_lock` if both)
         self._poll_lock = threading.Lock()  # held for every call on the client and the routing of its records
         self._closed = False
         self._poller: threading.Thread | None = None  # the thread holding `_poll_lock`
+        self._serving = False  # the fetch thread is polling for the streams that wait on their queues
         self._close_deferred = False
         self._unanswered_commit: threading.Event | None = None  # a `commit` the caller stopped waiting for
         self._waiting = 0  # streams waiting on their queue for the fetch thread
@@ -130,9 +137,15 @@ class Fetcher:
         self._thread.start()
 
     def route(self, routes: Mapping[TopicPartition, Route]) -> None:
-        """Replace the routing table; applied by the fetch thread before its next poll."""
-        with self._pending_lock:
+        """Replace the routing table: at once, or by the fetch thread before its next poll when the client's
+        metadata must be refreshed first (that may take seconds, which the worker must not wait)."""
+        with self._route_lock:
             self._pending = dict(routes)
+            if not self._closed and not self._unknown(self._added(self._pending)):
+                try:
+                    self._apply_pending()
+                except Exception:  # the fetch thread tries again, and reports it
+                    log.warning("routing change left to the fetch thread", exc_info=True)
         self._wake.set()
 
     def close(self) -> None:
@@ -150,9 +163,10 @@ class Fetcher:
 
     def _close_client(self) -> None:
         """Under `_poll_lock`."""
-        if not self._closed:
-            self._closed = True
-            self._consumer.close()
+        with self._route_lock:
+            if not self._closed:
+                self._closed = True
+                self._consumer.close()
 
     # -- a stream thread fetching for itself (caller runs) -----------------------------------------------
     def fetch_for(self, stream: Destination, timeout_s: float) -> list[Chunk] | None:
@@ -163,13 +177,16 @@ class Fetcher:
         announced with `waiting`. An empty list when the poll returned nothing for it, or its queue got a
         chunk meanwhile.
         """
-        # Wait for a poll in progress rather than for the fetch thread: when this thread waits on its queue,
-        # the fetch thread polls for it, and keeps the lock busy when this thread wants to poll again.
-        if self._pending is not None or self._stop.is_set() or not self._poll_lock.acquire(timeout=timeout_s):
+        # Wait for another stream's poll in progress (it ends within `timeout_s`), not for the fetch thread's:
+        # that one waits long, and serves this stream's queue meanwhile.
+        if self._serving or self._pending is not None or self._stop.is_set():
+            return None
+        if not self._poll_lock.acquire(timeout=timeout_s):
             return None
         self._poller = threading.current_thread()
         try:
-            if self._closed or self._pending is not None or not self._routes:
+            routes = self._routes
+            if self._closed or self._pending is not None or not routes:
                 return None
             if not stream.queue.empty():  # queued under this lock, so older than anything polled now
                 return []
@@ -177,7 +194,7 @@ class Fetcher:
                 batch = self._consume(timeout_s)
             except Exception:  # the client is closing or broken; the fetch thread logs it
                 return None
-            return self._dispatch(batch, stream) if batch else []
+            return self._dispatch(batch, stream, routes) if batch else []
         finally:
             if self._close_deferred:
                 self._close_client()
@@ -192,13 +209,21 @@ class Fetcher:
             self._wake.set()
 
     # -- the fetch thread ----------------------------------------------------------------------------
+    def _added(self, routes: Mapping[TopicPartition, Route]) -> list[TopicPartition]:
+        """Partitions new in `routes`, or re-opened at a new epoch (to be re-seeked)."""
+        return [tp for tp, r in routes.items() if tp not in self._routes or self._routes[tp].epoch != r.epoch]
+
+    def _unknown(self, added: list[TopicPartition]) -> list[str]:
+        """Topics of `added` with a partition beyond what the client's metadata had at our last refresh."""
+        return sorted({tp.topic for tp in added if tp.partition >= self._partition_counts.get(tp.topic, 0)})
+
     def _apply_pending(self) -> None:
-        with self._pending_lock:
-            pending, self._pending = self._pending, None
+        """Under `_route_lock`."""
+        pending = self._pending
         if pending is None:
             return
         removed = [tp for tp in self._routes if tp not in pending]
-        added = [tp for tp, r in pending.items() if tp not in self._routes or self._routes[tp].epoch != r.epoch]
+        added = self._added(pending)
         if removed or added:
             # a partition re-opened at a new epoch is re-seeked: unassign then assign at its fetch offset
             readd = [tp for tp in added if tp in self._routes]
@@ -206,17 +231,16 @@ class Fetcher:
             if gone:
                 self._consumer.incremental_unassign([KafkaTopicPartition(t, p) for t, p in gone])
             if added:
-                self._refresh_metadata(added)
                 self._consumer.incremental_assign([KafkaTopicPartition(*tp, pending[tp].next_offset) for tp in added])
         # a kept partition keeps its route (and position); a new or re-opened one starts where the worker says
         self._routes = {tp: (r if tp in added else self._routes[tp]) for tp, r in pending.items()}
+        self._pending = None
 
     def _refresh_metadata(self, added: list[TopicPartition]) -> None:
         """Partitions added to a topic are unknown to the client's cached metadata until its next refresh
         (minutes away); ask now so that an assignment of a new partition starts fetching at once. Only
         for a topic not seen yet or a partition beyond what it had: a rebalance should not wait for it."""
-        topics = sorted({tp.topic for tp in added if tp.partition >= self._partition_counts.get(tp.topic, 0)})
-        for topic in topics:
+        for topic in self._unknown(added):
             try:
                 found = self._consumer.list_topics(topic=topic, timeout=5).topics.get(topic)
             except Exception:  # the fetch loop retries; an assign of an unknown partition waits, it does not fail
@@ -227,44 +251,64 @@ class Fetcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._wake.clear()  # before looking: a wake-up from now on is not lost
             if self._pending is None and (not self._waiting or not self._routes):
                 self._wake.wait(IDLE_S)  # streams fetch for themselves; nothing to do for them here
-                self._wake.clear()
                 continue
-            if not self._poll_lock.acquire(timeout=WAIT_S):
+            if not self._poll_lock.acquire(timeout=IDLE_S):  # a stream's poll ends within its own short wait
                 continue
             try:
                 if self._closed:
                     return
-                self._apply_pending()
-                if not self._routes or not self._waiting:
-                    continue
-                try:
-                    batch = self._consume(WAIT_S)
-                except Exception:  # the client is closing or broken; the worker decides what happens next
-                    log.exception("fetch failed")
-                    self._stop.wait(0.5)
-                    continue
-                if batch:
-                    self._dispatch(batch)
+                pending = self._pending
+                if pending is not None:  # outside `_route_lock`: the worker's `route` must not wait for it
+                    self._refresh_metadata(self._added(pending))
+                with self._route_lock:
+                    self._apply_pending()
+                self._serve()
             finally:
+                self._serving = False
                 self._poll_lock.release()
 
+    def _serve(self) -> None:
+        """One long poll for the streams waiting on their queues (under `_poll_lock`)."""
+        routes = self._routes
+        if not routes or not self._waiting:
+            return
+        self._serving = True
+        try:
+            batch = self._consume(WAIT_S)
+        except Exception:  # the client is closing or broken; the worker decides what happens next
+            log.exception("fetch failed")
+            self._stop.wait(0.5)
+            return
+        if batch:
+            self._dispatch(batch, None, routes)
+
     def _consume(self, wait_s: float) -> list[Any]:
-        """A batch: wait up to `wait_s` for a first record, then up to `POLL_S` for the rest (under `_poll_lock`).
+        """A batch (under `_poll_lock`): what is already fetched, topped up for up to `POLL_S`; or, when nothing
+        is, a first record within `wait_s` and whatever came with it.
 
         librdkafka's batch consume returns only when the batch is full or its timeout is over, so one wait
         serves two purposes badly: short, an idle connector wakes every few milliseconds for nothing; long,
-        records wait for it. A first record ends the long wait at once; what follows is batched as before.
+        records wait for it. Busy, records are waiting and a batch fills as before; idle, a record ends the
+        long wait at once and goes out without waiting `POLL_S` for company that will not come.
         """
+        batch = self._consumer.consume(num_messages=BATCH, timeout=0)
+        if batch:
+            if len(batch) < BATCH:
+                batch += self._consumer.consume(num_messages=BATCH - len(batch), timeout=POLL_S)
+            return batch
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
         if batch:
-            batch += self._consumer.consume(num_messages=BATCH - 1, timeout=POLL_S)
+            batch += self._consumer.consume(num_messages=BATCH - 1, timeout=0)
         return batch
 
-    def _dispatch(self, batch: list[Any], caller: Destination | None = None) -> list[Chunk]:
+    def _dispatch(self, batch: list[Any], caller: Destination | None = None,
+                  routes: Mapping[TopicPartition, Route] | None = None) -> list[Chunk]:  # fmt: skip
         """Group a batch into one chunk per partition; queue each on its thread's stream, or return those of
-        `caller` (the stream polling for itself: its own queue may be full, and only it drains it).
+        `caller` (the stream polling for itself: its own queue may be full, and only it drains it). `routes`:
+        the table as the poll started (default: the current one).
 
         This is the per-record cost of the connector, so every per-record step runs in C (`map`, `zip`,
         `groupby`): a batch holds runs of one partition, and Python runs once per run.
@@ -275,7 +319,7 @@ class Fetcher:
                 if error is not None and error.code() != KafkaError._PARTITION_EOF:
                     log.warning("fetch error: %s", error)
             batch = [raw for raw, error in zip(batch, errors, strict=True) if error is None]
-        routes = self._routes
+        routes = self._routes if routes is None else routes
         chunks: dict[tuple[str, int], tuple[Route, Chunk]] = {}
         keys = zip(map(KafkaMessage.topic, batch), map(KafkaMessage.partition, batch), strict=True)
         for key, run_pairs in groupby(zip(keys, batch, strict=True), _first):
@@ -336,6 +380,6 @@ class Fetcher:
                 route.stream.queue.put(chunk, timeout=0.1)
                 return
             except queue.Full:
-                pending = self._pending
-                if pending is not None and (chunk.tp not in pending or pending[chunk.tp].epoch != chunk.epoch):
-                    return  # the partition is being taken away; the stream would drop it anyway
+                for table in (self._pending, self._routes):
+                    if table is not None and (chunk.tp not in table or table[chunk.tp].epoch != chunk.epoch):
+                        return  # the partition is being taken away; the stream would drop it anyway
