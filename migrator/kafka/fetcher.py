@@ -286,22 +286,19 @@ class Fetcher:
             self._dispatch(batch, None, routes)
 
     def _consume(self, wait_s: float) -> list[Any]:
-        """A batch (under `_poll_lock`): what is already fetched, topped up for up to `POLL_S`; or, when nothing
-        is, a first record within `wait_s` and whatever came with it.
+        """A batch (under `_poll_lock`): a first record within `wait_s` and whatever was fetched with it; when
+        more than that was waiting (busy), topped up for up to `POLL_S`.
 
         librdkafka's batch consume returns only when the batch is full or its timeout is over, so one wait
         serves two purposes badly: short, an idle connector wakes every few milliseconds for nothing; long,
-        records wait for it. Busy, records are waiting and a batch fills as before; idle, a record ends the
-        long wait at once and goes out without waiting `POLL_S` for company that will not come.
+        records wait for it. A first record ends the long wait at once; idle, it goes out without waiting
+        `POLL_S` for company that will not come (and each call on the client hands the GIL over once more).
         """
-        batch = self._consumer.consume(num_messages=BATCH, timeout=0)
-        if batch:
-            if len(batch) < BATCH:
-                batch += self._consumer.consume(num_messages=BATCH - len(batch), timeout=POLL_S)
-            return batch
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
         if batch:
             batch += self._consumer.consume(num_messages=BATCH - 1, timeout=0)
+            if 1 < len(batch) < BATCH:
+                batch += self._consumer.consume(num_messages=BATCH - len(batch), timeout=POLL_S)
         return batch
 
     def _dispatch(self, batch: list[Any], caller: Destination | None = None,
