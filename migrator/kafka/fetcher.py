@@ -1,12 +1,9 @@
 """The record fetcher: one confluent-kafka consumer that fetches the connector's owned partitions by
 explicit assignment (never by group subscription) and routes records to the owning thread's stream.
 
-The worker hands it a complete routing table; it is applied at once on the worker's thread with incremental
-(un)assigns (librdkafka's client is thread-safe), so partitions that stay owned keep their position and a
-routing change never waits for a poll in progress. Only a table that needs a metadata refresh first (a topic
-or partition the client has not seen) is left for the fetch thread, between polls. A poll's records are routed
-by the table of when the poll started: a record fetched under an older table goes out with its older epoch,
-which its stream drops (`consumer.handoff`), and never counts as fetched for a partition's re-seeked route.
+The worker hands it a complete routing table; it is applied between polls with incremental (un)assigns, so
+partitions that stay owned keep their position: at once by the worker when no poll is in progress (and the
+client knows every partition's topic metadata), else by the thread that polls, after its poll.
 
 "Caller runs": a stream thread with nothing queued polls the client itself (`fetch_for`), keeps its own
 chunks and queues the others' chunks, instead of waiting for the fetch thread to be scheduled. The fetch
@@ -40,7 +37,9 @@ from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
 POLL_S = 0.02  # when records were already waiting (busy), how long a fetch waits to fill its batch
-WAIT_S = 0.5  # how long the fetch thread waits for a first record (a table needing a metadata refresh waits for it)
+WAIT_S = 0.2  # how long the fetch thread waits for a first record; a routing change may wait for it
+# confluent-kafka wakes every 200 ms inside a longer wait anyway (to check for signals), so a longer one would
+# save no wake-ups and only delay routing changes.
 IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives; this only bounds a missed wake-up
 BATCH = 500  # records per poll
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
@@ -89,7 +88,6 @@ class Fetcher:
         self._partition_counts: dict[str, int] = {}  # per topic, as of our last metadata refresh
         self._pending: dict[TopicPartition, Route] | None = None
         self._pending_lock = threading.Lock()
-        self._route_lock = threading.Lock()  # applying a table, or closing the client (after `_poll_lock` if both)
         self._poll_lock = threading.Lock()  # held for every call on the client and the routing of its records
         self._closed = False
         self._poller: threading.Thread | None = None  # the thread holding `_poll_lock`
@@ -137,15 +135,22 @@ class Fetcher:
         self._thread.start()
 
     def route(self, routes: Mapping[TopicPartition, Route]) -> None:
-        """Replace the routing table: at once, or by the fetch thread before its next poll when the client's
-        metadata must be refreshed first (that may take seconds, which the worker must not wait)."""
-        with self._route_lock:
+        """Replace the routing table: at once when no thread polls, else by the polling thread after its poll.
+
+        A table that needs a metadata refresh first (up to seconds, which the worker must not wait) is always
+        left to the fetch thread. The client is never changed during a poll: a poll's records are routed by
+        the table it polled under, so a re-seeked partition never takes records fetched before its re-seek."""
+        with self._pending_lock:
             self._pending = dict(routes)
-            if not self._closed and not self._unknown(self._added(self._pending)):
-                try:
+        if self._poll_lock.acquire(blocking=False):
+            try:
+                pending = self._pending
+                if pending is not None and not self._closed and not self._unknown(self._added(pending)):
                     self._apply_pending()
-                except Exception:  # the fetch thread tries again, and reports it
-                    log.warning("routing change left to the fetch thread", exc_info=True)
+            except Exception:  # the fetch thread tries again, and reports it
+                log.warning("routing change left to the fetch thread", exc_info=True)
+            finally:
+                self._poll_lock.release()
         self._wake.set()
 
     def close(self) -> None:
@@ -163,10 +168,9 @@ class Fetcher:
 
     def _close_client(self) -> None:
         """Under `_poll_lock`."""
-        with self._route_lock:
-            if not self._closed:
-                self._closed = True
-                self._consumer.close()
+        if not self._closed:
+            self._closed = True
+            self._consumer.close()
 
     # -- a stream thread fetching for itself (caller runs) -----------------------------------------------
     def fetch_for(self, stream: Destination, timeout_s: float) -> list[Chunk] | None:
@@ -178,15 +182,14 @@ class Fetcher:
         chunk meanwhile.
         """
         # Wait for another stream's poll in progress (it ends within `timeout_s`), not for the fetch thread's:
-        # that one waits long, and serves this stream's queue meanwhile.
+        # that one serves this stream's queue meanwhile.
         if self._serving or self._pending is not None or self._stop.is_set():
             return None
         if not self._poll_lock.acquire(timeout=timeout_s):
             return None
         self._poller = threading.current_thread()
         try:
-            routes = self._routes
-            if self._closed or self._pending is not None or not routes:
+            if self._closed or self._pending is not None or not self._routes:
                 return None
             if not stream.queue.empty():  # queued under this lock, so older than anything polled now
                 return []
@@ -194,7 +197,7 @@ class Fetcher:
                 batch = self._consume(timeout_s)
             except Exception:  # the client is closing or broken; the fetch thread logs it
                 return None
-            return self._dispatch(batch, stream, routes) if batch else []
+            return self._dispatch(batch, stream) if batch else []
         finally:
             if self._close_deferred:
                 self._close_client()
@@ -218,8 +221,9 @@ class Fetcher:
         return sorted({tp.topic for tp in added if tp.partition >= self._partition_counts.get(tp.topic, 0)})
 
     def _apply_pending(self) -> None:
-        """Under `_route_lock`."""
-        pending = self._pending
+        """Under `_poll_lock`."""
+        with self._pending_lock:
+            pending, self._pending = self._pending, None
         if pending is None:
             return
         removed = [tp for tp in self._routes if tp not in pending]
@@ -231,10 +235,10 @@ class Fetcher:
             if gone:
                 self._consumer.incremental_unassign([KafkaTopicPartition(t, p) for t, p in gone])
             if added:
+                self._refresh_metadata(added)
                 self._consumer.incremental_assign([KafkaTopicPartition(*tp, pending[tp].next_offset) for tp in added])
         # a kept partition keeps its route (and position); a new or re-opened one starts where the worker says
         self._routes = {tp: (r if tp in added else self._routes[tp]) for tp, r in pending.items()}
-        self._pending = None
 
     def _refresh_metadata(self, added: list[TopicPartition]) -> None:
         """Partitions added to a topic are unknown to the client's cached metadata until its next refresh
@@ -260,11 +264,7 @@ class Fetcher:
             try:
                 if self._closed:
                     return
-                pending = self._pending
-                if pending is not None:  # outside `_route_lock`: the worker's `route` must not wait for it
-                    self._refresh_metadata(self._added(pending))
-                with self._route_lock:
-                    self._apply_pending()
+                self._apply_pending()
                 self._serve()
             finally:
                 self._serving = False
@@ -272,8 +272,7 @@ class Fetcher:
 
     def _serve(self) -> None:
         """One long poll for the streams waiting on their queues (under `_poll_lock`)."""
-        routes = self._routes
-        if not routes or not self._waiting:
+        if not self._routes or not self._waiting:
             return
         self._serving = True
         try:
@@ -283,7 +282,7 @@ class Fetcher:
             self._stop.wait(0.5)
             return
         if batch:
-            self._dispatch(batch, None, routes)
+            self._dispatch(batch)
 
     def _consume(self, wait_s: float) -> list[Any]:
         """A batch (under `_poll_lock`): a first record within `wait_s` and whatever was fetched with it; when
@@ -301,11 +300,9 @@ class Fetcher:
                 batch += self._consumer.consume(num_messages=BATCH - len(batch), timeout=POLL_S)
         return batch
 
-    def _dispatch(self, batch: list[Any], caller: Destination | None = None,
-                  routes: Mapping[TopicPartition, Route] | None = None) -> list[Chunk]:  # fmt: skip
+    def _dispatch(self, batch: list[Any], caller: Destination | None = None) -> list[Chunk]:
         """Group a batch into one chunk per partition; queue each on its thread's stream, or return those of
-        `caller` (the stream polling for itself: its own queue may be full, and only it drains it). `routes`:
-        the table as the poll started (default: the current one).
+        `caller` (the stream polling for itself: its own queue may be full, and only it drains it).
 
         This is the per-record cost of the connector, so every per-record step runs in C (`map`, `zip`,
         `groupby`): a batch holds runs of one partition, and Python runs once per run.
@@ -316,7 +313,7 @@ class Fetcher:
                 if error is not None and error.code() != KafkaError._PARTITION_EOF:
                     log.warning("fetch error: %s", error)
             batch = [raw for raw, error in zip(batch, errors, strict=True) if error is None]
-        routes = self._routes if routes is None else routes
+        routes = self._routes
         chunks: dict[tuple[str, int], tuple[Route, Chunk]] = {}
         keys = zip(map(KafkaMessage.topic, batch), map(KafkaMessage.partition, batch), strict=True)
         for key, run_pairs in groupby(zip(keys, batch, strict=True), _first):
@@ -377,6 +374,6 @@ class Fetcher:
                 route.stream.queue.put(chunk, timeout=0.1)
                 return
             except queue.Full:
-                for table in (self._pending, self._routes):
-                    if table is not None and (chunk.tp not in table or table[chunk.tp].epoch != chunk.epoch):
-                        return  # the partition is being taken away; the stream would drop it anyway
+                pending = self._pending
+                if pending is not None and (chunk.tp not in pending or pending[chunk.tp].epoch != chunk.epoch):
+                    return  # the partition is being taken away; the stream would drop it anyway

@@ -173,11 +173,16 @@ def _routing_fetcher(known: dict[str, int]) -> tuple[Fetcher, FakeClient]:
     f = Fetcher.__new__(Fetcher)  # routing only: a fake client, no fetch thread
     f._consumer = FakeClient()  # type: ignore[assignment]
     f._pending, f._routes, f._partition_counts, f._closed = None, {}, dict(known), False
-    f._route_lock, f._wake, f._stop = threading.Lock(), threading.Event(), threading.Event()
+    f._poll_lock, f._pending_lock, f._wake, f._stop = (
+        threading.Lock(),
+        threading.Lock(),
+        threading.Event(),
+        threading.Event(),
+    )
     return f, f._consumer  # type: ignore[return-value]
 
 
-def test_a_routing_change_is_applied_at_once_on_the_callers_thread_without_the_poll_lock() -> None:
+def test_a_routing_change_is_applied_at_once_on_the_callers_thread_when_no_poll_is_in_progress() -> None:
     h = Handoff()
     s = KafkaStream("a-0", h)
     f, client = _routing_fetcher({"t": 4})
@@ -195,13 +200,13 @@ def test_a_routing_change_needing_metadata_is_left_to_the_fetch_thread() -> None
     assert f._pending is not None and client.calls == [] and f._wake.is_set()
 
 
-def test_records_of_a_poll_that_started_before_a_re_seek_keep_their_old_epoch() -> None:
-    h = Handoff()
-    s = KafkaStream("a-0", h)
-    f, _ = _routing_fetcher({"t": 1})
-    f.route({TP("t", 0): Route(s, 1, 0)})
-    at_poll_start = f._routes
-    f.route({TP("t", 0): Route(s, 2, 0)})  # re-opened while the poll was in progress
-    own = f._dispatch([_raw(0, 0), _raw(0, 1)], s, at_poll_start)
-    assert [c.epoch for c in own] == [1]  # dropped by the stream, since the partition is at epoch 2 now
-    assert f._routes[TP("t", 0)].next_offset == 0  # the new route still starts at the re-seek's offset
+def test_a_routing_change_during_a_poll_waits_for_it_so_no_record_is_routed_by_a_table_it_was_not_fetched_under() -> (
+    None
+):
+    f, client = _routing_fetcher({"t": 1})
+    with f._poll_lock:  # a poll in progress
+        f.route({TP("t", 0): Route(KafkaStream("a-0", Handoff()), 1, 0)})
+    assert f._pending is not None and client.calls == [] and f._wake.is_set()
+    with f._poll_lock:  # what the polling thread does after its poll
+        f._apply_pending()
+    assert f._pending is None and client.calls == [("assign", [("t", 0, 0)])]
