@@ -154,7 +154,7 @@ def test_dispatch_builds_one_chunk_per_partition_skips_old_records_and_keeps_its
 def test_a_stream_whose_poll_brought_nothing_waits_on_its_queue_instead_of_polling_again() -> None:
     h, s, src = setup([], timeout_ms=-1)  # every poll brings nothing
     e = h.open({TP("t", 0): 0})
-    threading.Timer(0.3, lambda: s.queue.put(chunk(e, 9))).start()
+    threading.Timer(0.05, lambda: s.queue.put(chunk(e, 9))).start()
     assert next(s).offset == 9
     assert src.calls == 1 and src.waits == [1, -1]  # one poll, then asleep on the queue until the chunk came
 
