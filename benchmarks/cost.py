@@ -7,8 +7,9 @@ streams, the plain consumer is a confluent-kafka `poll(1.0)` loop. All three run
 machine's load at the moment weighs on them alike: figures are ratios to the plain consumer.
 
 Per load (~20 records/s "idle", 800 and 4,000 records/s), after a warm-up, over one window: CPU % of a core
-and CPU µs per record (utime + stime of the member's process from /proc/<pid>/stat, every thread counted),
-and RSS (VmRSS from /proc/<pid>/status) at the window's end.
+and CPU µs per record (the run time of the member's threads from /proc/<pid>/task/*/schedstat, see
+`cpu_seconds`), RSS (VmRSS from /proc/<pid>/status) at the window's end, and per thread role
+(`thread_role`) CPU and wake-ups per second, which show where an idle member's time goes.
 
     python -m benchmarks.cost [--quick] [-z ZK -b BROKERS] [--profile] [--compare CHECKOUT]
 
@@ -85,10 +86,49 @@ class Member:
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads), from /proc/<pid>/stat."""
+    """CPU seconds of a process's live threads, from /proc/<pid>/task/*/schedstat (nanoseconds); utime + stime
+    from /proc/<pid>/stat where schedstat is missing. utime and stime count whole 10 ms ticks, sampled: an idle
+    member spends a few ticks a second, so over a window they resolve its CPU to ~0.05% of a core, about the
+    margin of the goal. A thread that ends within the window is not counted (members keep theirs)."""
+    total, found = 0, False
+    with contextlib.suppress(OSError):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+                found = True
+    if found:
+        return total / 1e9
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # fields 14 and 15, counted after the command name
+
+
+def thread_role(comm: str) -> str:
+    """What a thread of a member is, from its OS name (`cost_member` names Python threads after their
+    Python names): `drain` for a stream's application thread, `zk_loop` for kazoo's, `fetcher`, `embedded`,
+    `rebalance` for the connector's, librdkafka's own (`rdk:...`) as they are, `main` for the main thread."""
+    if "(" in comm:
+        return comm[comm.index("(") + 1 :].rstrip(")")
+    if comm.startswith(("rdk:", "python")):
+        return "main" if comm.startswith("python") else comm
+    return comm.split("-", 1)[0]
+
+
+def thread_usage(pid: int) -> dict[str, tuple[float, int]]:
+    """Per role (`thread_role`): CPU seconds and voluntary context switches (wake-ups after a wait) of the
+    process's live threads."""
+    usage: dict[str, tuple[float, int]] = {}
+    with contextlib.suppress(OSError):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError):
+                task = Path(f"/proc/{pid}/task/{tid}")
+                role = thread_role(task.joinpath("comm").read_text().strip())
+                cpu = int(task.joinpath("schedstat").read_text().split()[0]) / 1e9
+                status = task.joinpath("status").read_text()
+                wakes = int(status.split("voluntary_ctxt_switches:")[1].split()[0])
+                cpu0, wakes0 = usage.get(role, (0.0, 0))
+                usage[role] = (cpu0 + cpu, wakes0 + wakes)
+    return usage
 
 
 def rss_mib(pid: int) -> float:
@@ -107,18 +147,22 @@ class Sample:
     records: int
     us_per_record: float | None
     rss_mib: float
+    threads: dict[str, tuple[float, float]]  # per role: CPU % of a core, wake-ups per second
 
 
 def measure(members: list[Member], load: str, window_s: float) -> list[Sample]:
     """CPU and records of every member over the same window, sampled side by side."""
-    before = [(cpu_seconds(m.pid), m.lines) for m in members]
+    before = [(cpu_seconds(m.pid), m.lines, thread_usage(m.pid)) for m in members]
     time.sleep(window_s)
-    after = [(cpu_seconds(m.pid), m.lines) for m in members]
+    after = [(cpu_seconds(m.pid), m.lines, thread_usage(m.pid)) for m in members]
     samples = []
-    for m, (cpu0, n0), (cpu1, n1) in zip(members, before, after, strict=True):
+    for m, (cpu0, n0, t0), (cpu1, n1, t1) in zip(members, before, after, strict=True):
         cpu, n = cpu1 - cpu0, n1 - n0
         per = round(cpu / n * 1e6, 1) if n else None
-        samples.append(Sample(m.kind, load, round(100 * cpu / window_s, 2), n, per, round(rss_mib(m.pid), 1)))
+        threads = {role: (round(100 * (c - t0.get(role, (0.0, 0))[0]) / window_s, 3),
+                          round((w - t0.get(role, (0.0, w))[1]) / window_s, 1))
+                   for role, (c, w) in sorted(t1.items())}  # fmt: skip
+        samples.append(Sample(m.kind, load, round(100 * cpu / window_s, 2), n, per, round(rss_mib(m.pid), 1), threads))
     return samples
 
 
@@ -261,6 +305,8 @@ def run(c: Cluster, quick: bool = False, profile: bool = False, compare: Path | 
             for s in samples[-len(members) :]:
                 print(f"{s.load:>5} {s.kind:<7} cpu {s.cpu_percent:6.2f}%  {s.us_per_record} us/record  "
                       f"{s.records / window_s:.0f} records/s  rss {s.rss_mib} MiB", flush=True)  # fmt: skip
+                print("      " + "  ".join(f"{role} {cpu}% {wakes}/s" for role, (cpu, wakes) in s.threads.items()
+                                           if cpu >= 0.01), flush=True)  # fmt: skip
     finally:
         for m in members:
             m.stop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ import threading
 STREAMS = 4
 AUTO_COMMIT_MS = "5000"  # confluent-kafka's default, given to the connectors too: the same commit work
 KINDS = ("plain", "bridge", "legacy")
+PR_SET_NAME = 15
 
 
 def emit_line(topic: str | None, partition: int | None, offset: int | None, value: bytes | None) -> None:
@@ -68,6 +70,22 @@ def run_connector(kind: str, zookeeper: str, bootstrap: str, group: str, topic: 
     connector.shutdown()
 
 
+def name_os_threads() -> None:
+    """Give each Python thread's OS thread its Python name (15 bytes, as Linux keeps), so that
+    `benchmarks.cost` can tell the threads apart in /proc; librdkafka names its own (`rdk:...`)."""
+    try:
+        prctl = ctypes.CDLL(None).prctl
+    except (OSError, AttributeError):
+        return
+    bootstrap = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+
+    def named(self: threading.Thread) -> None:
+        prctl(PR_SET_NAME, self.name.encode()[:15], 0, 0, 0)
+        bootstrap(self)
+
+    threading.Thread._bootstrap_inner = named  # type: ignore[attr-defined]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kind", choices=KINDS)
@@ -75,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(name)
     parser.add_argument("--exit-after", type=float, default=0.0)
     args = parser.parse_args(argv)
+    name_os_threads()
     for name in ("kazoo", "migrator", "quiet"):  # a leaving member's chatter is not a result
         logging.getLogger(name).setLevel(logging.CRITICAL)
     stop = threading.Event()

@@ -1,8 +1,9 @@
 """Every benchmark in one run, on one cluster: `python -m benchmarks.run_all [--quick]`.
 
 Starts one dev cluster (or uses --zookeeper/--bootstrap-servers, or MIGRATOR_TEST_ZOOKEEPER/_BOOTSTRAP),
-runs switch pause, rolling restart, throughput, ZooKeeper load and cost, then the fleet-scan benchmark (its own
-process, at a small size), and saves each result under benchmarks/results/. Not part of the test suite.
+runs switch pause, rolling restart, throughput, ZooKeeper load, cost and the group-size curves, then the
+fleet-scan benchmark (its own process, at a small size), and saves each result under benchmarks/results/.
+Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import cost, rolling_restart, switch_pause, throughput, zk_load
+from benchmarks import cost, curves, rolling_restart, switch_pause, throughput, zk_load
 from benchmarks.common import add_cluster_args, cluster
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +25,7 @@ FLEET_GROUPS_QUICK = 2000
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_cluster_args(parser)
-    names = ["switch_pause", "rolling_restart", "throughput", "zk_load", "cost", "fleet_scan"]
+    names = ["switch_pause", "rolling_restart", "throughput", "zk_load", "cost", "curves", "fleet_scan"]
     parser.add_argument("--only", choices=names, action="append")
     args = parser.parse_args(argv)
     wanted = set(args.only or names)
@@ -36,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
             ("throughput", throughput),
             ("zk_load", zk_load),
             ("cost", cost),
+            ("curves", curves),
         )
         for name, module in benchmarks:
             if name not in wanted:

@@ -43,7 +43,7 @@ SIZES = [Size(4, 2, 16), Size(16, 4, 128)]
 QUICK_SIZES = [Size(4, 2, 16)]
 
 
-def _run_group(c: Cluster, size: Size, rounds: int, plain: bool, log_dir: str | None) -> list[float | None]:
+def run_group(c: Cluster, size: Size, rounds: int, plain: bool, log_dir: str | None) -> list[float | None]:
     """`rounds` measured transitions: mode switches of a bridge group, or joins of one more plain consumer."""
     d, producer, _ = group_driver(c, size, "pause-plain" if plain else "pause-bridge", log_dir)
     producer.start()
@@ -78,10 +78,10 @@ def _stats(values: list[float | None]) -> dict[str, Any]:
 
 def measure(c: Cluster, size: Size, rounds: int = 10, log_dir: str | None = None) -> dict[str, Any]:
     print(f"== {size.members} bridges x {size.streams} streams on {size.partitions} partitions", flush=True)
-    switch = _stats(_run_group(c, size, rounds, plain=False, log_dir=log_dir))
+    switch = _stats(run_group(c, size, rounds, plain=False, log_dir=log_dir))
     print(f"== baseline: one plain consumer joins {size.members} plain consumers ({size.partitions} partitions)",
           flush=True)  # fmt: skip
-    base = _stats(_run_group(c, size, rounds, plain=True, log_dir=None))
+    base = _stats(run_group(c, size, rounds, plain=True, log_dir=None))
     median_ratio = ratio(switch["median_s"], base["median_s"])
     return {
         "size": asdict(size),

@@ -204,7 +204,8 @@ class KafkaStream:
 
     def _take(self, deadline: float | None) -> object:
         """The next chunk: one fetched here before, a queued one, one fetched now, or one the fetch thread
-        delivers while this thread waits (when another thread is fetching, or a routing change is pending)."""
+        delivers while this thread waits (when nothing came within a short poll, another thread is polling, or
+        a routing change is pending)."""
         while True:
             if self._local:
                 return self._local.popleft()
@@ -216,9 +217,12 @@ class KafkaStream:
             source = self._source
             if source is not None:
                 fetched = source.fetch_for(self, FETCH_WAIT_S if remaining is None else min(remaining, FETCH_WAIT_S))
-                if fetched is not None:
+                if fetched:
                     self._local.extend(fetched)
                     continue
+                # Nothing came within a short wait (or the fetch thread is polling): wait on the queue, woken by
+                # a chunk, a wake-up or shutdown, while the fetch thread polls with a long wait. Polling again
+                # here would wake this thread every `FETCH_WAIT_S` for nothing.
                 source.waiting(1)  # the fetch thread polls while any stream waits
             try:
                 return self.queue.get(timeout=remaining)
@@ -347,7 +351,7 @@ class KafkaStream:
                     self.queue.get_nowait()
 
 
-FETCH_WAIT_S = 0.1  # how long a stream fetching for itself waits for a first record before it looks again
+FETCH_WAIT_S = 0.1  # how long a stream fetching for itself waits for a first record before it waits on its queue
 
 
 def _raising(exc: Exception) -> Iterator[Message]:

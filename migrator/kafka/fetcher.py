@@ -2,14 +2,16 @@
 explicit assignment (never by group subscription) and routes records to the owning thread's stream.
 
 The worker hands it a complete routing table; it is applied between polls with incremental (un)assigns, so
-partitions that stay owned keep their position.
+partitions that stay owned keep their position: at once by the worker when no poll is in progress (and the
+client knows every partition's topic metadata), else by the thread that polls, after its poll.
 
 "Caller runs": a stream thread with nothing queued polls the client itself (`fetch_for`), keeps its own
 chunks and queues the others' chunks, instead of waiting for the fetch thread to be scheduled. The fetch
-thread applies routing changes and polls only while some stream waits on its queue (because another thread
-was polling, or a routing change was pending). Every call on the client, and the routing of what a poll
-returned, happen under `_poll_lock`, so the client is never called from two threads at once and the chunks
-of one partition are queued in offset order.
+thread polls only while some stream waits on its queue, and then with a long wait: an idle connector has one
+thread blocked in librdkafka and the streams blocked on their queues, not threads waking on timers. A stream
+that finds the fetch thread polling waits on its queue at once (the fetch thread serves it) instead of for the
+poll lock. Every poll, and the routing of what it returned, happen under `_poll_lock`, so the chunks of one
+partition are queued in offset order.
 """
 
 from __future__ import annotations
@@ -35,9 +37,11 @@ from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
-POLL_S = 0.02  # once a first record is in, how long a fetch waits for more of its batch
-WAIT_S = 0.1  # how long a fetch waits for a first record before it looks at routing changes again
-IDLE_S = 0.5  # how long the fetch thread sleeps when no stream waits and no routing change is pending
+POLL_S = 0.02  # when records were already waiting (busy), how long a fetch waits to fill its batch
+WAIT_S = 0.2  # how long the fetch thread waits for a first record; a routing change may wait for it
+# confluent-kafka wakes every 200 ms inside a longer wait anyway (to check for signals), so a longer one would
+# save no wake-ups and only delay routing changes.
+IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives; this only bounds a missed wake-up
 BATCH = 500  # records per poll
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
 """librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
@@ -91,6 +95,7 @@ class Fetcher:
         self._poll_lock = threading.Lock()  # held for every call on the client and the routing of its records
         self._closed = False
         self._poller: threading.Thread | None = None  # the thread holding `_poll_lock`
+        self._serving = False  # the fetch thread is polling for the streams that wait on their queues
         self._close_deferred = False
         self._unanswered_commit: threading.Event | None = None  # a `commit` the caller stopped waiting for
         self._waiting = 0  # streams waiting on their queue for the fetch thread
@@ -139,9 +144,22 @@ class Fetcher:
         self._thread.start()
 
     def route(self, routes: Mapping[TopicPartition, Route]) -> None:
-        """Replace the routing table; applied by the fetch thread before its next poll."""
+        """Replace the routing table: at once when no thread polls, else by the polling thread after its poll.
+
+        A table that needs a metadata refresh first (up to seconds, which the worker must not wait) is always
+        left to the fetch thread. The client is never changed during a poll: a poll's records are routed by
+        the table it polled under, so a re-seeked partition never takes records fetched before its re-seek."""
         with self._pending_lock:
             self._pending = dict(routes)
+        if self._poll_lock.acquire(blocking=False):
+            try:
+                pending = self._pending
+                if pending is not None and not self._closed and not self._unknown(self._added(pending)):
+                    self._apply_pending()
+            except Exception:  # the fetch thread tries again, and reports it
+                log.warning("routing change left to the fetch thread", exc_info=True)
+            finally:
+                self._poll_lock.release()
         self._wake.set()
 
     def close(self) -> None:
@@ -172,9 +190,11 @@ class Fetcher:
         announced with `waiting`. An empty list when the poll returned nothing for it, or its queue got a
         chunk meanwhile.
         """
-        # Wait for a poll in progress rather than for the fetch thread: when this thread waits on its queue,
-        # the fetch thread polls for it, and keeps the lock busy when this thread wants to poll again.
-        if self._pending is not None or self._stop.is_set() or not self._poll_lock.acquire(timeout=timeout_s):
+        # Wait for another stream's poll in progress (it ends within `timeout_s`), not for the fetch thread's:
+        # that one serves this stream's queue meanwhile.
+        if self._serving or self._pending is not None or self._stop.is_set():
+            return None
+        if not self._poll_lock.acquire(timeout=timeout_s):
             return None
         self._poller = threading.current_thread()
         try:
@@ -201,13 +221,22 @@ class Fetcher:
             self._wake.set()
 
     # -- the fetch thread ----------------------------------------------------------------------------
+    def _added(self, routes: Mapping[TopicPartition, Route]) -> list[TopicPartition]:
+        """Partitions new in `routes`, or re-opened at a new epoch (to be re-seeked)."""
+        return [tp for tp, r in routes.items() if tp not in self._routes or self._routes[tp].epoch != r.epoch]
+
+    def _unknown(self, added: list[TopicPartition]) -> list[str]:
+        """Topics of `added` with a partition beyond what the client's metadata had at our last refresh."""
+        return sorted({tp.topic for tp in added if tp.partition >= self._partition_counts.get(tp.topic, 0)})
+
     def _apply_pending(self) -> None:
+        """Under `_poll_lock`."""
         with self._pending_lock:
             pending, self._pending = self._pending, None
         if pending is None:
             return
         removed = [tp for tp in self._routes if tp not in pending]
-        added = [tp for tp, r in pending.items() if tp not in self._routes or self._routes[tp].epoch != r.epoch]
+        added = self._added(pending)
         if removed or added:
             # a partition re-opened at a new epoch is re-seeked: unassign then assign at its fetch offset
             readd = [tp for tp in added if tp in self._routes]
@@ -224,8 +253,7 @@ class Fetcher:
         """Partitions added to a topic are unknown to the client's cached metadata until its next refresh
         (minutes away); ask now so that an assignment of a new partition starts fetching at once. Only
         for a topic not seen yet or a partition beyond what it had: a rebalance should not wait for it."""
-        topics = sorted({tp.topic for tp in added if tp.partition >= self._partition_counts.get(tp.topic, 0)})
-        for topic in topics:
+        for topic in self._unknown(added):
             try:
                 found = self._consumer.list_topics(topic=topic, timeout=5).topics.get(topic)
             except Exception:  # the fetch loop retries; an assign of an unknown partition waits, it does not fail
@@ -236,39 +264,49 @@ class Fetcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._wake.clear()  # before looking: a wake-up from now on is not lost
             if self._pending is None and (not self._waiting or not self._routes):
                 self._wake.wait(IDLE_S)  # streams fetch for themselves; nothing to do for them here
-                self._wake.clear()
                 continue
-            if not self._poll_lock.acquire(timeout=WAIT_S):
+            if not self._poll_lock.acquire(timeout=IDLE_S):  # a stream's poll ends within its own short wait
                 continue
             try:
                 if self._closed:
                     return
                 self._apply_pending()
-                if not self._routes or not self._waiting:
-                    continue
-                try:
-                    batch = self._consume(WAIT_S)
-                except Exception:  # the client is closing or broken; the worker decides what happens next
-                    log.exception("fetch failed")
-                    self._stop.wait(0.5)
-                    continue
-                if batch:
-                    self._dispatch(batch)
+                self._serve()
             finally:
+                self._serving = False
                 self._poll_lock.release()
 
+    def _serve(self) -> None:
+        """One long poll for the streams waiting on their queues (under `_poll_lock`)."""
+        if not self._routes or not self._waiting:
+            return
+        self._serving = True
+        try:
+            batch = self._consume(WAIT_S)
+        except Exception:  # the client is closing or broken; the worker decides what happens next
+            log.exception("fetch failed")
+            self._stop.wait(0.5)
+            return
+        if batch:
+            self._dispatch(batch)
+
     def _consume(self, wait_s: float) -> list[Any]:
-        """A batch: wait up to `wait_s` for a first record, then up to `POLL_S` for the rest (under `_poll_lock`).
+        """A batch (under `_poll_lock`): a first record within `wait_s` and whatever was fetched with it; when
+        more than that was waiting (busy), topped up for up to `POLL_S`.
 
         librdkafka's batch consume returns only when the batch is full or its timeout is over, so one wait
         serves two purposes badly: short, an idle connector wakes every few milliseconds for nothing; long,
-        records wait for it. A first record ends the long wait at once; what follows is batched as before.
+        records wait for it. A first record ends the long wait at once; idle, it goes out without waiting
+        `POLL_S` for company that will not come (and each call on the client hands the GIL over once more).
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
         if batch:
-            batch += self._consumer.consume(num_messages=BATCH - 1, timeout=POLL_S)
+            batch += self._consumer.consume(num_messages=BATCH - 1, timeout=0)
+            if 1 < len(batch) < BATCH:
+                batch += self._consumer.consume(num_messages=BATCH - len(batch), timeout=POLL_S)
         return batch
 
     def _dispatch(self, batch: list[Any], caller: Destination | None = None) -> list[Chunk]:

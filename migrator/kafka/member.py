@@ -37,9 +37,10 @@ DEFAULT_ASSIGNMENT_STRATEGY = "range,roundrobin"
 UNAVAILABLE_CODES = {KafkaError.GROUP_MAX_SIZE_REACHED, KafkaError._ALL_BROKERS_DOWN, KafkaError._FATAL}
 REVOKE_WAIT_S = 240.0  # below the default max.poll.interval.ms, so the broker does not evict us meanwhile
 SERVE_S = 0.05  # how often the poll thread serves queued calls while it waits in a revoke callback
-CALL_WAIT_S = 0.05  # the poll thread waits in poll at most this long, then serves queued calls
+CALL_WAIT_S = 0.2  # the poll thread waits in poll at most this long, then serves queued calls
 # Rebalance callbacks end a poll's wait at once, so this bounds only a call queued outside one (a commit):
-# a few milliseconds would wake an idle bridge hundreds of times a second for nothing.
+# shorter, an idle bridge wakes for nothing (confluent-kafka wakes a plain consumer's long poll every 200 ms
+# anyway, to check for signals, so this costs no more wake-ups than that).
 T = TypeVar("T")
 
 

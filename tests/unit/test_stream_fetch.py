@@ -151,6 +151,70 @@ def test_dispatch_builds_one_chunk_per_partition_skips_old_records_and_keeps_its
     assert f._routes[TP("t", 0)].next_offset == 7 and f._routes[TP("t", 1)].next_offset == 1
 
 
+def test_a_stream_whose_poll_brought_nothing_waits_on_its_queue_instead_of_polling_again() -> None:
+    h, s, src = setup([], timeout_ms=-1)  # every poll brings nothing
+    e = h.open({TP("t", 0): 0})
+    threading.Timer(0.05, lambda: s.queue.put(chunk(e, 9))).start()
+    assert next(s).offset == 9
+    assert src.calls == 1 and src.waits == [1, -1]  # one poll, then asleep on the queue until the chunk came
+
+
+class FakeClient:
+    """The calls a routing change makes on the fetcher's client."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[tuple[str, int, int]]]] = []
+
+    def incremental_assign(self, parts: list[object]) -> None:
+        self.calls.append(("assign", [(p.topic, p.partition, p.offset) for p in parts]))  # type: ignore[attr-defined]
+
+    def incremental_unassign(self, parts: list[object]) -> None:
+        self.calls.append(("unassign", [(p.topic, p.partition, p.offset) for p in parts]))  # type: ignore[attr-defined]
+
+
+def _routing_fetcher(known: dict[str, int]) -> tuple[Fetcher, FakeClient]:
+    f = Fetcher.__new__(Fetcher)  # routing only: a fake client, no fetch thread
+    f._consumer = FakeClient()  # type: ignore[assignment]
+    f._pending, f._routes, f._partition_counts, f._closed = None, {}, dict(known), False
+    f._poll_lock, f._pending_lock, f._wake, f._stop = (
+        threading.Lock(),
+        threading.Lock(),
+        threading.Event(),
+        threading.Event(),
+    )
+    return f, f._consumer  # type: ignore[return-value]
+
+
+def test_a_routing_change_is_applied_at_once_on_the_callers_thread_when_no_poll_is_in_progress() -> None:
+    h = Handoff()
+    s = KafkaStream("a-0", h)
+    f, client = _routing_fetcher({"t": 4})
+    f.route({TP("t", 0): Route(s, 1, 5), TP("t", 1): Route(s, 1, 0)})
+    assert f._pending is None and client.calls == [("assign", [("t", 0, 5), ("t", 1, 0)])]
+    kept = f._routes[TP("t", 1)]
+    f.route({TP("t", 0): Route(s, 2, 3), TP("t", 1): Route(s, 1, 0)})  # 0 re-opened at a new epoch: re-seeked
+    assert client.calls[1:] == [("unassign", [("t", 0, -1001)]), ("assign", [("t", 0, 3)])]
+    assert f._routes[TP("t", 1)] is kept  # a kept partition keeps its route, and with it its position
+
+
+def test_a_routing_change_needing_metadata_is_left_to_the_fetch_thread() -> None:
+    f, client = _routing_fetcher({"t": 1})
+    f.route({TP("t", 3): Route(KafkaStream("a-0", Handoff()), 1, 0)})  # a partition the client never saw
+    assert f._pending is not None and client.calls == [] and f._wake.is_set()
+
+
+def test_a_routing_change_during_a_poll_waits_for_it_so_no_record_is_routed_by_a_table_it_was_not_fetched_under() -> (
+    None
+):
+    f, client = _routing_fetcher({"t": 1})
+    with f._poll_lock:  # a poll in progress
+        f.route({TP("t", 0): Route(KafkaStream("a-0", Handoff()), 1, 0)})
+    assert f._pending is not None and client.calls == [] and f._wake.is_set()
+    with f._poll_lock:  # what the polling thread does after its poll
+        f._apply_pending()
+    assert f._pending is None and client.calls == [("assign", [("t", 0, 0)])]
+
+
 def test_an_owned_partition_that_cannot_be_fetched_is_logged_as_an_error_once(caplog: pytest.LogCaptureFixture) -> None:
     h = Handoff()
     f = Fetcher.__new__(Fetcher)  # routing only: no client
