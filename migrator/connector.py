@@ -33,7 +33,7 @@ from migrator.kafka.fetcher import LOGICAL_OFFSETS, Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
-from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown
+from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown, Trigger
 from migrator.protocol.filters import TopicFilter, filter_from_registration
 from migrator.protocol.partition import TopicPartition
 from migrator.protocol.pykafka_layout import registration_data
@@ -109,6 +109,7 @@ class ConsumerConnector:
             auth=cfg.zookeeper_auth,
             timeout_s=cfg.zookeeper_connection_timeout_ms / 1000.0,
             session_timeout_s=cfg.zookeeper_session_timeout_ms / 1000.0,
+            tls=cfg.zookeeper_tls,
         )
         self._records = RECORDS.labels(group=cfg.group_id, client_id=self.consumer_id)
         self._handoff = Handoff(on_take=self._records.inc)
@@ -319,7 +320,9 @@ class ConsumerConnector:
             metrics=self.metrics,
             kafka=tracker,
             admin=admin,
+            fetch_state=lambda: fetcher.fetch_state,
         )
+        fetcher.on_health_change = lambda _state: self._post(Changed(Trigger.FETCH))
         return RebalanceWorker(settings=settings, registration=registration, parts=parts)
 
     def _registration_codec(self) -> Callable[[Registration], bytes]:

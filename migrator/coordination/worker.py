@@ -20,7 +20,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Set
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -66,6 +66,7 @@ from migrator.protocol.events import (
     Shutdown,
     Trigger,
 )
+from migrator.protocol.fetch import FetchState
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import Snapshot, SnapshotReader
@@ -107,6 +108,8 @@ class WorkerParts:
     kafka: KafkaGroupTracker | None = None
     admin: KafkaAdmin | None = None
     clock: Clock = time.monotonic
+    fetch_state: Callable[[], FetchState] = FetchState
+    """Which owned partitions the fetcher keeps failing to read (published with the authority)."""
 
 
 class Attempt(Enum):
@@ -151,6 +154,8 @@ class RebalanceWorker:
         self._kafka = parts.kafka
         self._admin = parts.admin
         self._clock = parts.clock
+        self._fetch_state = parts.fetch_state
+        self._last_decision: AuthorityDecision | None = None  # the last one published
         self.state = State()
         self._events: queue.Queue[Event] = queue.Queue()
         self._stopping = threading.Event()  # set by `stop_soon`: no further attempts or back-offs
@@ -261,6 +266,8 @@ class RebalanceWorker:
         triggers: set[Trigger] = set()
         for event in batch:
             match event:
+                case Changed(what=Trigger.FETCH):
+                    self._republish_fetch()
                 case KafkaRevoked():
                     self._on_kafka_revoked(event)
                 case KafkaAssigned(partitions=partitions) if self._kafka is not None:
@@ -556,22 +563,31 @@ class RebalanceWorker:
         self._metrics.authority(kafka, len(tracker.assignment or ()) if tracker else 0, len(self.owned))
         self._metrics.kafka_unavailable(tracker is not None and not tracker.coordinated())
         self._note_hold(decision)
-        if not publish:
-            return
-        self._published_reason = reason
+        if publish:
+            self._publish(decision)
+
+    def _publish(self, decision: AuthorityDecision) -> None:
+        self._published_reason = decision.reason
+        self._last_decision = decision
         self.state.generation += 1
         self._registry.publish(
             PublishedAuthority(
-                authority=authority,
+                authority=decision.authority,
                 generation=self.state.generation,
                 timestamp_ms=int(time.time() * 1000),
-                reason=reason,
+                reason=decision.reason,
                 kafka_member_id=self._kafka.member.member_id() if self._kafka else "",
                 partitions=len(self.owned),
                 held=decision.held,
                 bootstrap=self.s.bootstrap_servers if self._kafka else "",
+                fetch=self._fetch_state(),
             )
         )
+
+    def _republish_fetch(self) -> None:
+        """Publish again when what the fetcher cannot read changed, so `status` names it (nothing is decided)."""
+        if self._last_decision is not None and self.state.registered:
+            self._publish(self._last_decision)
 
     def _note_hold(self, decision: AuthorityDecision) -> None:
         """Log the hold as `authority.next_hold` says, expose it, and keep re-evaluating while it lasts: plain

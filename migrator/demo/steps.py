@@ -14,13 +14,14 @@ from typing import Protocol, cast
 
 from kazoo.client import KazooClient
 
+from migrator.coordination.authority import KafkaHealth, decide_authority
 from migrator.demo.group import authorities, kafka_assignment, owning_members, wait_for
 from migrator.demo.workload import ConnectorMember, LiveLog, MemberInfo, PlainConsumer
 from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe.pause import pause_after
 from migrator.ops import modes
-from migrator.protocol.codecs import Mode
+from migrator.protocol.codecs import Mode, ModeNode
 from migrator.zk.paths import GroupPaths
 
 
@@ -130,8 +131,12 @@ class GroupDriver:
         return [cast(KafkaMember, m) for m in self.live.values() if m.info.kind == "plain"]
 
     def expected_authority(self) -> str:
-        legacy = any(m.info.kind == "legacy" for m in self._connectors())
-        return "kafka" if self.mode is Mode.KAFKA and not legacy else "zookeeper"
+        """What the authority rule (`coordination.authority`) gives the live members once every bridge has
+        joined the Kafka group: the converged state each step waits for."""
+        mode = ModeNode.decode(self.mode.value.encode()) if self.mode is not None else ModeNode.absent()
+        members = {m.info.consumer_id for m in self._connectors()}
+        bridges = {m.info.consumer_id for m in self._connectors() if m.info.kind == "bridge"}
+        return decide_authority(mode, members, bridges, KafkaHealth(joined=True)).authority.value
 
     def converged(self) -> bool:
         connectors = self._connectors()

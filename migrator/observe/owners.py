@@ -1,36 +1,33 @@
 """`OwnersWatcher`: a read-only timeline of `/consumers/<group>/owners/<topic>/<partition>` (and of pykafka's
 `owners/<folder>/<leader>-<partition>` nodes, which hold a consumer id: `member_only` intervals).
 
-How it catches every change: children watches on `owners` and each `owners/<topic>`, and data watches on
-each partition node, re-armed by a full pipelined re-read after every notification; a fallback re-read
-every `poll_interval_s` covers anything a watch could not (e.g. the watcher's own reconnects).
+How it catches every change: a kazoo `TreeCache` of `owners` (`poller.ZooKeeperTree`, shared with
+`CommitsWatcher`) delivers each owner node's creation, rewrite and deletion with the node's stat, and reads
+the tree again after the watcher's own reconnects.
 
 How it dates them, so that checks against processing times err towards *no* false alarm:
 - an ownership starts at the node's `ctime` (set by the ZooKeeper server, wall clock, ms): the exact
-  claim time, however late we read it. This needs the server on the same host as the processes (or
+  claim time, however late we learn of it. This needs the server on the same host as the processes (or
   synchronised clocks); pass `use_server_ctime=False` to date starts by our own observation instead.
-- an ownership ends when we learn the node is gone (the DELETED notification, else the re-read): never
-  earlier than the real deletion.
-- a node first read after its creator rewrote it in place (a bridge moving a partition between its own
+- an ownership ends when we learn the node is gone (the cache's removal, else the final read at `stop`):
+  never earlier than the real deletion.
+- a node first seen after its creator rewrote it in place (a bridge moving a partition between its own
   threads, `mtime > ctime`) held what we read only since `mtime`; before that it held one of the same
   member's threads, which one we cannot know, so that stretch is a `member_only` interval.
 
 Each node incarnation (czxid) is one `OwnerInterval`, so a node re-created by the same thread is a new
-interval. The watcher only calls `get`, `get_children` and `exists`: it never writes to ZooKeeper. Its read loop
-is `poller.ZooKeeperPoller`, shared with `CommitsWatcher`.
+interval. The watcher only reads: it never writes to ZooKeeper.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from kazoo.exceptions import NoNodeError
-from kazoo.protocol.states import WatchedEvent
+from kazoo.recipe.cache import NodeData
 
-from migrator.observe.poller import ZooKeeperPoller
+from migrator.observe.poller import Leaf, ZooKeeperTree
 from migrator.protocol.partition import TopicPartition
 from migrator.protocol.pykafka_layout import OwnerNode, spelling_of_folder
 from migrator.zk.paths import GroupPaths
@@ -63,8 +60,14 @@ class OwnerInterval:
         return thread_id.rsplit("-", 1)[0] == self.owner if self.member_only else thread_id == self.owner
 
 
-_Seen = tuple[str, int, str, int, int, int, bool]
-"""One owner node as read: topic, partition, owner, czxid, ctime (ms), mtime (ms), member_only."""
+@dataclass(frozen=True, slots=True)
+class OwnerEvent:
+    """At `time_ns` the owner of (topic, partition) became `owner` (None: no owner node)."""
+
+    time_ns: int
+    topic: str
+    partition: int
+    owner: str | None
 
 
 def _owner_node(folder: str, child: str) -> tuple[str, int, bool] | None:
@@ -80,35 +83,40 @@ def _owner_node(folder: str, child: str) -> tuple[str, int, bool] | None:
 
 
 @dataclass(frozen=True, slots=True)
-class OwnerEvent:
-    """At `time_ns` the owner of (topic, partition) became `owner` (None: no owner node)."""
+class _Node:
+    """One owner node as read: who holds it, and its incarnation and times (server ms)."""
 
-    time_ns: int
     topic: str
     partition: int
-    owner: str | None
+    owner: str
+    czxid: int
+    ctime_ms: int
+    mtime_ms: int
+
+    @classmethod
+    def of(cls, leaf: Leaf, data: NodeData) -> _Node:
+        owner = (data.data or b"").decode("utf-8", "replace")
+        return cls(leaf[0], leaf[1], owner, data.stat.czxid, data.stat.ctime, data.stat.mtime)
 
 
-class OwnersWatcher(ZooKeeperPoller):
-    """Watch one group's owner nodes; use as a context manager or `start()` / `stop()`."""
+class OwnersWatcher(ZooKeeperTree):
+    """Watch one group's owner nodes; use as a context manager or `start()` / `stop()`. `poll_interval_s` is
+    accepted and unused: the tree cache is told of every change."""
 
     def __init__(
         self,
         zookeeper: str,
         group: str,
-        poll_interval_s: float = 0.25,
+        poll_interval_s: float | None = None,
         use_server_ctime: bool = True,
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
-        super().__init__(zookeeper, f"owners-watcher-{group}", poll_interval_s)
-        self._paths = GroupPaths(group)
+        super().__init__(zookeeper, GroupPaths(group).owners, f"owners-watcher-{group}")
         self._use_ctime = use_server_ctime
         self._clock = clock
-        self._lock = threading.Lock()
         self._open: dict[str, OwnerInterval] = {}  # owner node path -> its live interval
         self._closed: list[OwnerInterval] = []
         self._events: list[OwnerEvent] = []
-        self._deleted_at: dict[str, int] = {}  # path -> time of its DELETED notification
         self._last_event: dict[tuple[str, int], int] = {}
 
     # -- results -------------------------------------------------------------------------------------
@@ -124,91 +132,58 @@ class OwnersWatcher(ZooKeeperPoller):
             return list(self._closed) + list(self._open.values())
 
     def current(self) -> dict[TopicPartition, str]:
-        """The owners as of the last read."""
+        """The owners as last seen."""
         with self._lock:
             return {iv.topic_partition: iv.owner for iv in self._open.values()}
 
-    def refresh(self) -> dict[TopicPartition, str]:
-        """Read now (not waiting for a notification) and return the current owners."""
-        self._scan()
-        return self.current()
-
     # -- machinery -----------------------------------------------------------------------------------
-    def _on_watch(self, event: WatchedEvent) -> None:
-        if event.type == "DELETED" and event.path:
-            now = self._clock()
-            with self._lock:
-                self._deleted_at.setdefault(event.path, now)
-        super()._on_watch(event)
+    def _leaf(self, path: str) -> Leaf | None:
+        """Owner nodes of both dialects (`_owner_node`)."""
+        parts = path[len(self._root) + 1 :].split("/") if path.startswith(self._root + "/") else []
+        claim = _owner_node(parts[0], parts[1]) if len(parts) == 2 else None
+        return (claim[0], claim[1]) if claim is not None else None
 
-    def _read(self) -> None:
-        """One pipelined read of the whole owners tree, re-arming every watch, then a diff."""
-        zk, paths, watch = self._zk, self._paths, self._on_watch
-        if zk.exists(paths.owners, watch=watch) is None:
-            topics: list[str] = []
-        else:
-            try:
-                topics = zk.get_children(paths.owners, watch=watch)
-            except NoNodeError:
-                topics = []
-        kids = {t: zk.get_children_async(paths.owners_topic(t), watch=watch) for t in topics}
-        reads = {}
-        for topic, result in kids.items():
-            try:
-                partitions = result.get()
-            except NoNodeError:
-                continue
-            for p in partitions:
-                claim = _owner_node(topic, p)
-                if claim is not None:
-                    path = f"{paths.owners_topic(topic)}/{p}"
-                    reads[path] = (*claim, zk.get_async(path, watch=watch))
-        seen: dict[str, _Seen] = {}
-        for path, (topic, partition, member_only, result) in reads.items():
-            try:
-                data, stat = result.get()
-            except NoNodeError:
-                continue
-            owner = (data or b"").decode("utf-8", "replace")
-            seen[path] = (topic, partition, owner, stat.czxid, stat.ctime, stat.mtime, member_only)
-        self._diff(seen, self._clock())
+    def _changed(self, leaf: Leaf, path: str, node: NodeData | None) -> None:
+        self._update(path, _Node.of(leaf, node) if node is not None else None, self._clock())
 
-    def _diff(self, seen: dict[str, _Seen], now: int) -> None:
-        with self._lock:
-            for path, iv in list(self._open.items()):
-                current = seen.get(path)
-                if current is not None and current[3] == iv.czxid:
-                    if current[2] != iv.owner:  # handed to another thread of the same member, in place
-                        at = min(now, current[5] * 1_000_000) if self._use_ctime else now
-                        self._close(path, iv, at)
-                        self._add(path, current, at, use_ctime=False)
-                    continue
-                deleted = self._deleted_at.get(path, now)
-                self._close(path, iv, min(deleted, now))
-            for path, current in seen.items():
-                if path not in self._open:
-                    self._add(path, current, now, use_ctime=self._use_ctime)
-            self._deleted_at.clear()  # a notification racing this read only makes a later end (conservative)
+    def _final(self, nodes: Mapping[str, tuple[Leaf, NodeData]]) -> None:
+        now = self._clock()
+        for path in set(self._open) | set(nodes):
+            self._update(path, _Node.of(*nodes[path]) if path in nodes else None, now)
+
+    def _update(self, path: str, current: _Node | None, now: int) -> None:
+        """Node `path` is `current` (None: gone) as learnt at `now`."""
+        iv = self._open.get(path)
+        if iv is not None:
+            if current is not None and current.czxid == iv.czxid:
+                if current.owner != iv.owner:  # handed to another thread of the same member, in place
+                    at = min(now, current.mtime_ms * 1_000_000) if self._use_ctime else now
+                    self._close(path, iv, at)
+                    self._add(path, current, at, use_ctime=False)
+                return
+            self._close(path, iv, now)  # deleted, or deleted and created again
+        if current is not None:
+            self._add(path, current, now, use_ctime=self._use_ctime)
 
     def _close(self, path: str, iv: OwnerInterval, end_ns: int) -> None:
         del self._open[path]
         self._closed.append(replace(iv, end_ns=max(end_ns, iv.start_ns)))
         self._events.append(OwnerEvent(self._event_time(iv.topic, iv.partition, end_ns), iv.topic, iv.partition, None))
 
-    def _add(self, path: str, current: _Seen, now: int, use_ctime: bool) -> None:
-        topic, partition, owner, czxid, ctime_ms, mtime_ms, member_only = current
-        start = min(now, ctime_ms * 1_000_000) if use_ctime else now
-        if member_only:  # a pykafka owner node: it names the member, never a thread
-            self._open[path] = OwnerInterval(topic, partition, owner, start, None, czxid, member_only=True)
+    def _add(self, path: str, node: _Node, now: int, use_ctime: bool) -> None:
+        topic, partition, owner = node.topic, node.partition, node.owner
+        start = min(now, node.ctime_ms * 1_000_000) if use_ctime else now
+        if not path.rpartition("/")[2].isdigit():  # a pykafka owner node: it names the member, never a thread
+            self._open[path] = OwnerInterval(topic, partition, owner, start, None, node.czxid, member_only=True)
             self._events.append(OwnerEvent(self._event_time(topic, partition, start), topic, partition, owner))
             return
-        if use_ctime and mtime_ms > ctime_ms:  # rewritten in place before we first read it
-            rewritten = min(now, mtime_ms * 1_000_000)
+        if use_ctime and node.mtime_ms > node.ctime_ms:  # rewritten in place before we first saw it
+            rewritten = min(now, node.mtime_ms * 1_000_000)
             member = owner.rsplit("-", 1)[0]
-            self._closed.append(OwnerInterval(topic, partition, member, start, rewritten, czxid, member_only=True))
+            self._closed.append(OwnerInterval(topic, partition, member, start, rewritten, node.czxid, member_only=True))
             self._events.append(OwnerEvent(self._event_time(topic, partition, start), topic, partition, member))
             start = rewritten
-        self._open[path] = OwnerInterval(topic, partition, owner, start, None, czxid)
+        self._open[path] = OwnerInterval(topic, partition, owner, start, None, node.czxid)
         self._events.append(OwnerEvent(self._event_time(topic, partition, start), topic, partition, owner))
 
     def _event_time(self, topic: str, partition: int, wanted: int) -> int:

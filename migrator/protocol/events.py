@@ -30,6 +30,8 @@ class Trigger(Enum):
     """A retry or re-check the worker scheduled for itself (`State.retry_at`)."""
     KAFKA_ASSIGNMENT = "kafka assignment"
     KAFKA_LOST = "kafka lost"
+    FETCH = "fetch"
+    """The owned partitions the fetcher cannot read changed: only republish (no rebalance)."""
 
 
 @dataclass(frozen=True, slots=True)
