@@ -13,7 +13,10 @@ How it dates them, so that checks against processing times err towards *no* fals
   never earlier than the real deletion.
 - a node first seen after its creator rewrote it in place (a bridge moving a partition between its own
   threads, `mtime > ctime`) held what we read only since `mtime`; before that it held one of the same
-  member's threads, which one we cannot know, so that stretch is a `member_only` interval.
+  member's threads, which one we cannot know, so that stretch is a `member_only` interval. Likewise a node
+  rewritten since we last saw it (a new `mtime`, same owner): from then to the `mtime`, threads of the same
+  member may have held it in turn (moved away and back while our client was reconnecting), so that stretch is a
+  `member_only` interval too.
 
 Each node incarnation (czxid) is one `OwnerInterval`, so a node re-created by the same thread is a new
 interval. The watcher only reads: it never writes to ZooKeeper.
@@ -70,18 +73,6 @@ class OwnerEvent:
     owner: str | None
 
 
-def _owner_node(folder: str, child: str) -> tuple[str, int, bool] | None:
-    """(topic, partition, member_only) of `owners/<folder>/<child>`: Scala's `<topic>/<partition>` holding a
-    thread id, or pykafka's `<folder>/<leader>-<partition>` holding a consumer id; None for anything else."""
-    if child.isdigit():
-        return folder, int(child), False
-    node = OwnerNode.parse(child)
-    spelt = spelling_of_folder(folder)
-    if node is None or spelt is None:
-        return None
-    return spelt[0], node.partition, True
-
-
 @dataclass(frozen=True, slots=True)
 class _Node:
     """One owner node as read: who holds it, and its incarnation and times (server ms)."""
@@ -92,11 +83,25 @@ class _Node:
     czxid: int
     ctime_ms: int
     mtime_ms: int
+    member_only: bool
 
     @classmethod
     def of(cls, leaf: Leaf, data: NodeData) -> _Node:
         owner = (data.data or b"").decode("utf-8", "replace")
-        return cls(leaf[0], leaf[1], owner, data.stat.czxid, data.stat.ctime, data.stat.mtime)
+        member_only = not data.path.rsplit("/", 1)[-1].isdigit()  # a pykafka node names the member
+        return cls(leaf[0], leaf[1], owner, data.stat.czxid, data.stat.ctime, data.stat.mtime, member_only)
+
+
+def _owner_node(folder: str, child: str) -> Leaf | None:
+    """(topic, partition) of `owners/<folder>/<child>`: Scala's `<topic>/<partition>` holding a thread id, or
+    pykafka's `<folder>/<leader>-<partition>` holding a consumer id; None for anything else."""
+    if child.isdigit():
+        return folder, int(child)
+    node = OwnerNode.parse(child)
+    spelt = spelling_of_folder(folder)
+    if node is None or spelt is None:
+        return None
+    return spelt[0], node.partition
 
 
 class OwnersWatcher(ZooKeeperTree):
@@ -118,6 +123,7 @@ class OwnersWatcher(ZooKeeperTree):
         self._closed: list[OwnerInterval] = []
         self._events: list[OwnerEvent] = []
         self._last_event: dict[tuple[str, int], int] = {}
+        self._last_seen: dict[str, tuple[int, int]] = {}  # path -> (its mtime in ms, when we learnt it)
 
     # -- results -------------------------------------------------------------------------------------
     @property
@@ -138,10 +144,8 @@ class OwnersWatcher(ZooKeeperTree):
 
     # -- machinery -----------------------------------------------------------------------------------
     def _leaf(self, path: str) -> Leaf | None:
-        """Owner nodes of both dialects (`_owner_node`)."""
         parts = path[len(self._root) + 1 :].split("/") if path.startswith(self._root + "/") else []
-        claim = _owner_node(parts[0], parts[1]) if len(parts) == 2 else None
-        return (claim[0], claim[1]) if claim is not None else None
+        return _owner_node(parts[0], parts[1]) if len(parts) == 2 else None
 
     def _changed(self, leaf: Leaf, path: str, node: NodeData | None) -> None:
         self._update(path, _Node.of(leaf, node) if node is not None else None, self._clock())
@@ -154,8 +158,12 @@ class OwnersWatcher(ZooKeeperTree):
     def _update(self, path: str, current: _Node | None, now: int) -> None:
         """Node `path` is `current` (None: gone) as learnt at `now`."""
         iv = self._open.get(path)
+        last_seen = self._last_seen.pop(path, None)
+        if current is not None:
+            self._last_seen[path] = (current.mtime_ms, now)
         if iv is not None:
             if current is not None and current.czxid == iv.czxid:
+                self._note_rewrite(iv, last_seen, current.mtime_ms, now)
                 if current.owner != iv.owner:  # handed to another thread of the same member, in place
                     at = min(now, current.mtime_ms * 1_000_000) if self._use_ctime else now
                     self._close(path, iv, at)
@@ -165,6 +173,17 @@ class OwnersWatcher(ZooKeeperTree):
         if current is not None:
             self._add(path, current, now, use_ctime=self._use_ctime)
 
+    def _note_rewrite(self, iv: OwnerInterval, last_seen: tuple[int, int] | None, mtime_ms: int, now: int) -> None:
+        """A node of the same incarnation rewritten since we last saw it was held, from then to its `mtime`, by
+        threads of its member we did not see: a `member_only` interval."""
+        if last_seen is None or last_seen[0] == mtime_ms:
+            return
+        rewritten = min(now, mtime_ms * 1_000_000)
+        if rewritten > last_seen[1]:
+            self._closed.append(
+                OwnerInterval(iv.topic, iv.partition, iv.member, last_seen[1], rewritten, iv.czxid, member_only=True)
+            )
+
     def _close(self, path: str, iv: OwnerInterval, end_ns: int) -> None:
         del self._open[path]
         self._closed.append(replace(iv, end_ns=max(end_ns, iv.start_ns)))
@@ -173,7 +192,7 @@ class OwnersWatcher(ZooKeeperTree):
     def _add(self, path: str, node: _Node, now: int, use_ctime: bool) -> None:
         topic, partition, owner = node.topic, node.partition, node.owner
         start = min(now, node.ctime_ms * 1_000_000) if use_ctime else now
-        if not path.rpartition("/")[2].isdigit():  # a pykafka owner node: it names the member, never a thread
+        if node.member_only:  # a pykafka owner node: it names the member, never a thread
             self._open[path] = OwnerInterval(topic, partition, owner, start, None, node.czxid, member_only=True)
             self._events.append(OwnerEvent(self._event_time(topic, partition, start), topic, partition, owner))
             return

@@ -147,16 +147,24 @@ def test_a_bridge_and_the_cli_over_zookeeper_tls(
     make_topic(cluster, unique_topic, partitions=2)
     values = [f"tls-{i}" for i in range(10)]
     produce(cluster, unique_topic, values)
-    bridge = {**tls, "group.id": unique_group, "coordination.migration.enabled": "true",
-              "kafka.bootstrap.servers": cluster.bootstrap_servers, "auto.offset.reset": "smallest"}  # fmt: skip
+    bridge = {
+        **tls,
+        "group.id": unique_group,
+        "coordination.migration.enabled": "true",
+        "kafka.bootstrap.servers": cluster.bootstrap_servers,
+        "auto.offset.reset": "smallest",
+        "zookeeper.connection.timeout.ms": "60000",  # TLS handshakes are slow on a loaded machine
+    }
     config = tmp_path / "bridge.properties"
     config.write_text("".join(f"{k}={v}\n" for k, v in bridge.items()))
-    done = cli.run("console-consumer", "-t", unique_topic, "--consumer.config", str(config), "--max-messages", "10")
+    done = cli.run(
+        "console-consumer", "-t", unique_topic, "--consumer.config", str(config), "--max-messages", "10", timeout=300
+    )
     assert done.code == EXIT_OK, done.stderr
     assert sorted(done.stdout.split()) == sorted(values)
     admin = tmp_path / "admin.properties"
     admin.write_text("".join(f"{k}={v}\n" for k, v in tls.items()))
-    mode = cli.run("get-mode", "-g", unique_group, "--command-config", str(admin))
+    mode = cli.run("get-mode", "-g", unique_group, "--command-config", str(admin), "--connect-timeout", "60")
     assert mode.code == EXIT_OK and mode.stdout.startswith(f"{unique_group}: absent"), mode
     plain = cli.run("get-mode", "-g", unique_group, "-z", tls["zookeeper.connect"], "--connect-timeout", "2")
     assert "did not answer" in plain.single_error(EXIT_FAILED)

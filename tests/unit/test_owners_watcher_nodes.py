@@ -7,9 +7,9 @@ from migrator.observe.owners import OwnerInterval, _owner_node
 
 
 def test_scala_and_pykafka_owner_nodes_are_read_and_nothing_else() -> None:
-    assert _owner_node("orders", "3") == ("orders", 3, False)
-    assert _owner_node("b'orders'", "1-10") == ("orders", 10, True)  # pykafka on Python 3
-    assert _owner_node("orders", "1-10") == ("orders", 10, True)  # pykafka on Python 2
+    assert _owner_node("orders", "3") == ("orders", 3)
+    assert _owner_node("b'orders'", "1-10") == ("orders", 10)  # pykafka on Python 3
+    assert _owner_node("orders", "1-10") == ("orders", 10)  # pykafka on Python 2
     assert _owner_node("orders", "x") is None
     assert _owner_node("b'or ders'", "1-2") is None
 
