@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from migrator.cli.main import main
+from tests.helpers import cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -37,3 +38,27 @@ def test_quick_demo_migrates_and_rolls_back_safely(cluster, tmp_path: Path, caps
 
     assert image.imread(str(png)).shape[0] > 100  # decodes as an image, not just a header
     assert "RESULT: every safety property held" in printed
+
+
+@pytest.mark.skip(
+    reason="needs the bridge in the pykafka dialect (branch pkbridge, not merged). Against pkbridge 8f52f8c the "
+    "whole walk ran but its verdict failed: the rollback step bridge-1b -> pykafka-1b processed 10 records twice "
+    "(partitions 0 and 1, offsets 63-64, by bridge-2b then pykafka-1b): the new member resumed before the offsets "
+    "bridge-2b processed, which a pykafka group keeps in Kafka only"
+)
+def test_pykafka_demo_migrates_a_pykafka_group_and_rolls_it_back(cluster, tmp_path: Path) -> None:
+    """`migrator demo --quick --dialect pykafka` as an operator runs it: pykafka-dialect members -> bridges ->
+    switch -> plain consumers -> rollback, with the same verdict."""
+    out = tmp_path / "demo"
+    run = cli.run("demo", "--quick", "--dialect", "pykafka", "-z", cluster.zookeeper,
+                  "-b", cluster.bootstrap_servers, "--output", str(out), timeout=300)  # fmt: skip
+    assert run.code == 0, run
+    report = json.loads((out / "report.json").read_text())
+    verdict = report["verdict"]
+    assert report["ok"] and report["settings"]["dialect"] == "pykafka", verdict
+    assert verdict["produced"] > 0 and verdict["processed"] == verdict["produced"], verdict
+    assert verdict["lost"] == verdict["duplicates"] == verdict["overlaps"] == verdict["owner_violations"] == 0
+    actions = [s["action"] for s in report["steps"]]
+    assert actions[0] == "pykafka-1 -> bridge-1" and actions[-1].endswith("-> pykafka-2b"), actions
+    assert any(a.startswith("set-mode kafka") for a in actions) and any("plain" in a for a in actions), actions
+    assert "step 0: the group runs as 2 pykafka members" in run.stdout, run.stdout

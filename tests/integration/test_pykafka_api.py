@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -12,12 +13,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol
 from migrator.observe import duplicates, load_many, lost, overlaps
 from migrator.protocol.pykafka_layout import OwnerNode, Spelling, decode_owner, topic_text
 from migrator.zk.pykafka_group import partition_leaders
+from tests.helpers import cli
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.pykafka_peer import PEERS, ROOT, pykafka_python
 from tests.helpers.wait import wait_until
@@ -26,12 +30,20 @@ PARTITIONS = 12
 APP = PEERS / "pykafka_app.py"
 
 
-def swapped_app(tmp: Path) -> Path:
-    """The application with `pykafka` changed to `migrator.pykafka` in its imports, and nothing else."""
+CLIENT_CALL = "KafkaClient(hosts=args.bootstrap,"
+BRIDGE_CALL = 'KafkaClient(properties={"coordination.migration.enabled": "true"}, hosts=args.bootstrap,'
+
+
+def swapped_app(tmp: Path, bridge: bool) -> Path:
+    """The application with `pykafka` changed to `migrator.pykafka` in its imports; for a bridge, also the
+    one call that makes its client (the properties pykafka has no argument for)."""
     source = APP.read_text()
     swapped = source.replace("from pykafka", "from migrator.pykafka")
     assert swapped.count("from migrator.pykafka") == 3 and "import pykafka" not in swapped
-    path = tmp / "pykafka_app_on_migrator.py"
+    if bridge:
+        assert swapped.count(CLIENT_CALL) == 1
+        swapped = swapped.replace(CLIENT_CALL, BRIDGE_CALL)
+    path = tmp / f"pykafka_app_on_migrator{'_bridge' if bridge else ''}.py"
     path.write_text(swapped)
     return path
 
@@ -68,22 +80,33 @@ class App:
 
 
 def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
+    """partition -> owner of the pykafka owner nodes (a node released meanwhile is skipped)."""
     base = f"/consumers/{group}/owners/{topic_text(topic, Spelling.PYTHON3)}"
     found: dict[int, str] = {}
-    for name in zk.get_children(base) if zk.exists(base) else []:
-        node = OwnerNode.parse(name)
-        data = zk.exists(f"{base}/{name}") and zk.get(f"{base}/{name}")[0]
-        if node is not None and data:
-            found[node.partition] = decode_owner(data)
+    with contextlib.suppress(NoNodeError):
+        for name in zk.get_children(base):
+            node = OwnerNode.parse(name)
+            with contextlib.suppress(NoNodeError):
+                data = zk.get(f"{base}/{name}")[0]
+                if node is not None:
+                    found[node.partition] = decode_owner(data)
     return found
 
 
+BRIDGE_NOT_BUILT = pytest.mark.skip(
+    reason="the bridge in the pykafka dialect is refused at start-up until it is merged (branch pkbridge); "
+    "this case passed against pkbridge 8f52f8c"
+)
+
+
+@pytest.mark.parametrize("bridge", [False, pytest.param(True, marks=BRIDGE_NOT_BUILT)], ids=["legacy", "bridge"])
 def test_a_pykafka_app_with_its_imports_swapped_joins_the_group_of_the_same_app_on_real_pykafka(
-    cluster: Any, zk_client: KazooClient, unique_group: str, unique_topic: str, tmp_path: Path
+    cluster: Any, zk_client: KazooClient, unique_group: str, unique_topic: str, tmp_path: Path, bridge: bool
 ) -> None:
     """Real pykafka alone, then the swapped app joins (both converge on pykafka's assignment), then real pykafka
-    leaves and the swapped app takes every partition, resuming where pykafka committed. Nothing is lost,
-    nothing processed twice or by two members at once; the swapped app's `held_offsets` are its last records."""
+    leaves and the swapped app takes every partition, resuming where pykafka committed; as a bridge, it then
+    follows `migrator set-mode kafka`. Nothing is lost, nothing processed twice or by two members at once; the
+    swapped app's `held_offsets` are its last records."""
     make_topic(cluster, unique_topic, partitions=PARTITIONS)
     group, topic = unique_group, unique_topic
     produced: list[tuple[str, int, int]] = []
@@ -103,7 +126,7 @@ def test_a_pykafka_app_with_its_imports_swapped_joins_the_group_of_the_same_app_
     try:
         produce_batch(0)
         wait_until(all_processed, 60, what="real pykafka alone processes the first batch")
-        ours = App(Path(sys.executable), swapped_app(tmp_path), cluster, group, topic, logs[1])
+        ours = App(Path(sys.executable), swapped_app(tmp_path, bridge), cluster, group, topic, logs[1])
         wait_until(lambda: len(zk_client.get_children(f"/consumers/{group}/ids")) == 2, 30, what="two members")
         ids = sorted(zk_client.get_children(f"/consumers/{group}/ids"))
         both = ASSIGNORS[PykafkaProtocol.RANGE](topic, Spelling.PYTHON3, ids, partition_leaders(zk_client, topic))
@@ -112,6 +135,10 @@ def test_a_pykafka_app_with_its_imports_swapped_joins_the_group_of_the_same_app_
         wait_until(all_processed, 60, what="both process the second batch")
         real.stop()
         wait_until(lambda: len(set(owners(zk_client, group, topic).values())) == 1, 60, what="one owner left")
+        if bridge:
+            switch = cli.run("set-mode", "kafka", "-g", group, "-z", cluster.zookeeper, "-b", cluster.bootstrap_servers,
+                             "--reason", "drop-in bridge", "--wait")  # fmt: skip
+            assert switch.code == 0, switch
         produce_batch(2)
         wait_until(all_processed, 60, what="the swapped app processes the third batch")
         held = ours.stop()
