@@ -93,13 +93,7 @@ def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
     return found
 
 
-BRIDGE_NOT_BUILT = pytest.mark.skip(
-    reason="the bridge in the pykafka dialect is refused at start-up until it is merged (branch pkbridge); "
-    "this case passed against pkbridge 8f52f8c"
-)
-
-
-@pytest.mark.parametrize("bridge", [False, pytest.param(True, marks=BRIDGE_NOT_BUILT)], ids=["legacy", "bridge"])
+@pytest.mark.parametrize("bridge", [False, True], ids=["legacy", "bridge"])
 def test_a_pykafka_app_with_its_imports_swapped_joins_the_group_of_the_same_app_on_real_pykafka(
     cluster: Any, zk_client: KazooClient, unique_group: str, unique_topic: str, tmp_path: Path, bridge: bool
 ) -> None:
