@@ -30,6 +30,7 @@ from frozendict import frozendict
 
 from migrator.errors import ConfigError, UsageError
 from migrator.names import validate_group
+from migrator.zk.client import ZK_TLS_PREFIX, ZkTls, zk_tls
 from migrator.zk.connect_string import auth_problem, connect_problem, normalise_connect, split_connect
 
 INT_MAX = 2**31 - 1
@@ -83,6 +84,7 @@ _PREFIXES: dict[str, str] = {
     MIGRATION_PREFIX: "migration_properties",
     FETCHER_PREFIX: "fetcher_properties",
     KAFKA_PREFIX: "kafka_properties",
+    ZK_TLS_PREFIX: "zookeeper_tls_properties",
 }
 _SECRET_KEY = re.compile(r"password|secret|jaas|credential|token|key\.pem|\.key$", re.IGNORECASE)
 _EMBEDDED_ASSIGNORS = ("range", "roundrobin")
@@ -236,6 +238,10 @@ class ConsumerConfig:
     zookeeper_auth: str | None = _prop(
         "zookeeper.auth", doc="ZooKeeper identity: `digest:user:password`, `sasl` or `sasl:user:password`."
     )
+    zookeeper_client_cnxn_socket: str | None = _prop(
+        "zookeeper.clientCnxnSocket",
+        doc="Accepted for Kafka's ZooKeeper client settings (it must name Netty for TLS there); Python needs none.",
+    )
     migration_static_membership: bool = _prop(
         "migration.static.membership",
         False,
@@ -245,6 +251,8 @@ class ConsumerConfig:
     migration_properties: Mapping[str, str] = _map()
     fetcher_properties: Mapping[str, str] = _map()
     kafka_properties: Mapping[str, str] = _map()
+    zookeeper_tls_properties: Mapping[str, str] = _map()
+    """`zookeeper.ssl.<p>`: the ZooKeeper client's TLS, Kafka's names (`migrator.zk.client.zk_tls`)."""
     explicit_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     """Property names that were set explicitly (so `with_overrides` re-derives the other defaults)."""
 
@@ -256,37 +264,8 @@ class ConsumerConfig:
         problem (also in its `problems`), so that a file is fixed in one go. Values must be strings, integers
         or booleans; anything else is one of the problems (the public API passes user mappings through)."""
         raw = _normalise(mapping)
-        values: dict[str, Any] = {}
-        prefixed: dict[str, dict[str, str]] = {attr: {} for attr in _PREFIXES.values()}
-        unknown: list[str] = []
-        problems: list[str] = []
-        unparsed: set[str] = set()  # set, but not a valid value: no "is required" or default on top
-        for name, text in raw.items():
-            spec = _BY_NAME.get(name)
-            if spec is not None:
-                try:
-                    values[spec.attr] = _parse(spec, text)
-                except ConfigError as exc:
-                    problems.append(str(exc))
-                    unparsed.add(spec.name)
-                continue
-            prefix = next((p for p in _PREFIXES if name.startswith(p)), None)
-            if prefix is None:
-                unknown.append(name)
-            elif name == prefix:
-                problems.append(f"{name}: a property name is missing after the prefix {prefix!r}")
-            else:
-                prefixed[_PREFIXES[prefix]][name[len(prefix) :]] = text
-        if unknown:
-            problems.append(_unknown_message(sorted(unknown)))
-
-        for spec in _SPECS:
-            if spec.attr in values or spec.name in unparsed:
-                continue
-            if spec.required:
-                problems.append(f"{spec.name} is required")
-            elif spec.derive is None:
-                values[spec.attr] = spec.default
+        values, prefixed, problems, unparsed = _parse_all(raw)
+        _apply_defaults(values, unparsed, problems)
         if problems:  # the derived defaults and the cross-property checks below need every value
             raise config_error(problems)
         for spec in _SPECS:
@@ -297,6 +276,7 @@ class ConsumerConfig:
         _check_zookeeper(values, problems)
         _check_migration(values, prefixed, problems)
         _check_security(prefixed, problems)
+        _check_zookeeper_tls(prefixed, problems)
         _check_fetch(values, problems)
         if problems:
             raise config_error(problems)
@@ -365,6 +345,11 @@ class ConsumerConfig:
         return self.migration_properties.get("security.protocol") or self.kafka_properties.get("security.protocol")
 
     @property
+    def zookeeper_tls(self) -> ZkTls | None:
+        """TLS to ZooKeeper's secure client port (`zookeeper.ssl.client.enable=true`), else None."""
+        return zk_tls({ZK_TLS_PREFIX + k: v for k, v in self.zookeeper_tls_properties.items()})
+
+    @property
     def zookeeper_hosts(self) -> str:
         """`zookeeper.connect` without its chroot."""
         return split_connect(self.zookeeper_connect)[0]
@@ -387,11 +372,10 @@ class ConsumerConfig:
         consumer.id then; the consumerId is only a fallback for a config that skipped validation).
 
         Unless set, librdkafka's `socket.timeout.ms` and `topic.metadata.refresh.interval.ms` are both
-        `offsets.channel.socket.timeout.ms`, the bound of every other group request of the connector. A member
-        started while no broker answers asks for its topics' metadata through a bootstrap broker, which
-        librdkafka (2.16) decommissions once it learns the real broker ids; the lost request leaves the topics
-        marked "being requested" for `socket.timeout.ms`, and the join, which waits for that metadata, asks
-        again only at the next periodic refresh (5 min by default): drill 12's bridges joined minutes late.
+        `offsets.channel.socket.timeout.ms`, the bound of every other group request of the connector, so a
+        member started while no broker answers joins within about that time once one does, not at librdkafka's
+        next periodic metadata refresh (5 min by default; docs/history.md, "A bridge started during a broker
+        outage joins minutes late").
         """
         bound = str(self.offsets_channel_socket_timeout_ms)
         props = {"socket.timeout.ms": bound, "topic.metadata.refresh.interval.ms": bound}
@@ -525,6 +509,54 @@ def _check_zookeeper(values: dict[str, Any], problems: list[str]) -> None:
     auth: str | None = values.get("zookeeper_auth")
     if auth is not None and (problem := auth_problem(auth)) is not None:
         problems.append(f"zookeeper.auth: {problem}")
+
+
+def _parse_all(raw: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, dict[str, str]], list[str], set[str]]:
+    """Each known property parsed onto its field, each prefixed one into its family; also the problems, and
+    the names set to an invalid value (no "is required" or default is added on top of their problem)."""
+    values: dict[str, Any] = {}
+    prefixed: dict[str, dict[str, str]] = {attr: {} for attr in _PREFIXES.values()}
+    unknown: list[str] = []
+    problems: list[str] = []
+    unparsed: set[str] = set()
+    for name, text in raw.items():
+        spec = _BY_NAME.get(name)
+        if spec is not None:
+            try:
+                values[spec.attr] = _parse(spec, text)
+            except ConfigError as exc:
+                problems.append(str(exc))
+                unparsed.add(spec.name)
+            continue
+        prefix = next((p for p in _PREFIXES if name.startswith(p)), None)
+        if prefix is None:
+            unknown.append(name)
+        elif name == prefix:
+            problems.append(f"{name}: a property name is missing after the prefix {prefix!r}")
+        else:
+            prefixed[_PREFIXES[prefix]][name[len(prefix) :]] = text
+    if unknown:
+        problems.append(_unknown_message(sorted(unknown)))
+    return values, prefixed, problems, unparsed
+
+
+def _apply_defaults(values: dict[str, Any], unparsed: set[str], problems: list[str]) -> None:
+    """The plain defaults of the properties not set; a required one not set is a problem. Derived defaults
+    wait until every other value is known."""
+    for spec in _SPECS:
+        if spec.attr in values or spec.name in unparsed:
+            continue
+        if spec.required:
+            problems.append(f"{spec.name} is required")
+        elif spec.derive is None:
+            values[spec.attr] = spec.default
+
+
+def _check_zookeeper_tls(prefixed: dict[str, dict[str, str]], problems: list[str]) -> None:
+    try:
+        zk_tls({ZK_TLS_PREFIX + k: v for k, v in prefixed["zookeeper_tls_properties"].items()})
+    except ConfigError as exc:
+        problems.extend(exc.problems)
 
 
 def _check_identity(values: dict[str, Any], problems: list[str]) -> None:

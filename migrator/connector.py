@@ -33,7 +33,7 @@ from migrator.kafka.fetcher import LOGICAL_OFFSETS, Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
-from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown
+from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown, Trigger
 from migrator.protocol.filters import TopicFilter, filter_from_registration
 from migrator.protocol.partition import TopicPartition
 from migrator.protocol.pykafka_layout import registration_data
@@ -78,6 +78,17 @@ def _bridge_config(cfg: ConsumerConfig) -> ConsumerConfig:
     return cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "true"})
 
 
+def effective_config(cfg: ConsumerConfig) -> ConsumerConfig:
+    """The offset stores a connector really uses: a bridge dual-commits (`_bridge_config`); in the pykafka
+    dialect, a legacy member and a bridge alike commit to Kafka only, since pykafka reads no offset from
+    ZooKeeper (a ZooKeeper offset would only be a second, stale truth beside the one pykafka members use)."""
+    if cfg.migration_enabled:
+        cfg = _bridge_config(cfg)
+    if cfg.zookeeper_layout == "pykafka":
+        cfg = cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "false"})
+    return cfg
+
+
 class ConsumerConnector:
     """One member of a ZooKeeper-coordinated group (Scala's `ZookeeperConsumerConnector`)."""
 
@@ -88,15 +99,7 @@ class ConsumerConnector:
             cfg = ConsumerConfig.from_properties_file(config)
         else:
             cfg = ConsumerConfig.from_mapping(config)
-        if cfg.migration_enabled:
-            cfg = _bridge_config(cfg)
-        if cfg.zookeeper_layout == "pykafka" and cfg.migration_enabled:
-            raise ConfigError(
-                "zookeeper.layout=pykafka: a bridge (coordination.migration.enabled=true) is not supported yet"
-            )
-        if cfg.zookeeper_layout == "pykafka":  # pykafka keeps no offsets in ZooKeeper
-            cfg = cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "false"})
-        self.config = cfg
+        self.config = cfg = effective_config(cfg)
         self._fork = ForkGuard("connector")
         self.group = cfg.group_id
         self.consumer_id = make_consumer_id(cfg.group_id, cfg.consumer_id)
@@ -109,6 +112,7 @@ class ConsumerConnector:
             auth=cfg.zookeeper_auth,
             timeout_s=cfg.zookeeper_connection_timeout_ms / 1000.0,
             session_timeout_s=cfg.zookeeper_session_timeout_ms / 1000.0,
+            tls=cfg.zookeeper_tls,
         )
         self._records = RECORDS.labels(group=cfg.group_id, client_id=self.consumer_id)
         self._handoff = Handoff(on_take=self._records.inc)
@@ -277,7 +281,9 @@ class ConsumerConnector:
         self._worker.listener = self._listener
         self._fetcher.start()
         self._worker.start_watches()
-        if self._member is not None:
+        if self._member is not None and self._pykafka is not None:
+            self._member.start([])  # the worker has it join once no pykafka member is registered
+        elif self._member is not None:
             self._join_kafka_group(self._member, self._admin, static_topics or self._wildcard_topics(registration))
         self._worker.register()
         self._worker.start()
@@ -300,6 +306,7 @@ class ConsumerConnector:
             backoff_ms=cfg.rebalance_backoff_ms,
             auto_commit_interval_ms=cfg.auto_commit_interval_ms if cfg.auto_commit_enable else None,
             bootstrap_servers=self.bootstrap_servers,
+            kafka_beside_legacy=self._pykafka is None,
         )
         reader = partial(PykafkaSnapshotReader, view=self._pykafka) if self._pykafka else SnapshotReader
         snapshots = reader(
@@ -312,14 +319,18 @@ class ConsumerConnector:
         parts = WorkerParts(
             snapshots=snapshots,
             registry=Registry(self._zk, self.paths, self.consumer_id, bridge, self._registration_codec()),
-            watches=Watches(self._zk, self.paths, lambda what: self._post(Changed(what)), bridge),
+            watches=Watches(
+                self._zk, self.paths, lambda what: self._post(Changed(what)), bridge, brokers=bool(self._pykafka)
+            ),
             holdings=self._holdings(fetcher, offsets),
             offsets=offsets,
             handoff=self._handoff,
             metrics=self.metrics,
             kafka=tracker,
             admin=admin,
+            fetch_state=lambda: fetcher.fetch_state,
         )
+        fetcher.on_health_change = lambda _state: self._post(Changed(Trigger.FETCH))
         return RebalanceWorker(settings=settings, registration=registration, parts=parts)
 
     def _registration_codec(self) -> Callable[[Registration], bytes]:
@@ -331,7 +342,11 @@ class ConsumerConnector:
         fetcher (a simple commit); committed Kafka offsets are read with the admin client: asking the embedded
         member would block while its own rebalance callback waits for the worker."""
         cfg = self.config
+        commit: Callable[[Mapping[TopicPartition, int], float], set[TopicPartition]]
         commit = self._member.commit if self._member is not None else fetcher.commit
+        available = tracker.coordinated if tracker is not None else lambda: True
+        if self._pykafka is not None and tracker is not None:
+            commit, available = _outside_or_in_group(tracker, fetcher), lambda: True
         return OffsetStore(
             self._zk,
             self.paths,
@@ -341,7 +356,7 @@ class ConsumerConnector:
             self.metrics,
             cfg.offsets_commit_max_retries,
             cfg.offsets_channel_backoff_ms,
-            kafka_available=tracker.coordinated if tracker is not None else lambda: True,
+            kafka_available=available,
             commit_timeout_s=self._kafka_timeout_s,
         )
 
@@ -467,6 +482,21 @@ def _warm_up(admin: KafkaAdmin, group: str, topics: list[str]) -> None:
             admin.committed_offsets(group, [TopicPartition(topics[0], 0)])
     except KafkaUnavailable as exc:
         log.debug("warming up the Kafka clients failed: %s", exc)
+
+
+def _outside_or_in_group(
+    tracker: KafkaGroupTracker, fetcher: Fetcher
+) -> Callable[[Mapping[TopicPartition, int], float], set[TopicPartition]]:
+    """A pykafka-dialect bridge's Kafka commit: through its embedded member while that has a generation, else
+    a simple commit as pykafka's own members make (the member stays out of the group while they are
+    registered, `authority.in_kafka_group`, so the broker takes it: the group has no live member)."""
+
+    def commit(offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
+        if tracker.coordinated():
+            return tracker.member.commit(offsets, timeout_s)
+        return fetcher.commit(offsets, timeout_s)
+
+    return commit
 
 
 class _KafkaOffsets:

@@ -31,12 +31,15 @@ from migrator.zk.brokers import published_bootstrap, registered_brokers
 from migrator.zk.client import (
     AUTH_FORMS,
     DEFAULT_CONNECT_TIMEOUT_S,
+    ZkTls,
     auth_problem,
     chroot_of,
     connect,
     connect_problem,
     identity_of,
+    is_zk_tls_key,
     normalise_connect,
+    zk_tls,
 )
 from migrator.zk.paths import CONSUMERS, GroupPaths
 
@@ -107,6 +110,12 @@ class Connection:
     bootstrap_servers: str | None
     connect_timeout_s: float
     kafka_properties: dict[str, str] = field(default_factory=dict)
+    zk_tls_properties: dict[str, str] = field(default_factory=dict)
+    """`zookeeper.ssl.*` of --command-config: TLS to ZooKeeper's secure client port (`zk_tls`)."""
+
+    @property
+    def zk_tls(self) -> ZkTls | None:
+        return zk_tls(self.zk_tls_properties)
 
 
 connect_string_option = click.option(
@@ -139,7 +148,8 @@ COMMAND_CONFIG_KEYS = {
     "bootstrap.servers": "bootstrap_servers",
     "zookeeper.auth": "zk_auth",
 }
-"""Keys of a --command-config file that stand for an option; every other key is a Kafka client property."""
+"""Keys of a --command-config file that stand for an option; `zookeeper.ssl.*` configure ZooKeeper TLS; every
+other key is a Kafka client property."""
 
 ENV_VARS = {
     "zookeeper": "MIGRATOR_ZOOKEEPER",
@@ -177,7 +187,12 @@ def resolve_connection(
         raise UsageError(
             "--zookeeper is required: give -z, $MIGRATOR_ZOOKEEPER or zookeeper.connect in --command-config"
         )
-    from_file = {k: v for k, v in file.items() if k not in COMMAND_CONFIG_KEYS}
+    from_file = {k: v for k, v in file.items() if k not in COMMAND_CONFIG_KEYS and not is_zk_tls_key(k)}
+    tls = {k: v for k, v in file.items() if is_zk_tls_key(k)}
+    try:
+        zk_tls(tls)
+    except ConfigError as exc:
+        raise UsageError(f"--command-config: {exc}") from None
     zk_auth = kwargs.pop("zk_auth") or file.get("zookeeper.auth")
     conn = Connection(
         zookeeper=(zookeeper if ensembles else checked_connect_string(zookeeper)) if zookeeper is not None else "",
@@ -185,9 +200,46 @@ def resolve_connection(
         bootstrap_servers=kwargs.pop("bootstrap_servers", None) or file.get("bootstrap.servers"),
         connect_timeout_s=kwargs.pop("connect_timeout"),
         kafka_properties={**from_file, **kwargs.pop("kafka_property", {})},
+        zk_tls_properties=tls,
     )
     check_kafka_properties(conn.kafka_properties)
     return conn
+
+
+connect_timeout_option = click.option(
+    "--connect-timeout",
+    type=click.FloatRange(min=0.1),
+    default=DEFAULT_CONNECT_TIMEOUT_S,
+    show_default=True,
+    envvar=ENV_VARS["connect_timeout"],
+    metavar="SECONDS",
+    help="Give up on an unreachable ZooKeeper or broker after this long.",
+)
+command_config_option = click.option(
+    "--command-config",
+    type=click.Path(dir_okay=False),
+    envvar=ENV_VARS["command_config"],
+    metavar="FILE",
+    help="Properties file: zookeeper.connect, bootstrap.servers, zookeeper.auth, and Kafka client "
+    "properties (security.protocol, sasl.*, ssl.*); options and environment variables win.",
+)
+bootstrap_server_option = click.option(
+    "--bootstrap-server",
+    "--bootstrap-servers",
+    "-b",
+    "bootstrap_servers",
+    envvar=ENV_VARS["bootstrap_servers"],
+    metavar="HOST:PORT[,..]",
+    help="Kafka brokers (the group's cluster); default: the brokers registered under /brokers/ids.",
+)
+kafka_property_option = click.option(
+    "--kafka-property",
+    multiple=True,
+    metavar="KEY=VALUE",
+    type=KAFKA_PROPERTY,
+    callback=as_dict,
+    help="Client property for every Kafka connection (SASL/SSL); repeatable.",
+)
 
 
 def connection_options(
@@ -199,6 +251,10 @@ def connection_options(
 
     They reach the command as one `conn: Connection` argument, after the Kafka properties were checked.
     """
+    first = ensembles_option if ensembles else connect_string_option
+    options = [first, zk_auth_option, connect_timeout_option, command_config_option]
+    if kafka:
+        options += [bootstrap_server_option, kafka_property_option]
 
     def decorate(func: F) -> F:
         @functools.wraps(func)
@@ -206,47 +262,6 @@ def connection_options(
             kwargs["conn"] = resolve_connection(kwargs, zookeeper_required=zookeeper_required, ensembles=ensembles)
             return func(*args, **kwargs)
 
-        options = [
-            ensembles_option if ensembles else connect_string_option,
-            zk_auth_option,
-            click.option(
-                "--connect-timeout",
-                type=click.FloatRange(min=0.1),
-                default=DEFAULT_CONNECT_TIMEOUT_S,
-                show_default=True,
-                envvar=ENV_VARS["connect_timeout"],
-                metavar="SECONDS",
-                help="Give up on an unreachable ZooKeeper or broker after this long.",
-            ),
-            click.option(
-                "--command-config",
-                type=click.Path(dir_okay=False),
-                envvar=ENV_VARS["command_config"],
-                metavar="FILE",
-                help="Properties file: zookeeper.connect, bootstrap.servers, zookeeper.auth, and Kafka client "
-                "properties (security.protocol, sasl.*, ssl.*); options and environment variables win.",
-            ),
-        ]
-        if kafka:
-            options += [
-                click.option(
-                    "--bootstrap-server",
-                    "--bootstrap-servers",
-                    "-b",
-                    "bootstrap_servers",
-                    envvar=ENV_VARS["bootstrap_servers"],
-                    metavar="HOST:PORT[,..]",
-                    help="Kafka brokers (the group's cluster); default: the brokers registered under /brokers/ids.",
-                ),
-                click.option(
-                    "--kafka-property",
-                    multiple=True,
-                    metavar="KEY=VALUE",
-                    type=KAFKA_PROPERTY,
-                    callback=as_dict,
-                    help="Client property for every Kafka connection (SASL/SSL); repeatable.",
-                ),
-            ]
         for option in reversed(options):
             wrapper = option(wrapper)
         # click's decorators return their own callable type, not F; the wrapper takes `func`'s options.
@@ -358,7 +373,7 @@ def zookeeper(conn: Connection, *, auth: str | None = None) -> Iterator[KazooCli
     _quiet_libraries()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # kazoo's missing-chroot warning: said below, in one line
-        zk = connect(conn.zookeeper, auth=auth or conn.zk_auth, timeout_s=conn.connect_timeout_s)
+        zk = connect(conn.zookeeper, auth=auth or conn.zk_auth, timeout_s=conn.connect_timeout_s, tls=conn.zk_tls)
     try:
         chroot = chroot_of(conn.zookeeper)
         if chroot and zk.exists("/") is None:

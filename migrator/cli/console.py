@@ -25,9 +25,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import click
 
@@ -350,6 +351,7 @@ def build_config(o: Options) -> tuple[ConsumerConfig, int | None]:
         props["auto.offset.reset"] = "smallest"
     if o.conn.zk_auth:
         props["zookeeper.auth"] = o.conn.zk_auth
+    props.update(o.conn.zk_tls_properties)
     for key, value in o.conn.kafka_properties.items():
         props[f"kafka.{key}"] = value
     if o.migration:
@@ -508,13 +510,20 @@ def console_consumer_cmd(
         conn, group, from_beginning, dict(consumer_property), consumer_config,
         migration, metrics_port, timeout_ms,
     )  # fmt: skip
+    return _consume_in_group(options, selection, streams, printer, max_messages)
+
+
+def _consume_in_group(
+    options: Options, selection: str | TopicFilter, n_streams: int, printer: Printer, max_messages: int | None
+) -> int:
+    """A run as a member of the group (a throwaway one, deleted at the end, when none is named)."""
     config, idle_ms = build_config(options)
-    if metrics_port is not None:
-        check_port_free(metrics_port)
+    if options.metrics_port is not None:
+        check_port_free(options.metrics_port)
     _quiet_libraries()
-    throwaway = group is None and not _file_properties(options).get("group.id")
+    throwaway = options.group is None and not _file_properties(options).get("group.id")
     try:
-        return _consume(config, selection, streams, printer, max_messages, idle_ms, commit=not throwaway)
+        return _consume(config, selection, n_streams, printer, max_messages, idle_ms, commit=not throwaway)
     finally:
         if throwaway:
             delete_group(config)
@@ -522,6 +531,63 @@ def console_consumer_cmd(
 
 class _StartInterrupted(BaseException):
     """SIGTERM or SIGINT while the connector starts (raised by the signal handler, like KeyboardInterrupt)."""
+
+
+class _Signals:
+    """SIGTERM and SIGINT during a run: the first asks the run to stop cleanly (while a bridge starts, it stops
+    the start instead), a second interrupts at once."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.run: ConsoleRun | None = None
+        self.starting = False
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        if resent_outside_kazoo(signum, frame):
+            return
+        if self.received:  # a second signal: the operator does not want to wait for the clean shutdown
+            raise KeyboardInterrupt
+        self.received.append(signum)
+        if self.run is not None:
+            self.run.signalled = True
+        elif self.starting:  # a bridge may wait for Kafka while it starts: stop waiting, shut down (bounded)
+            raise _StartInterrupted
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        previous = {s: signal.signal(s, self.handle) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            yield
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+
+def _open_streams(
+    connector: ConsumerConnector, selection: str | TopicFilter, n_streams: int, signals: _Signals
+) -> list[KafkaStream] | None:
+    """The connector's streams; None when a signal stopped the start (the connector is then shut down)."""
+    signals.starting = True
+    try:
+        if isinstance(selection, str):
+            return connector.create_message_streams({selection: n_streams})[selection]
+        return connector.create_message_streams_by_filter(selection, n_streams)
+    except _StartInterrupted:
+        log.warning("console-consumer: signalled while starting; shutting down")
+        connector.shutdown()
+        return None
+    finally:
+        signals.starting = False
+
+
+def _abandon(connector: ConsumerConnector, result: RunResult, commit: bool) -> NoReturn:
+    """Leave like a crash: the connector cannot release a partition whose record is held unprocessed (its
+    rebalance would wait forever), so what was printed is committed and the session expires."""
+    if commit:
+        connector.commit_offsets()  # the records the other threads (and earlier this one) printed
+    click.echo(f"error: {result.errors[0]}; committed the printed records, exiting without release", err=True)
+    sys.stderr.flush()
+    os._exit(EXIT_FAILED)
 
 
 def _consume(
@@ -534,55 +600,22 @@ def _consume(
     *,
     commit: bool = True,
 ) -> int:
-    signalled: list[int] = []
-    run: ConsoleRun | None = None
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        if resent_outside_kazoo(signum, frame):
-            return
-        if signalled:  # a second signal: the operator does not want to wait for the clean shutdown
-            raise KeyboardInterrupt
-        signalled.append(signum)
-        if run is not None:
-            run.signalled = True
-        elif starting:  # a bridge may wait for Kafka while it starts: stop waiting, shut down (bounded)
-            raise _StartInterrupted
-
-    starting = False
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
+    signals = _Signals()
+    with signals.installed():
         connector = ConsumerConnector(config)
         try:
-            starting = True
-            try:
-                if isinstance(selection, str):
-                    streams = connector.create_message_streams({selection: n_streams})[selection]
-                else:
-                    streams = connector.create_message_streams_by_filter(selection, n_streams)
-            except _StartInterrupted:
-                log.warning("console-consumer: signalled while starting; shutting down")
-                connector.shutdown()
+            streams = _open_streams(connector, selection, n_streams, signals)
+            if streams is None:
                 return EXIT_OK
-            finally:
-                starting = False
-            run = ConsoleRun(connector, streams, printer, max_messages, idle_ms, commit=commit)
-            run.signalled = bool(signalled)
-            result = run.run()
+            signals.run = ConsoleRun(connector, streams, printer, max_messages, idle_ms, commit=commit)
+            signals.run.signalled = bool(signals.received)
+            result = signals.run.run()
         except BaseException:
             connector.shutdown()
             raise
         if result.abandoned:
-            if commit:
-                connector.commit_offsets()  # the records the other threads (and earlier this one) printed
-            # The connector cannot release a partition whose record is held unprocessed (its rebalance would
-            # wait forever), so leave like a crash: what was printed is committed, the session expires.
-            click.echo(f"error: {result.errors[0]}; committed the printed records, exiting without release", err=True)
-            sys.stderr.flush()
-            os._exit(EXIT_FAILED)
+            _abandon(connector, result, commit)
         connector.shutdown()
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
     if result.errors:
         raise MigratorError("; ".join(result.errors))
     log.info("console-consumer: %d records printed (%s)", result.printed, result.reason)

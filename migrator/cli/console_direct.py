@@ -108,7 +108,8 @@ def delete_group(config: ConsumerConfig) -> None:
     """Remove a throwaway group's /consumers/<group> tree, as kafka-console-consumer does (best effort)."""
     timeout_s = config.zookeeper_connection_timeout_ms / 1000
     try:
-        zk = connect(config.zookeeper_connect, auth=config.zookeeper_auth, timeout_s=timeout_s)
+        tls = config.zookeeper_tls
+        zk = connect(config.zookeeper_connect, auth=config.zookeeper_auth, timeout_s=timeout_s, tls=tls)
     except MigratorError as exc:
         log.warning("could not delete the throwaway group %s: %s", config.group_id, exc)
         return

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from migrator.errors import EXIT_FAILED, EXIT_OK, UsageError
+from migrator.protocol.dialect import Dialect
 from migrator.zk.client import connect_problem
 
 
@@ -29,20 +30,29 @@ from migrator.zk.client import connect_problem
     show_default=True,
     help="Where report.json and timeline.png go.",
 )
+@click.option(
+    "--dialect",
+    type=click.Choice([d.value for d in Dialect]),
+    default=Dialect.SCALA.value,
+    show_default=True,
+    help="The group's legacy layout: Scala connectors, or pykafka BalancedConsumers (docs/pykafka.md).",
+)
 @click.pass_context
 def demo_cmd(
-    ctx: click.Context, quick: bool, zookeeper: str | None, bootstrap_servers: str | None, output: Path
+    ctx: click.Context, quick: bool, zookeeper: str | None, bootstrap_servers: str | None, output: Path, dialect: str
 ) -> int:
     """Migrate a live consumer group from ZooKeeper to Kafka coordination and back, and judge it.
 
     Starts a local ZooKeeper + Kafka unless --zookeeper and --bootstrap-servers are given, produces
     sequenced records, and walks KIP-125's plan: legacy connectors -> bridges, set-mode kafka, bridges ->
-    plain Kafka consumers, then the rollback. Ends with a verdict (lost, duplicated, dual processing)
-    and each step's pause; exits 1 if any safety property failed.
+    plain Kafka consumers, then the rollback. With --dialect pykafka the group starts as pykafka
+    BalancedConsumers (connectors in pykafka's layout; pykafka itself is not needed). Ends with a verdict
+    (lost, duplicated, dual processing) and each step's pause; exits 1 if any safety property failed.
 
     \b
     Example:
       migrator demo --quick
+      migrator demo --quick --dialect pykafka
       migrator demo -z 127.0.0.1:2181 -b 127.0.0.1:9092 --output /tmp/demo
     """
     given = [v for v in (zookeeper, bootstrap_servers) if v is not None]
@@ -53,7 +63,9 @@ def demo_cmd(
     from migrator.demo import run_demo
 
     debug = bool(ctx.find_root().params.get("debug"))
-    result = run_demo(zookeeper, bootstrap_servers, output, quick=quick, echo=click.echo, debug=debug)
+    result = run_demo(
+        zookeeper, bootstrap_servers, output, quick=quick, echo=click.echo, debug=debug, dialect=Dialect(dialect)
+    )
     return EXIT_OK if result.ok else EXIT_FAILED
 
 

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import click
+from kazoo.client import KazooClient
 from kazoo.protocol.states import ZnodeStat
 
 from migrator.cli.common import (
@@ -24,7 +25,9 @@ from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.cli.interrupts import interrupts_deferred
 from migrator.cli.progress import ProgressLine
 from migrator.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, Interrupted, UsageError
+from migrator.kafka.admin import KafkaAdmin
 from migrator.ops import modes
+from migrator.ops.dialect import require_layout
 from migrator.ops.wait import Progress, WaitTimeout, wait_for_switch
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
 
@@ -33,6 +36,10 @@ def _mode_text(node: ModeNode) -> str:
     if not node.exists or node.raw is None:
         return "absent"
     return node.raw if node.mode is not None else f"unknown value {node.raw!r}"
+
+
+def _dialect_text(dialect: str | None) -> str:
+    return f"dialect {dialect}" if dialect else "no legacy layout yet"
 
 
 def _parse_mode(value: str) -> Mode:
@@ -111,22 +118,39 @@ def set_mode_cmd(
         if change.noop or change.dry_run:
             return out.finish(EXIT_OK if change.noop or change.check.ok or force else EXIT_REFUSED)
         try:
-            # Ctrl-C from here on lands after the write, whose outcome is then known: the operator is told
-            # that the mode IS written and how to roll back, never a bare "interrupted".
-            with interrupts_deferred():
-                change = modes.write_mode(zk, change, reason=reason, who=modes.who_am_i(conn.zk_auth))
-            out.written(change)
-            if wait:
-                assert change.write_mzxid is not None and change.write_monotonic is not None
-                with out.waiting() as show:
-                    pause = wait_for_switch(
-                        zk, group, target, write_mzxid=change.write_mzxid, write_monotonic=change.write_monotonic,
-                        timeout_s=timeout, admin=brokers.admin, on_progress=show,
-                    )  # fmt: skip
-                out.complete(target, pause)
+            _write_and_watch(
+                zk, conn, change, out, reason=reason, timeout=timeout if wait else None, admin=brokers.admin
+            )
         except KeyboardInterrupt:
             raise Interrupted(_interrupted(conn, group, change, waiting=wait)) from None
     return out.finish(EXIT_OK)
+
+
+def _write_and_watch(
+    zk: KazooClient,
+    conn: Connection,
+    change: modes.ModeChange,
+    out: _SetModeOutput,
+    *,
+    reason: str,
+    timeout: float | None,
+    admin: KafkaAdmin | None,
+) -> None:
+    """Write the checked change, then (with a `timeout`, i.e. --wait) watch the switch until it is complete."""
+    # Ctrl-C from here on lands after the write, whose outcome is then known: the operator is told that the
+    # mode IS written and how to roll back, never a bare "interrupted".
+    with interrupts_deferred():
+        change = modes.write_mode(zk, change, reason=reason, who=modes.who_am_i(conn.zk_auth))
+    out.written(change)
+    if timeout is None:
+        return
+    assert change.write_mzxid is not None and change.write_monotonic is not None
+    with out.waiting() as show:
+        pause = wait_for_switch(
+            zk, change.group, change.target, write_mzxid=change.write_mzxid, write_monotonic=change.write_monotonic,
+            timeout_s=timeout, admin=admin, on_progress=show,
+        )  # fmt: skip
+    out.complete(change.target, pause)
 
 
 class _SetModeOutput:
@@ -136,7 +160,7 @@ class _SetModeOutput:
     def __init__(self, as_json: bool, doc: dict[str, Any]) -> None:
         self.as_json = as_json
         self.doc: dict[str, Any] = {
-            **doc, "from": None, "preflight": None, "refusals": [], "warnings": [], "written": False,
+            **doc, "dialect": None, "from": None, "preflight": None, "refusals": [], "warnings": [], "written": False,
             "noop": False, "forced": False, "audit": None, "switch_complete": None, "pause_s": None,
         }  # fmt: skip
 
@@ -146,14 +170,15 @@ class _SetModeOutput:
 
     def checked(self, change: modes.ModeChange) -> None:
         before, target, group = _mode_text(change.before), change.target.value, change.group
-        self.doc |= {"from": before, "preflight": "ok" if change.check.ok else "refused", "noop": change.noop}
+        self.doc |= {"dialect": change.dialect, "from": before, "noop": change.noop}
+        self.doc["preflight"] = "ok" if change.check.ok else "refused"
         self.doc |= {"refusals": list(change.check.refusals), "warnings": list(change.check.warnings)}
         for warning in change.check.warnings:
             click.echo(f"warning: {warning}", err=True)
         if change.noop:
             self._say(f"{group}: mode is already {target}; nothing written")
         elif change.dry_run:
-            self._say(f"dry run: {group}: {before} -> {target}")
+            self._say(f"dry run: {group}: {before} -> {target} ({_dialect_text(change.dialect)})")
             if change.check.ok:
                 self._say("preflight: ok")
                 return
@@ -164,7 +189,8 @@ class _SetModeOutput:
     def written(self, change: modes.ModeChange) -> None:
         self.doc |= {"written": True, "forced": change.forced, "audit": change.audit_path}
         forced = " (forced past: " + "; ".join(change.check.refusals) + ")" if change.forced else ""
-        self._say(f"{change.group}: {self.doc['from']} -> {change.target.value}{forced}; audit {change.audit_path}")
+        switch = f"{change.group}: {self.doc['from']} -> {change.target.value}{forced}"
+        self._say(f"{switch}; audit {change.audit_path}; {_dialect_text(change.dialect)}")
 
     @contextmanager
     def waiting(self) -> Iterator[Callable[[Progress], None] | None]:
@@ -202,10 +228,11 @@ def _interrupted(conn: Connection, group: str, change: modes.ModeChange, *, wait
     )
 
 
-def mode_doc(group: str, node: ModeNode, stat: ZnodeStat | None) -> dict[str, Any]:
+def mode_doc(group: str, node: ModeNode, stat: ZnodeStat | None, dialect: str | None) -> dict[str, Any]:
     """`get-mode --json`."""
     return {
         "group": group,
+        "dialect": dialect,
         "exists": node.exists,
         "mode": node.mode.value if node.mode else None,
         "raw": node.raw,
@@ -228,8 +255,9 @@ def history_doc(name: str, e: AuditEntry | None) -> dict[str, Any]:
 @group_option
 @json_option
 def get_mode_cmd(conn: Connection, group: str, as_json: bool) -> int:
-    """Show the mode node of a group (absent, kafka, zookeeper, or an unknown value); exit 3 when the
-    group (or the chroot, or /consumers) does not exist.
+    """Show the mode node of a group (absent, kafka, zookeeper, or an unknown value) and the dialect its
+    legacy members are written in (scala or pykafka); exit 3 when the group (or the chroot, or /consumers)
+    does not exist, 2 when its layout matches neither dialect.
 
     \b
     Example:
@@ -237,16 +265,18 @@ def get_mode_cmd(conn: Connection, group: str, as_json: bool) -> int:
     """
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
+        dialect = require_layout(zk, group).word
         node, stat = modes.read_mode(zk, group)
     if as_json:
-        echo_json(mode_doc(group, node, stat))
+        echo_json(mode_doc(group, node, stat, dialect))
         return EXIT_OK
     if not node.exists:
-        click.echo(f"{group}: absent (no mode node: bridges obey zookeeper)")
+        line = f"{group}: absent (no mode node: bridges obey zookeeper)"
     elif node.mode is None:
-        click.echo(f"{group}: unknown value {node.raw!r} (bridges obey zookeeper), set {_iso(stat and stat.mtime)}")
+        line = f"{group}: unknown value {node.raw!r} (bridges obey zookeeper), set {_iso(stat and stat.mtime)}"
     else:
-        click.echo(f"{group}: {node.raw} (set {_iso(stat and stat.mtime)})")
+        line = f"{group}: {node.raw} (set {_iso(stat and stat.mtime)})"
+    click.echo(f"{line}; {_dialect_text(dialect)}")
     return EXIT_OK
 
 

@@ -24,6 +24,7 @@ from migrator.kafka.admin import KafkaAdmin
 from migrator.names import validate_topic
 from migrator.ops import offsets as ops
 from migrator.ops import reset
+from migrator.ops.dialect import GroupLayout, require_layout, require_zookeeper_offsets
 from migrator.protocol.partition import TopicPartition
 from migrator.table import align
 from migrator.zk.brokers import topic_partitions
@@ -70,10 +71,19 @@ def _show_plan(plan: dict, target: str, execute: bool, as_json: bool) -> None:
         click.echo(f"{verb} {target} {tp.topic} {tp.partition} {off}")
 
 
-def plan_doc(group: str, target: str, plan: dict, execute: bool) -> dict[str, Any]:
+def plan_doc(group: str, target: str, plan: dict, execute: bool, dialect: str | None = None) -> dict[str, Any]:
     """The --json report of an offsets write (or its dry run): what is (or would be) written where."""
     rows = [{"topic": tp.topic, "partition": tp.partition, "offset": off} for tp, off in sorted(plan.items())]
-    return {"group": group, "store": target, "dry_run": not execute, "written": execute and bool(plan), "offsets": rows}
+    return {"group": group, "dialect": dialect, "store": target, "dry_run": not execute,
+            "written": execute and bool(plan), "offsets": rows}  # fmt: skip
+
+
+def _layout(zk: KazooClient, group: str, stores: set[str], use: str) -> GroupLayout:
+    """The group's dialect, refusing a layout neither dialect explains, and ZooKeeper offsets of a pykafka group."""
+    layout = require_layout(zk, group)
+    if "zookeeper" in stores:
+        require_zookeeper_offsets(layout, group, use)
+    return layout
 
 
 def execute_or_dry_run(execute: bool, dry_run: bool) -> bool:
@@ -115,6 +125,7 @@ def export_cmd(conn: Connection, group: str, store: str, fmt: str, output: str |
     _check_output(output)
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
+        _layout(zk, group, {store}, f"offsets export --store {store}")
         brokers = find_brokers(conn, zk, group)
         admin = _admin(brokers, "--store kafka") if store == "kafka" else brokers.admin
         ops.check_topics(_partitions(zk, admin, set(topics)))
@@ -160,6 +171,7 @@ def import_cmd(
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--input {input_path}: cannot be read: {exc}") from exc
     with open_zookeeper(conn) as zk:
+        layout = _layout(zk, group, {store}, f"offsets import --store {store}")
         brokers = find_brokers(conn, zk, group)
         admin = _admin(brokers, "--store kafka") if store == "kafka" else brokers.admin
         ops.check_partitions(offsets, _partitions(zk, admin, {tp.topic for tp in offsets}))
@@ -170,7 +182,7 @@ def import_cmd(
         if execute:
             _write(zk, admin, group, store, offsets)
     if as_json:
-        echo_json(plan_doc(group, store, offsets, execute))
+        echo_json(plan_doc(group, store, offsets, execute, layout.word))
     elif execute:
         click.echo(f"{group}: {len(offsets)} offsets written to {store}")
     else:
@@ -206,6 +218,7 @@ def diff_cmd(conn: Connection, group: str, topics: tuple[str, ...], as_json: boo
     """
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
+        _layout(zk, group, {"zookeeper"}, "offsets diff (ZooKeeper against Kafka)")
         admin = _admin(find_brokers(conn, zk, group), "offsets diff")
         ops.check_topics(_partitions(zk, admin, set(topics)))
         _view, zk_offsets = ops.read_store("zookeeper", zk, group, admin, topics)
@@ -258,6 +271,7 @@ def sync_cmd(
     execute = execute_or_dry_run(execute, dry_run)
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
+        layout = _layout(zk, group, {source, target}, "offsets sync")
         admin = _admin(find_brokers(conn, zk, group), "offsets sync")
         ops.check_topics(_partitions(zk, admin, set(topics)))
         _view, src = ops.read_store(source, zk, group, admin, topics)
@@ -269,7 +283,7 @@ def sync_cmd(
         if plan and execute:
             _write(zk, admin, group, target, plan)
     if as_json:
-        echo_json(plan_doc(group, target, plan, execute))
+        echo_json(plan_doc(group, target, plan, execute, layout.word))
     elif not plan:
         click.echo(f"{group}: {target} already holds max({source}, {target}) on every partition; nothing to write")
     elif execute:
@@ -363,6 +377,7 @@ def reset_cmd(
     spec = _reset_spec(to_earliest, to_latest, to_datetime, to_offset, shift_by)
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
+        layout = _layout(zk, group, {store}, f"offsets reset --store {store}")
         admin = _admin(find_brokers(conn, zk, group), "offsets reset")
         partitions = _reset_partitions(zk, admin, group, store, topics, all_topics)
         current = {tp: o for tp, o in ops.read_store(store, zk, group, admin)[1].items() if tp in set(partitions)}
@@ -373,21 +388,25 @@ def reset_cmd(
         plan = {r.partition: r.new for r in rows}
         if execute and plan:
             _write(zk, admin, group, store, plan)
-    _show_reset(group, store, rows, execute, as_json)
+    _show_reset(group, store, rows, execute, as_json, layout.word)
     return EXIT_OK
 
 
-def reset_doc(group: str, store: str, rows: list[reset.ResetRow], execute: bool) -> dict[str, Any]:
+def reset_doc(
+    group: str, store: str, rows: list[reset.ResetRow], execute: bool, dialect: str | None = None
+) -> dict[str, Any]:
     """`offsets reset --json`: the plan, each partition also with its `current` offset."""
-    doc = plan_doc(group, store, {r.partition: r.new for r in rows}, execute)
+    doc = plan_doc(group, store, {r.partition: r.new for r in rows}, execute, dialect)
     for row, entry in zip(rows, doc["offsets"], strict=True):
         entry["current"] = row.current
     return doc
 
 
-def _show_reset(group: str, store: str, rows: list[reset.ResetRow], execute: bool, as_json: bool) -> None:
+def _show_reset(
+    group: str, store: str, rows: list[reset.ResetRow], execute: bool, as_json: bool, dialect: str | None
+) -> None:
     if as_json:
-        echo_json(reset_doc(group, store, rows, execute))
+        echo_json(reset_doc(group, store, rows, execute, dialect))
         return
     header = ("partition", "current", "new")
     click.echo("\n".join(align([header, *[(r.partition, r.current, r.new) for r in rows]], right=(1, 2))))

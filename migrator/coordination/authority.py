@@ -77,7 +77,7 @@ def decide_authority(mode: ModeNode, members: Set[str], bridges: Set[str], kafka
         return AuthorityDecision(Authority.ZOOKEEPER, f"unknown mode value {mode.raw!r}", mode.raw)
     if mode.mode is Mode.ZOOKEEPER:
         return AuthorityDecision(Authority.ZOOKEEPER, "mode is zookeeper")
-    legacy = sorted(set(members) - set(bridges))
+    legacy = legacy_connectors(members, bridges)
     if legacy:
         return AuthorityDecision(Authority.ZOOKEEPER, f"legacy connector registered: {legacy[0]}")
     if not kafka.joined:
@@ -88,6 +88,21 @@ def decide_authority(mode: ModeNode, members: Set[str], bridges: Set[str], kafka
         missing = sorted(kafka.missing_bridges)[0]
         return AuthorityDecision(Authority.ZOOKEEPER, f"bridge {missing} is not in the Kafka group")
     return AuthorityDecision(Authority.KAFKA, "mode is kafka and every member is a bridge in the Kafka group")
+
+
+def legacy_connectors(members: Set[str], bridges: Set[str]) -> list[str]:
+    """Registered members that are no bridge, sorted: whatever dialect they speak, they follow ZooKeeper."""
+    return sorted(set(members) - set(bridges))
+
+
+def in_kafka_group(members: Set[str], bridges: Set[str], *, beside_legacy: bool) -> bool:
+    """Whether a bridge's embedded member belongs in the Kafka group now.
+
+    `beside_legacy` False is for a dialect whose legacy members commit offsets to Kafka themselves, without a
+    generation (pykafka's `BalancedConsumer`): the broker refuses such a commit while the group has live
+    members (UNKNOWN_MEMBER_ID), so while one of them is registered the bridges stay out of the Kafka group,
+    or its progress would never be stored. They obey ZooKeeper then anyway."""
+    return beside_legacy or not legacy_connectors(members, bridges)
 
 
 def needs_group_check(mode: ModeNode, members: Set[str], bridges: Set[str]) -> bool:

@@ -70,7 +70,7 @@ def _to_kafka(
     if not view.bridges:
         reasons.append("no bridge connectors are registered (nothing under migration/ids is also in ids)")
     if view.legacy:
-        legacy = _names(m.consumer_id for m in view.legacy)
+        legacy = _names(f"{m.consumer_id} ({m.dialect.value})" for m in view.legacy)
         reasons.append(f"legacy connector(s) registered (in ids, not in migration/ids): {legacy}")
     if kafka is None:
         reasons.append(_unchecked(kafka_error))

@@ -20,7 +20,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Set
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -30,7 +30,15 @@ from migrator.assign.legacy import Assignor
 from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, by_topic
-from migrator.coordination.authority import AuthorityDecision, Hold, KafkaHealth, decide_authority, next_hold, routine
+from migrator.coordination.authority import (
+    AuthorityDecision,
+    Hold,
+    KafkaHealth,
+    decide_authority,
+    in_kafka_group,
+    next_hold,
+    routine,
+)
 from migrator.coordination.clock import Clock
 from migrator.coordination.gating import (
     DEFER_S,
@@ -66,6 +74,7 @@ from migrator.protocol.events import (
     Shutdown,
     Trigger,
 )
+from migrator.protocol.fetch import FetchState
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import Snapshot, SnapshotReader
@@ -90,6 +99,9 @@ class WorkerSettings:
     auto_commit_interval_ms: int | None
     bootstrap_servers: str = ""
     """Published with the authority (bridges only), so operator commands can find the group's brokers."""
+    kafka_beside_legacy: bool = True
+    """Whether the embedded member stays in the Kafka group while legacy members are registered
+    (`authority.in_kafka_group`; False in the pykafka dialect)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +119,8 @@ class WorkerParts:
     kafka: KafkaGroupTracker | None = None
     admin: KafkaAdmin | None = None
     clock: Clock = time.monotonic
+    fetch_state: Callable[[], FetchState] = FetchState
+    """Which owned partitions the fetcher keeps failing to read (published with the authority)."""
 
 
 class Attempt(Enum):
@@ -151,6 +165,8 @@ class RebalanceWorker:
         self._kafka = parts.kafka
         self._admin = parts.admin
         self._clock = parts.clock
+        self._fetch_state = parts.fetch_state
+        self._last_decision: AuthorityDecision | None = None  # the last one published
         self.state = State()
         self._events: queue.Queue[Event] = queue.Queue()
         self._stopping = threading.Event()  # set by `stop_soon`: no further attempts or back-offs
@@ -261,6 +277,8 @@ class RebalanceWorker:
         triggers: set[Trigger] = set()
         for event in batch:
             match event:
+                case Changed(what=Trigger.FETCH):
+                    self._republish_fetch()
                 case KafkaRevoked():
                     self._on_kafka_revoked(event)
                 case KafkaAssigned(partitions=partitions) if self._kafka is not None:
@@ -438,7 +456,8 @@ class RebalanceWorker:
         if unusable is not None:
             return unusable
         if self._kafka is not None:
-            self._kafka.member.subscribe(sorted(snap.subscriptions.get(cid, {})))
+            joins = in_kafka_group(snap.member_ids, snap.migration_ids, beside_legacy=self.s.kafka_beside_legacy)
+            self._kafka.member.subscribe(sorted(snap.subscriptions.get(cid, {})) if joins else [])
         t_snapshot = time.monotonic()
         laps = {read: t_snapshot - t_start}
         target, decision = self._target(snap)
@@ -556,22 +575,31 @@ class RebalanceWorker:
         self._metrics.authority(kafka, len(tracker.assignment or ()) if tracker else 0, len(self.owned))
         self._metrics.kafka_unavailable(tracker is not None and not tracker.coordinated())
         self._note_hold(decision)
-        if not publish:
-            return
-        self._published_reason = reason
+        if publish:
+            self._publish(decision)
+
+    def _publish(self, decision: AuthorityDecision) -> None:
+        self._published_reason = decision.reason
+        self._last_decision = decision
         self.state.generation += 1
         self._registry.publish(
             PublishedAuthority(
-                authority=authority,
+                authority=decision.authority,
                 generation=self.state.generation,
                 timestamp_ms=int(time.time() * 1000),
-                reason=reason,
+                reason=decision.reason,
                 kafka_member_id=self._kafka.member.member_id() if self._kafka else "",
                 partitions=len(self.owned),
                 held=decision.held,
                 bootstrap=self.s.bootstrap_servers if self._kafka else "",
+                fetch=self._fetch_state(),
             )
         )
+
+    def _republish_fetch(self) -> None:
+        """Publish again when what the fetcher cannot read changed, so `status` names it (nothing is decided)."""
+        if self._last_decision is not None and self.state.registered:
+            self._publish(self._last_decision)
 
     def _note_hold(self, decision: AuthorityDecision) -> None:
         """Log the hold as `authority.next_hold` says, expose it, and keep re-evaluating while it lasts: plain

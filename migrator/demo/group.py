@@ -19,6 +19,7 @@ from migrator.protocol.codecs import decode_broker_topic
 from migrator.zk.group_reader import read_published
 from migrator.zk.owners import read_owners
 from migrator.zk.paths import GroupPaths, broker_topic
+from migrator.zk.pykafka_group import read_owner_nodes
 
 
 class StepTimeout(MigratorError):
@@ -52,9 +53,13 @@ def create_topic(admin: KafkaAdmin, zk: KazooClient, topic: str, partitions: int
     wait_for(ready, timeout_s, f"topic {topic} with {partitions} partitions", interval_s=0.1)
 
 
-def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
-    """partition -> owning thread id, one pipelined read."""
-    return {tp.partition: thread for tp, thread in read_owners(zk, GroupPaths(group), {topic}).items()}
+def owning_members(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
+    """partition -> the consumer id of its owner, from the owner nodes of either dialect: Scala's hold a thread
+    id (`<consumer id>-<n>`), pykafka's (`<leader>-<partition>` under the topic's folder) a consumer id."""
+    paths = GroupPaths(group)
+    found = {tp.partition: thread.rpartition("-")[0] for tp, thread in read_owners(zk, paths, {topic}).items()}
+    found.update({claim.node.partition: claim.owner for claim in read_owner_nodes(zk, paths, topic)})
+    return found
 
 
 def authorities(zk: KazooClient, group: str, bridges: Collection[str]) -> dict[str, str]:

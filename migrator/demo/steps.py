@@ -14,13 +14,14 @@ from typing import Protocol, cast
 
 from kazoo.client import KazooClient
 
-from migrator.demo.group import authorities, kafka_assignment, owners, wait_for
+from migrator.coordination.authority import KafkaHealth, decide_authority
+from migrator.demo.group import authorities, kafka_assignment, owning_members, wait_for
 from migrator.demo.workload import ConnectorMember, LiveLog, MemberInfo, PlainConsumer
 from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe.pause import pause_after
 from migrator.ops import modes
-from migrator.protocol.codecs import Mode
+from migrator.protocol.codecs import Mode, ModeNode
 from migrator.zk.paths import GroupPaths
 
 
@@ -91,6 +92,7 @@ class GroupDriver:
     errors: list[str] = field(default_factory=list)
     started_ns: int = field(default_factory=time.time_ns)
     spawn: MemberFactory | None = None  # None: every member runs in this process
+    layout: dict[str, str] = field(default_factory=dict)  # the connectors' layout (`workload.layout_properties`)
 
     # -- members -------------------------------------------------------------------------------------
     def start(self, kind: str, name: str) -> Member:
@@ -102,7 +104,7 @@ class GroupDriver:
         else:
             bootstrap = self.bootstrap if kind == "bridge" else None
             member = ConnectorMember(
-                self.zookeeper, self.group, name, self.topic, self.sizing.streams, self.log, bootstrap=bootstrap
+                self.zookeeper, self.group, name, self.topic, self.sizing.streams, self.log, bootstrap, self.layout
             )
         self.live[name] = member
         self.known[name] = member.info
@@ -129,8 +131,12 @@ class GroupDriver:
         return [cast(KafkaMember, m) for m in self.live.values() if m.info.kind == "plain"]
 
     def expected_authority(self) -> str:
-        legacy = any(m.info.kind == "legacy" for m in self._connectors())
-        return "kafka" if self.mode is Mode.KAFKA and not legacy else "zookeeper"
+        """What the authority rule (`coordination.authority`) gives the live members once every bridge has
+        joined the Kafka group: the converged state each step waits for."""
+        mode = ModeNode.decode(self.mode.value.encode()) if self.mode is not None else ModeNode.absent()
+        members = {m.info.consumer_id for m in self._connectors()}
+        bridges = {m.info.consumer_id for m in self._connectors() if m.info.kind == "bridge"}
+        return decide_authority(mode, members, bridges, KafkaHealth(joined=True)).authority.value
 
     def converged(self) -> bool:
         connectors = self._connectors()
@@ -139,10 +145,10 @@ class GroupDriver:
         published = authorities(self.zk, self.group, bridges)
         if any(published.get(b) != authority for b in bridges):
             return False
-        zk_owned = owners(self.zk, self.group, self.topic)
+        zk_owned = owning_members(self.zk, self.group, self.topic)
         by_member: dict[str, set[int]] = {}
-        for p, thread in zk_owned.items():
-            by_member.setdefault(thread.rpartition("-")[0], set()).add(p)
+        for p, member in zk_owned.items():
+            by_member.setdefault(member, set()).add(p)
         if set(by_member) - {m.info.consumer_id for m in connectors}:
             return False  # an owner node of a member that left
         if authority == "zookeeper" and not self._plain():

@@ -22,6 +22,7 @@ from migrator import ConsumerConnector, logs
 from migrator.consumer.stream import KafkaStream
 from migrator.observe import ProcessingLog
 from migrator.observe.records import Handle, Processed
+from migrator.protocol.dialect import Dialect
 
 QUIET_LOGGER = "migrator.demo.librdkafka"
 """librdkafka's logs go here (silenced unless --debug): a leaving member's connection chatter is expected.
@@ -40,6 +41,11 @@ CONNECTOR_PROPS = {
 PLAIN_HEARTBEAT_MS = 500
 """The plain consumers' Kafka heartbeat. A Kafka rebalance waits for every member's next heartbeat, so a
 benchmark comparing bridges with plain consumers gives the bridges' embedded members the same one."""
+
+
+def layout_properties(dialect: Dialect) -> dict[str, str]:
+    """What makes a connector speak `dialect`'s ZooKeeper layout (legacy member and bridge alike)."""
+    return {"zookeeper.layout": "pykafka"} if dialect is Dialect.PYKAFKA else {}
 
 
 def bridge_props(bootstrap: str) -> dict[str, str]:

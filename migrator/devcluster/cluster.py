@@ -33,6 +33,32 @@ KAFKA_VERSIONS = (KAFKA_VERSION, "2.8.2", OLD_CONSUMER_VERSION)
 _auto_names = itertools.count(1)
 
 
+def _check_layout(brokers: int, zookeepers: int, kafka_version: str, group_max_size: int | None) -> None:
+    if brokers < 1:
+        raise UsageError(f"--brokers must be at least 1, got {brokers}")
+    if zookeepers < 1:
+        raise UsageError(f"--zookeepers must be at least 1, got {zookeepers}")
+    if kafka_version not in KAFKA_VERSIONS:
+        raise UsageError(f"--kafka-version must be one of {', '.join(KAFKA_VERSIONS)}, got {kafka_version!r}")
+    if group_max_size is not None and group_max_size < 1:
+        raise UsageError(f"--group-max-size must be at least 1, got {group_max_size}")
+
+
+def _check_options(*, broker_proxies: bool, detached: bool, secured: bool) -> None:
+    if broker_proxies and detached:
+        raise UsageError("broker proxies live in the starting process: they cannot be detached")
+    if broker_proxies and secured:
+        raise UsageError("broker proxies forward the PLAINTEXT listener only: not with secured listeners")
+
+
+def _cluster_name(name: str | None) -> str:
+    """The given name, checked, or a fresh one unique to this process."""
+    name = name or f"py{os.getpid()}-{next(_auto_names)}"
+    if not valid_name(name):
+        raise UsageError(f"cluster name {name!r} must be letters, digits, '.', '_' or '-'")
+    return name
+
+
 class DevCluster:
     """Handle on one dev cluster; `down()` stops only the processes this cluster started."""
 
@@ -67,33 +93,16 @@ class DevCluster:
         included, reaches it through the proxy and a drill can make it go silent. `secured=True` adds
         SSL, SASL_SSL and SASL_PLAINTEXT listeners beside each broker's PLAINTEXT one (`security`).
         """
-        if brokers < 1:
-            raise UsageError(f"--brokers must be at least 1, got {brokers}")
-        if zookeepers < 1:
-            raise UsageError(f"--zookeepers must be at least 1, got {zookeepers}")
-        if kafka_version not in KAFKA_VERSIONS:
-            raise UsageError(f"--kafka-version must be one of {', '.join(KAFKA_VERSIONS)}, got {kafka_version!r}")
-        if broker_proxies and detached:
-            raise UsageError("broker proxies live in the starting process: they cannot be detached")
-        if broker_proxies and secured:
-            raise UsageError("broker proxies forward the PLAINTEXT listener only: not with secured listeners")
-        if group_max_size is not None and group_max_size < 1:
-            raise UsageError(f"--group-max-size must be at least 1, got {group_max_size}")
-        name = name or f"py{os.getpid()}-{next(_auto_names)}"
-        if not valid_name(name):
-            raise UsageError(f"cluster name {name!r} must be letters, digits, '.', '_' or '-'")
+        _check_layout(brokers, zookeepers, kafka_version, group_max_size)
+        _check_options(broker_proxies=broker_proxies, detached=detached, secured=secured)
+        name = _cluster_name(name)
         java = require_java()
         libs = broker_jars(kafka_version)
         state.sweep_stale()
         with state.name_lock(name):
             existing = state.load(name)
             if existing is not None and existing.backend == "local" and existing.alive_pids():
-                running = cls(existing)
-                raise EnvironmentProblem(
-                    f"dev cluster {name!r} is already running (ZOOKEEPER={running.zookeeper} "
-                    f"BOOTSTRAP_SERVERS={running.bootstrap_servers}): use it, stop it with "
-                    f"`migrator dev-cluster down --name {name}`, or pick another --name"
-                )
+                raise cls(existing)._already_running()
             if existing is not None:
                 state.remove(existing, forget_name=False)  # we hold its lock file
             layout = _Layout(brokers, zookeepers, broker_proxies, secured)
@@ -107,6 +116,14 @@ class DevCluster:
                 cluster.down()
                 raise
         return cluster
+
+    def _already_running(self) -> EnvironmentProblem:
+        name = self._state.name
+        return EnvironmentProblem(
+            f"dev cluster {name!r} is already running (ZOOKEEPER={self.zookeeper} "
+            f"BOOTSTRAP_SERVERS={self.bootstrap_servers}): use it, stop it with "
+            f"`migrator dev-cluster down --name {name}`, or pick another --name"
+        )
 
     @classmethod
     def attach(cls, name: str = "default") -> DevCluster:
@@ -346,7 +363,8 @@ def _plan(
     procs = _plan_zookeepers(root, layout.zookeepers, ports)
     zookeeper = ",".join(f"{HOST}:{p.port}" for p in procs)
     broker_ports = [ports.pop() for _ in range(layout.brokers)]
-    listeners = (security.plan_listeners(root, broker_ports, taken) if layout.secured
+    zk_tls = security.plan_zookeeper_tls([Path(p.config) for p in procs], taken) if layout.secured else ""
+    listeners = (security.plan_listeners(root, broker_ports, taken, zk_tls) if layout.secured
                  else [{} for _ in broker_ports])  # fmt: skip
     for broker_id, (port, secured) in enumerate(zip(broker_ports, listeners, strict=True), start=1):
         advertised = ports.pop() if layout.broker_proxies else 0

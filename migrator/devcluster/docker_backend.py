@@ -36,6 +36,26 @@ def docker_client(timeout: int = 3) -> Any:
     return client
 
 
+def _broker_env(kafka_port: int, group_max_size: int | None) -> dict[str, str]:
+    """The broker's settings, as the local backend's (one replica, no rebalance delay, no auto-created topics)."""
+    env = {
+        "KAFKA_BROKER_ID": "1",
+        "KAFKA_ZOOKEEPER_CONNECT": "zookeeper:2181",
+        "KAFKA_LISTENERS": f"PLAINTEXT://0.0.0.0:{kafka_port}",
+        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://{HOST}:{kafka_port}",
+        "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
+        "KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS": "4",
+        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
+        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
+        "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
+        "KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS": "1000",
+        "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "false",
+    }
+    if group_max_size is not None:
+        env["KAFKA_GROUP_MAX_SIZE"] = str(group_max_size)
+    return env
+
+
 def start(name: str, group_max_size: int | None = None) -> state.ClusterState:
     """Start ZooKeeper + one broker in containers that outlive this process (`down` removes them)."""
     docker_client()
@@ -55,21 +75,7 @@ def start(name: str, group_max_size: int | None = None) -> state.ClusterState:
         .with_env("KAFKA_OPTS", "-Dzookeeper.4lw.commands.whitelist=mntr,ruok,srvr")
         .with_bind_ports(2181, zk_port)
     )
-    env = {
-        "KAFKA_BROKER_ID": "1",
-        "KAFKA_ZOOKEEPER_CONNECT": "zookeeper:2181",
-        "KAFKA_LISTENERS": f"PLAINTEXT://0.0.0.0:{kafka_port}",
-        "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://{HOST}:{kafka_port}",
-        "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
-        "KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS": "4",
-        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
-        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
-        "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
-        "KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS": "1000",
-        "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "false",
-    }
-    if group_max_size is not None:
-        env["KAFKA_GROUP_MAX_SIZE"] = str(group_max_size)
+    env = _broker_env(kafka_port, group_max_size)
     kafka = DockerContainer(KAFKA_IMAGE).with_network(network).with_bind_ports(kafka_port, kafka_port)
     for key, value in env.items():
         kafka = kafka.with_env(key, value)

@@ -6,6 +6,10 @@ every cluster and test run reuses it) for `127.0.0.1` and `localhost`. Brokers t
 PLAINTEXT, so the secured listeners change nothing else. What a client needs to reach each listener is
 written to `security.json` in the cluster directory (`SecuredListeners.load`), and as one
 `client-<protocol>.properties` file per protocol, ready for `--command-config`-style use.
+
+ZooKeeper gets a TLS client port (`secureClientPort`, Netty) beside its plain one, with the same certificate;
+the brokers keep the plain port. `zookeeper-tls.properties` holds what a client needs to use it (Kafka's
+`zookeeper.ssl.*` names, which migrator's connector and CLI read).
 """
 
 from __future__ import annotations
@@ -113,9 +117,19 @@ class SecuredListeners:
 
     ca: str
     bootstrap: dict[str, str]  # protocol → host:port,...
+    zookeeper_tls: str = ""  # host:port,... of ZooKeeper's TLS client port(s)
 
     def client_properties(self, protocol: str) -> dict[str, str]:
         return client_properties(protocol, Path(self.ca))
+
+    def zookeeper_tls_properties(self) -> dict[str, str]:
+        """A client of the TLS port: `zookeeper.connect` and the `zookeeper.ssl.*` keys (PEM truststore)."""
+        return {
+            "zookeeper.connect": self.zookeeper_tls,
+            "zookeeper.ssl.client.enable": "true",
+            "zookeeper.ssl.truststore.location": self.ca,
+            "zookeeper.ssl.truststore.type": "PEM",
+        }
 
     def save(self, cluster_dir: Path) -> None:
         (cluster_dir / _STATE_FILE).write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
@@ -123,6 +137,9 @@ class SecuredListeners:
             lines = {"bootstrap.servers": self.bootstrap[protocol], **self.client_properties(protocol)}
             text = "".join(f"{k}={v}\n" for k, v in lines.items())
             (cluster_dir / f"client-{protocol.lower()}.properties").write_text(text)
+        if self.zookeeper_tls:
+            text = "".join(f"{k}={v}\n" for k, v in self.zookeeper_tls_properties().items())
+            (cluster_dir / "zookeeper-tls.properties").write_text(text)
 
     @classmethod
     def load(cls, cluster_dir: Path) -> SecuredListeners | None:
@@ -133,20 +150,54 @@ class SecuredListeners:
             return None
 
 
-def plan_listeners(cluster_dir: Path, broker_ports: list[int], taken: set[int]) -> list[dict[str, object]]:
+def _free_port_not_in(taken: set[int]) -> int:
+    port = free_port()
+    while port in taken:
+        port = free_port()
+    taken.add(port)
+    return port
+
+
+def zookeeper_tls_config(port: int, certs: Certificates) -> str:
+    """zoo.cfg lines opening a TLS client port (Netty) with the broker certificate; a client certificate is
+    accepted but not required, and client names are not checked (the CA still is)."""
+    lines = {
+        "secureClientPort": port,
+        "secureClientPortAddress": HOST,
+        "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
+        "ssl.keyStore.location": certs.keystore,
+        "ssl.keyStore.password": _STORE_PASSWORD,
+        "ssl.keyStore.type": "PKCS12",
+        "ssl.trustStore.location": certs.ca,
+        "ssl.trustStore.type": "PEM",
+        "ssl.clientAuth": "want",
+        "ssl.hostnameVerification": "false",
+    }
+    return "".join(f"{k}={v}\n" for k, v in lines.items())
+
+
+def plan_zookeeper_tls(zoo_cfgs: list[Path], taken: set[int]) -> str:
+    """Add a TLS client port to each ZooKeeper's zoo.cfg; returns their `host:port,...`."""
+    certs = certificates()
+    ports = []
+    for cfg in zoo_cfgs:
+        port = _free_port_not_in(taken)
+        with cfg.open("a") as f:
+            f.write(zookeeper_tls_config(port, certs))
+        ports.append(port)
+    return ",".join(f"{HOST}:{p}" for p in ports)
+
+
+def plan_listeners(
+    cluster_dir: Path, broker_ports: list[int], taken: set[int], zookeeper_tls: str = ""
+) -> list[dict[str, object]]:
     """Pick the secured ports of every broker (none of `taken`, which grows), save the cluster's
-    `SecuredListeners`, and return each broker's extra server properties, in `broker_ports` order."""
+    `SecuredListeners` (with ZooKeeper's TLS port, `zookeeper_tls`), and return each broker's extra server
+    properties, in `broker_ports` order."""
     certs = certificates()
     per_broker: list[dict[str, int]] = []
     for _ in broker_ports:
-        ports: dict[str, int] = {}
-        for protocol in SECURED_PROTOCOLS:
-            port = free_port()
-            while port in taken:
-                port = free_port()
-            taken.add(port)
-            ports[protocol] = port
-        per_broker.append(ports)
+        per_broker.append({protocol: _free_port_not_in(taken) for protocol in SECURED_PROTOCOLS})
     bootstrap = {p: ",".join(f"{HOST}:{ports[p]}" for ports in per_broker) for p in SECURED_PROTOCOLS}
-    SecuredListeners(str(certs.ca), bootstrap).save(cluster_dir)
+    SecuredListeners(str(certs.ca), bootstrap, zookeeper_tls).save(cluster_dir)
     return [broker_properties(plain, ports, certs) for plain, ports in zip(broker_ports, per_broker, strict=True)]

@@ -8,6 +8,10 @@ each is needed; librdkafka issue https://github.com/confluentinc/librdkafka/issu
 - A coordinator-routed request (DescribeConsumerGroups, AlterConsumerGroupOffsets) never reaches librdkafka's
   own timeout on a live client: librdkafka gets `COORDINATOR_MARGIN_S` more than this adapter waits, and a
   client left with such a request unanswered is replaced (destroying it ends the request safely).
+  A replaced client is destroyed on the thread that replaced it, outside the lock, as soon as that request
+  returns: nothing keeps a reference to it (the errors handed out carry no traceback through it). Left to the
+  garbage collector, it would be destroyed later on whatever thread allocates then, e.g. a fetch thread holding
+  its poll lock, and destroying it once its broker is back can block for as long as the request lives.
 - After a NOT_COORDINATOR answer the next coordinator request goes through a new client, which looks the
   coordinator up afresh: librdkafka never forgets a cached coordinator that moved away from a live broker.
 - Committed offsets are read with a never-subscribed consumer of the group, never with the AdminClient's
@@ -122,6 +126,16 @@ def _read_committed(
     return {_tp(tp): (tp.offset if tp.offset >= 0 else -1) for tp in result}
 
 
+def _without_frames(exc: KafkaUnavailable) -> KafkaUnavailable:
+    """`exc` with no traceback on it or on its cause: a kept error must not keep the frames it passed through
+    alive, nor the Kafka client in their locals (see the module docstring)."""
+    exc.__traceback__ = None
+    for linked in (exc.__cause__, exc.__context__):
+        if linked is not None:
+            linked.__traceback__ = None
+    return exc
+
+
 def group_from_description(group: str, desc: Any) -> KafkaGroup:
     """The immutable view of a confluent-kafka `ConsumerGroupDescription`."""
     members = tuple(
@@ -202,19 +216,28 @@ class KafkaAdmin:
         with self._lock:
             if self._client is None:
                 raise KafkaUnavailable(f"the Kafka admin client for {self.bootstrap_servers} is closed")
+            retired = None
             if coordinator and self._stale_coordinator:
                 self._stale_coordinator = False
-                self._replace(self._client, "its cached group coordinator answered that it is not the coordinator")
-            return self._client
+                why = "its cached group coordinator answered that it is not the coordinator"
+                retired = self._replace(self._client, why)
+            current = self._client
+        del retired  # the replaced client's last reference: confluent-kafka destroys it here, outside the lock
+        return current
 
-    def _replace(self, client: Any, why: str) -> None:
-        """Under `_lock`: a new client in place of `client`, unless another thread replaced it already. The old
-        one is destroyed (synchronously, by confluent-kafka) when its last user drops it."""
-        if self._client is client:
-            self._client = self._new_client(self._conf)
-            log.debug("replaced the Kafka admin client: %s", why)
+    def _replace(self, client: Any, why: str) -> Any:
+        """Under `_lock`: a new client in place of `client`, unless another thread replaced it already. Returns
+        the replaced one (or None), for the caller to drop outside the lock: confluent-kafka destroys a client,
+        synchronously, when its last reference goes."""
+        if self._client is not client:
+            return None
+        self._client = self._new_client(self._conf)
+        log.debug("replaced the Kafka admin client: %s", why)
+        return client
 
     def _after_coordinator_request(self, client: Any, moved: bool, unanswered: bool) -> None:
+        """Replace `client` if a request was left unanswered (the caller's reference is then its last one), or
+        mark it stale if the coordinator moved."""
         with self._lock:
             if unanswered:
                 self._replace(client, "a coordinator request was left unanswered")
@@ -260,7 +283,7 @@ class KafkaAdmin:
                 try:
                     results[key] = self._result(client, future, what(key), deadline)
                 except KafkaUnavailable as exc:
-                    results[key] = exc
+                    results[key] = _without_frames(exc)
         finally:
             moved = any(isinstance(r, NotCoordinator) for r in results.values())
             self._after_coordinator_request(client, moved, not all(f.done() for f in futures.values()))

@@ -19,7 +19,7 @@ import logging
 import operator
 import queue
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import groupby, repeat
 from typing import Any, Protocol, cast
@@ -29,6 +29,7 @@ from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.kafka.commit import commit_sync
+from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of
 from migrator.logs import librdkafka_logger
 from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
@@ -81,6 +82,9 @@ class Fetcher:
         conf.update(properties or {})
         self._consumer = Consumer(conf)
         self._routes: dict[TopicPartition, Route] = {}
+        self._health = FetchHealthTracker()
+        self.on_health_change: Callable[[FetchState], None] | None = None
+        """Called (under the poll lock: it must only hand the news on) when `fetch_state` changes."""
         self._partition_counts: dict[str, int] = {}  # per topic, as of our last metadata refresh
         self._pending: dict[TopicPartition, Route] | None = None
         self._pending_lock = threading.Lock()
@@ -125,6 +129,11 @@ class Fetcher:
             log.warning("Kafka offset commit through the fetcher not answered within %.1fs", timeout_s)
             return set()
         return set(accepted)
+
+    @property
+    def fetch_state(self) -> FetchState:
+        """Which owned partitions keep failing to fetch, and why (OK with none)."""
+        return self._health.state
 
     def start(self) -> None:
         self._thread.start()
@@ -270,11 +279,12 @@ class Fetcher:
         `groupby`): a batch holds runs of one partition, and Python runs once per run.
         """
         errors = list(map(KafkaMessage.error, batch))
-        if errors.count(None) != len(errors):
-            for error in errors:
-                if error is not None and error.code() != KafkaError._PARTITION_EOF:
-                    log.warning("fetch error: %s", error)
+        failures: dict[TopicPartition | None, FetchHealth] = {}
+        if not all(map(operator.is_, errors, repeat(None))):  # not `count(None)`: a KafkaError's == None raises
+            failures = self._failures(batch, errors)
             batch = [raw for raw, error in zip(batch, errors, strict=True) if error is None]
+        if failures or self._health.failing:
+            self._note_health(failures, batch)
         routes = self._routes
         chunks: dict[tuple[str, int], tuple[Route, Chunk]] = {}
         keys = zip(map(KafkaMessage.topic, batch), map(KafkaMessage.partition, batch), strict=True)
@@ -298,6 +308,36 @@ class Fetcher:
             else:
                 self._put(route, chunk)
         return own
+
+    @staticmethod
+    def _failures(batch: list[Any], errors: list[Any]) -> dict[TopicPartition | None, FetchHealth]:
+        """Each failed partition's health (None: an error of the whole client), each error logged."""
+        failures: dict[TopicPartition | None, FetchHealth] = {}
+        for raw, error in zip(batch, errors, strict=True):
+            if error is None or error.code() == KafkaError._PARTITION_EOF:
+                continue
+            log.warning("fetch error: %s", error)
+            topic, partition = raw.topic(), raw.partition()
+            key = TopicPartition(topic, partition) if topic and partition is not None and partition >= 0 else None
+            failures[key] = health_of(error.code())
+        return failures
+
+    def _note_health(self, failures: Mapping[TopicPartition | None, FetchHealth], records: list[Any]) -> None:
+        """Log loudly when the owned partitions that cannot be fetched change (once per change)."""
+        fetched = {TopicPartition(raw.topic(), raw.partition()) for raw in records}
+        changed = self._health.observe(failures, fetched, self._routes.keys())
+        if changed is None:
+            return
+        if self.on_health_change is not None:
+            self.on_health_change(changed)
+        if changed.health is FetchHealth.OK:
+            log.warning("fetching again: every owned partition returns records or waits for them")
+        else:
+            log.error(
+                "this member owns partitions it cannot fetch (%s); their records wait until it can or until "
+                "they are reassigned",
+                changed.describe(),
+            )
 
     @staticmethod
     def _messages(key: tuple[str, int], run: list[Any], route: Route) -> list[Message]:

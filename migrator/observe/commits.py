@@ -1,19 +1,19 @@
 """The history of a group's ZooKeeper offset commits, as the observer sees them.
 
 Each commit is the offset node's value with its `mzxid`, the server's order of writes: a commit and an
-owner node's creation (`OwnerInterval.czxid`) compare exactly, whatever the clocks. The watcher reads
-on every change notification and at least every `poll_interval_s`; a value overwritten before it was
-read is missed, which only ever makes `claimed_below_commit` explain fewer duplicates.
+owner node's creation (`OwnerInterval.czxid`) compare exactly, whatever the clocks. A kazoo `TreeCache` of
+`offsets` (`poller.ZooKeeperTree`) delivers each write it reads; a value overwritten before the cache read it
+is missed, which only ever makes `claimed_below_commit` explain fewer duplicates.
 """
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kazoo.exceptions import NoNodeError
+from kazoo.recipe.cache import NodeData
 
-from migrator.observe.poller import ZooKeeperPoller
+from migrator.observe.poller import Leaf, ZooKeeperTree
 from migrator.zk.paths import GroupPaths
 
 
@@ -27,44 +27,33 @@ class Commit:
     mzxid: int
 
 
-class CommitsWatcher(ZooKeeperPoller):
-    """Record every observed write of one group's `/offsets` nodes; a context manager, like `OwnersWatcher`."""
+class CommitsWatcher(ZooKeeperTree):
+    """Record every observed write of one group's `/offsets` nodes; a context manager, like `OwnersWatcher`.
+    `poll_interval_s` is accepted and unused: the tree cache is told of every change."""
 
-    def __init__(self, zookeeper: str, group: str, poll_interval_s: float = 0.02) -> None:
-        super().__init__(zookeeper, f"commits-watcher-{group}", poll_interval_s)
-        self._paths = GroupPaths(group)
+    def __init__(self, zookeeper: str, group: str, poll_interval_s: float | None = None) -> None:
+        super().__init__(zookeeper, GroupPaths(group).offsets, f"commits-watcher-{group}")
         self._seen: dict[tuple[str, int], int] = {}  # topic-partition -> last mzxid recorded
         self._commits: list[Commit] = []
-        self._lock = threading.Lock()
 
     def commits(self) -> list[Commit]:
         """Every recorded commit, in ZooKeeper's order."""
         with self._lock:
             return sorted(self._commits, key=lambda c: c.mzxid)
 
-    def _read(self) -> None:
-        zk, paths, watch = self._zk, self._paths, self._on_watch
+    def _changed(self, leaf: Leaf, path: str, node: NodeData | None) -> None:
+        if node is not None:
+            self._record(leaf, node)
+
+    def _final(self, nodes: Mapping[str, tuple[Leaf, NodeData]]) -> None:
+        for leaf, node in nodes.values():
+            self._record(leaf, node)
+
+    def _record(self, leaf: Leaf, node: NodeData) -> None:
         try:
-            topics = zk.get_children(paths.offsets, watch=watch)
-        except NoNodeError:
-            zk.exists(paths.offsets, watch=watch)
+            offset = int(node.data)
+        except (TypeError, ValueError):
             return
-        kids = {t: zk.get_children_async(paths.offsets_topic(t), watch=watch) for t in topics}
-        reads = []
-        for topic, result in kids.items():
-            try:
-                partitions = result.get()
-            except NoNodeError:
-                continue
-            for p in (int(p) for p in partitions if p.isdigit()):
-                reads.append((topic, p, zk.get_async(paths.offset(topic, p), watch=watch)))
-        for topic, partition, result in reads:
-            try:
-                data, stat = result.get()
-                offset = int(data)
-            except (NoNodeError, ValueError):
-                continue
-            with self._lock:
-                if self._seen.get((topic, partition)) != stat.mzxid:
-                    self._seen[(topic, partition)] = stat.mzxid
-                    self._commits.append(Commit(topic, partition, offset, stat.mzxid))
+        if self._seen.get(leaf) != node.stat.mzxid:
+            self._seen[leaf] = node.stat.mzxid
+            self._commits.append(Commit(leaf[0], leaf[1], offset, node.stat.mzxid))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
 
@@ -54,18 +55,22 @@ def mode_text(view: GroupView) -> str:
 
 
 def group_row(view: GroupView, kafka: KafkaGroup | None) -> GroupRow:
-    """Pure: the row of one group; `view.exists` False for a group only Kafka knows."""
-    legacy, bridges = len(view.legacy), len(view.bridges)
-    kafka_members = len(kafka.members) if kafka is not None else None
-    if legacy and bridges:
-        state = GroupState.MIXED
-    elif legacy:
-        state = GroupState.LEGACY
-    elif bridges:
-        state = GroupState.BRIDGING
-    elif kafka_members:
-        state = GroupState.KAFKA
-    else:
-        state = GroupState.INACTIVE
-    kafka_state = kafka.state.name if kafka is not None else None
+    """Pure: the row of one group; `view.exists` False for a group only Kafka knows. The counts are the read
+    model's facts (`Group.legacy_members`, `Group.registered_bridges`), so `groups`, `status` and the fleet scan
+    agree on who is a bridge."""
+    group = Group(view, kafka)
+    legacy, bridges = len(group.legacy_members), len(group.registered_bridges)
+    kafka_members = len(group.kafka.members) if group.kafka is not None else None
+    kafka_state = group.kafka.state.name if group.kafka is not None else None
+    state = _state(legacy, bridges, kafka_members)
     return GroupRow(view.group, state, mode_text(view), legacy, bridges, kafka_state, kafka_members, view.exists)
+
+
+def _state(legacy: int, bridges: int, kafka_members: int | None) -> GroupState:
+    if legacy and bridges:
+        return GroupState.MIXED
+    if legacy:
+        return GroupState.LEGACY
+    if bridges:
+        return GroupState.BRIDGING
+    return GroupState.KAFKA if kafka_members else GroupState.INACTIVE

@@ -22,6 +22,7 @@ from migrator.coordination.preflight import SwitchCheck, preflight
 from migrator.errors import CorruptNodeError, MigratorError, NotAuthorised, RefusedError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
+from migrator.ops.dialect import read_layout, unrecognised_message
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
 from migrator.protocol.kafka import KafkaAcl, KafkaGroup
 from migrator.zk.client import identity_of
@@ -50,6 +51,8 @@ class ModeChange:
     write_monotonic: float | None = None
     before_stat: ZnodeStat | None = None
     """The mode node's stat when checked (None: absent): the write is conditional on its version."""
+    dialect: str | None = None
+    """`scala` or `pykafka`: the legacy layout of the group's members (None: none, or unrecognised)."""
 
 
 def who_am_i(zk_auth: str | None) -> str:
@@ -150,8 +153,10 @@ def check_mode(
 
     A Kafka group that is rebalancing refuses only until it settles: with `settle_s` the preflight is
     repeated (reading everything again) until it no longer says so or the time is up, then judged as usual.
+    A group whose layout matches neither dialect is refused like any other unsafe switch.
     """
     deadline = time.monotonic() + settle_s
+    layout = read_layout(zk, group)
     while True:
         before, stat = read_mode(zk, group)
         view = read_group(zk, group)
@@ -159,10 +164,15 @@ def check_mode(
             admin, group, need_max_size=target is Mode.KAFKA, missing=kafka_missing
         )
         check = preflight(target, view, kafka, max_size, kafka_error=kafka_error)
+        if layout.unrecognised is not None:
+            check = replace(check, refusals=(unrecognised_message(group, layout.unrecognised), *check.refusals))
         if not check.settling or dry_run or time.monotonic() >= deadline:
             break
         time.sleep(SETTLE_POLL_S)
-    change = ModeChange(group, before, target, check, forced=force and not check.ok, dry_run=dry_run, before_stat=stat)
+    change = ModeChange(
+        group, before, target, check, forced=force and not check.ok, dry_run=dry_run, before_stat=stat,
+        dialect=layout.word,
+    )  # fmt: skip
     if before.mode is target:
         return replace(change, noop=True)
     if dry_run:

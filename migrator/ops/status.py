@@ -17,11 +17,15 @@ from kazoo.client import KazooClient
 
 from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions
 from migrator.assign.model import consumer_of_thread
+from migrator.assign.pykafka import PykafkaProtocol, assign_threads
 from migrator.assign.subdivide import global_thread_assignment
 from migrator.coordination.authority import KafkaHealth, decide_authority
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
+from migrator.ops.dialect import GroupLayout, read_layout, unrecognised_message, with_pykafka_owners
 from migrator.protocol.codecs import Authority, PublishedAuthority
+from migrator.protocol.dialect import Dialect
+from migrator.protocol.fetch import FetchHealth
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
@@ -49,6 +53,7 @@ class Verdict(StrEnum):
 
 class FindingKind(StrEnum):
     GROUP_MISSING = "group-missing"
+    LAYOUT_UNRECOGNISED = "layout-unrecognised"
     KAFKA_NOT_CHECKED = "kafka-not-checked"
     KAFKA_UNREACHABLE = "kafka-unreachable"
     KAFKA_ACL_MISSING = "kafka-acl-missing"
@@ -56,6 +61,7 @@ class FindingKind(StrEnum):
     LEGACY_UNDER_KAFKA = "legacy-under-kafka"
     UNDECODABLE_MEMBER = "undecodable-member"
     BRIDGE_HELD = "bridge-held"
+    BRIDGE_CANNOT_FETCH = "bridge-cannot-fetch"
     BRIDGE_NOT_IN_KAFKA = "bridge-not-in-kafka"
     BRIDGE_UNPUBLISHED = "bridge-unpublished"
     BRIDGE_WRONG_AUTHORITY = "bridge-wrong-authority"
@@ -70,10 +76,12 @@ class FindingKind(StrEnum):
 ERRORS = frozenset(
     {
         FindingKind.GROUP_MISSING,
+        FindingKind.LAYOUT_UNRECOGNISED,
         FindingKind.KAFKA_UNREACHABLE,
         FindingKind.KAFKA_ACL_MISSING,
         FindingKind.PLAIN_UNDER_ZOOKEEPER,
         FindingKind.UNOWNED_PARTITIONS,
+        FindingKind.BRIDGE_CANNOT_FETCH,
         FindingKind.DUAL_OWNERSHIP,
         FindingKind.OVERLAPPING_KAFKA_ASSIGNMENT,
     }
@@ -130,6 +138,8 @@ class BridgeRow:
     owned_partitions: int
     held: bool = False
     """It holds nothing: falling back to ZooKeeper would overlap plain Kafka consumers (its reason says why)."""
+    fetch: str = "ok"
+    """`ok`, or why its fetcher cannot read some owned partitions: `denied`, `unreachable`, `failing`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +167,8 @@ class StatusReport:
     group: str
     exists: bool
     verdict: Verdict
+    dialect: str | None
+    """`scala` or `pykafka`: the legacy layout the group is written in; None when empty or unrecognised."""
     mode: str
     """`absent`, `kafka`, `zookeeper` or `unknown`."""
     mode_raw: str | None
@@ -223,40 +235,52 @@ def _kafka_expected(group: Group, kafka: KafkaGroup) -> tuple[Expected, str, lis
         return {tp: cid for cid, parts in members.items() for tp in parts}, "kafka (consumer level)", [found]
 
 
-def _legacy_expected(group: Group, partitions: Mapping[str, tuple[int, ...]]) -> tuple[Expected | None, str]:
-    """The legacy assignment (range or roundrobin, whichever the owners match best)."""
+def _closest(view: GroupView, candidates: Mapping[str, Expected]) -> tuple[Expected, str]:
+    """The candidate assignment the owners match best (the first on a tie), and its name."""
+    name = min(candidates, key=lambda n: sum(1 for tp, th in candidates[n].items() if view.owners.get(tp) != th))
+    return candidates[name], name
+
+
+def _legacy_expected(
+    group: Group, partitions: Mapping[str, tuple[int, ...]], layout: GroupLayout
+) -> tuple[Expected | None, str]:
+    """The legacy assignment of the group's dialect (range or roundrobin, whichever the owners match best)."""
     view = group.zookeeper
     if any(m.registration.is_wildcard for m in view.members):
         return None, "owners only (wildcard subscriptions)"
+    if layout.dialect is Dialect.PYKAFKA:
+        threads = {
+            t: [f"{m.consumer_id}-0" for m in view.members if t in m.registration.subscription] for t in view.topics
+        }
+        pykafka = {p.value: dict(assign_threads(p, layout.spelling, threads, layout.leaders)) for p in PykafkaProtocol}
+        expected, name = _closest(view, pykafka)
+        return expected, f"zookeeper (pykafka {name})"
     subs = {m.consumer_id: dict(m.registration.subscription) for m in view.members}
     ctx = context_from_subscriptions("status", subs, partitions)
-    best: tuple[int, str, Expected] | None = None
-    for name in ("range", "roundrobin"):
-        assignment = dict(ASSIGNORS[name](ctx))
-        misses = sum(1 for tp, thread in assignment.items() if view.owners.get(tp) != thread)
-        if best is None or misses < best[0]:
-            best = (misses, name, assignment)
-    assert best is not None
-    return best[2], f"zookeeper ({best[1]})"
+    expected, name = _closest(view, {name: dict(ASSIGNORS[name](ctx)) for name in ("range", "roundrobin")})
+    return expected, f"zookeeper ({name})"
 
 
 def _expected(
-    group: Group, authority: Authority, partitions: Mapping[str, tuple[int, ...]]
+    group: Group, authority: Authority, partitions: Mapping[str, tuple[int, ...]], layout: GroupLayout
 ) -> tuple[Expected | None, str, list[Finding]]:
     """The owner thread each partition should have under `authority`, and what that is based on."""
     if authority is Authority.KAFKA and group.kafka is not None:
         return _kafka_expected(group, group.kafka)
     if partitions:
-        return (*_legacy_expected(group, partitions), [])
+        return (*_legacy_expected(group, partitions, layout), [])
     return None, "owners only (partitions unknown)", []
 
 
-def _group_findings(group: Group, unchecked: KafkaNotChecked | None) -> list[Finding]:
-    """What is wrong with the group as a whole: its existence, Kafka's half, the mode, its members' kinds."""
+def _group_findings(group: Group, unchecked: KafkaNotChecked | None, layout: GroupLayout) -> list[Finding]:
+    """What is wrong with the group as a whole: its existence, its layout, Kafka's half, the mode, its members'
+    kinds."""
     view = group.zookeeper
     found: list[Finding] = []
     if not view.exists:
         found.append(finding(FindingKind.GROUP_MISSING, f"group {view.group} does not exist in ZooKeeper"))
+    if layout.unrecognised is not None:
+        found.append(finding(FindingKind.LAYOUT_UNRECOGNISED, unrecognised_message(view.group, layout.unrecognised)))
     if unchecked is not None:
         found.append(finding(_NOT_CHECKED_KIND[unchecked.why], f"Kafka not checked: {unchecked.detail}"))
     if view.mode.is_unknown:
@@ -278,6 +302,9 @@ def _bridge_findings(row: BridgeRow, published: PublishedAuthority | None, autho
     found: list[Finding] = []
     if published is not None and published.held:
         found.append(finding(FindingKind.BRIDGE_HELD, f"bridge {cid} is {published.reason}"))
+    if published is not None and published.fetch.health is not FetchHealth.OK:
+        message = f"bridge {cid} owns partitions it cannot fetch ({published.fetch.describe()})"
+        found.append(finding(FindingKind.BRIDGE_CANNOT_FETCH, message))
     if row.in_kafka_group is False:
         message = f"bridge {cid}'s embedded member is not in the Kafka group"
         found.append(finding(FindingKind.BRIDGE_NOT_IN_KAFKA, message))
@@ -307,6 +334,7 @@ def _bridges(group: Group, authority: Authority, now_ms: int) -> tuple[list[Brid
             in_kafka_group=None if group.kafka is None else b.consumer_id in group.in_kafka,
             owned_partitions=owned_by.get(b.consumer_id, 0),
             held=pa.held if pa else False,
+            fetch=pa.fetch.health.value if pa else FetchHealth.OK.value,
         )
         rows.append(row)
         found += _bridge_findings(row, pa, authority)
@@ -400,47 +428,63 @@ def build_report(
     kafka_offsets: Mapping[TopicPartition, int] | None = None,
     log_ends: Mapping[TopicPartition, int] | None = None,
     now_ms: int | None = None,
+    layout: GroupLayout | None = None,
 ) -> StatusReport:
     """Pure: everything `status` shows, with findings an operator can act on and the verdict they give.
 
     `partitions` lists each subscribed topic's partition ids (None: unknown, then only partitions seen in
-    owners/offsets are shown); `kafka_offsets` holds Kafka-committed next offsets (-1 or missing: none).
+    owners/offsets are shown); `kafka_offsets` holds Kafka-committed next offsets (-1 or missing: none);
+    `layout` is the group's dialect (None: an empty group's, Scala's assignors judge the owners).
     """
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    layout = layout or GroupLayout()
     partitions = dict(partitions or {})
     group = Group(view, kafka, kafka_committed=kafka_offsets or {}, log_end=log_ends or {})
     authority = expected_authority(view, kafka)
     bridges, bridge_findings = _bridges(group, authority, now_ms)
     held_by_kafka = {tp: f"kafka:{m.client_id}" for m in group.plain_consumers for tp in m.partitions}
-    expected, basis, expected_findings = _expected(group, authority, partitions)
+    expected, basis, expected_findings = _expected(group, authority, partitions, layout)
     subscribed = {TopicPartition(t, p) for t in view.topics for p in partitions.get(t, ())}
     rows = _partition_rows(group, expected, subscribed, held_by_kafka)
     agree, agreement_findings = _agreement(group, expected, basis, held_by_kafka)
     findings = (
-        _group_findings(group, unchecked)
+        _group_findings(group, unchecked, layout)
         + bridge_findings
         + _plain_findings(group, authority, bridges)
         + _coverage_findings(group, rows, subscribed, held_by_kafka)
         + expected_findings
         + agreement_findings
     )
+    return _report(group, layout, authority, (bridges, rows), (agree, basis), tuple(findings))
+
+
+def _report(
+    group: Group,
+    layout: GroupLayout,
+    authority: Authority,
+    tables: tuple[list[BridgeRow], list[PartitionRow]],
+    agreement: tuple[bool | None, str],
+    findings: tuple[Finding, ...],
+) -> StatusReport:
+    view, kafka = group.zookeeper, group.kafka
     return StatusReport(
         group=view.group,
         exists=view.exists,
-        verdict=verdict_of(tuple(findings)),
+        verdict=verdict_of(findings),
+        dialect=layout.word,
         mode=_mode_word(view),
         mode_raw=view.mode.raw,
         expected_authority=authority.value,
         legacy=tuple(m.consumer_id for m in group.legacy_members),
-        bridges=tuple(bridges),
+        bridges=tuple(tables[0]),
         kafka_consumers=_plain_rows(group),
         corrupt=tuple((c.consumer_id, c.problem) for c in view.corrupt_members),
         kafka_state=kafka.state.name if kafka else None,
         kafka_assignor=(kafka.assignor or None) if kafka else None,
-        owners_agree=agree,
-        agreement_basis=basis,
-        partitions=tuple(rows),
-        findings=tuple(findings),
+        owners_agree=agreement[0],
+        agreement_basis=agreement[1],
+        partitions=tuple(tables[1]),
+        findings=findings,
     )
 
 
@@ -465,7 +509,8 @@ def render_text(report: StatusReport) -> str:
     """The human table; `--json` prints `to_dict()` instead."""
     mode = report.mode if report.mode != "unknown" else f"unknown ({report.mode_raw!r})"
     lines = [
-        f"group {report.group}: {report.verdict.value}: mode {mode}, expected authority {report.expected_authority}",
+        f"group {report.group}: {report.verdict.value}: dialect {_cell(report.dialect)}, mode {mode}, "
+        f"expected authority {report.expected_authority}",
         f"kafka group: state {_cell(report.kafka_state)}, assignor {_cell(report.kafka_assignor)}",
         f"owners agree: {_cell(report.owners_agree)} (basis: {report.agreement_basis})",
         "",
@@ -515,16 +560,21 @@ def _read_kafka(
 def read_status(
     zk: KazooClient, group: str, admin: KafkaAdmin | None, missing: str = "no --bootstrap-servers given"
 ) -> StatusReport:
-    """Read ZooKeeper, then Kafka (a Kafka failure becomes an error finding: the ZooKeeper half still shows).
+    """Read ZooKeeper (the group in its own dialect), then Kafka (a Kafka failure becomes an error finding: the
+    ZooKeeper half still shows).
 
     `missing` says why there is no admin, for that finding."""
     view = read_group(zk, group)
+    layout = read_layout(zk, group, view.topics)
+    view = with_pykafka_owners(zk, view, layout)
     if admin is None:
-        return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.NO_BROKERS, missing))
+        return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.NO_BROKERS, missing), layout=layout)
     try:
         kafka, partitions, committed, log_ends = _read_kafka(admin, group, view)
     except KafkaNotAuthorized as exc:
-        return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.DENIED, str(exc)))
+        return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.DENIED, str(exc)), layout=layout)
     except KafkaUnavailable as exc:
-        return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.UNREACHABLE, str(exc)))
-    return build_report(view, kafka, partitions=partitions, kafka_offsets=committed, log_ends=log_ends)
+        return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.UNREACHABLE, str(exc)), layout=layout)
+    return build_report(
+        view, kafka, partitions=partitions, kafka_offsets=committed, log_ends=log_ends, layout=layout
+    )  # fmt: skip

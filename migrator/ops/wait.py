@@ -20,7 +20,8 @@ from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.codecs import Mode, PublishedAuthority, decode_broker_topic
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.group_reader import read_group, read_published
-from migrator.zk.paths import broker_topic
+from migrator.zk.paths import GroupPaths, broker_topic
+from migrator.zk.pykafka_group import read_owner_nodes
 
 POLL_INTERVAL_S = 0.2
 
@@ -125,6 +126,12 @@ def _kafka_owned(admin: KafkaAdmin | None, group: str, bridges: Collection[str])
     return {tp for m in kafka.members if m.client_id not in bridges for tp in m.partitions}
 
 
+def pykafka_owned(zk: KazooClient, group: str, topics: Iterable[str]) -> set[TopicPartition]:
+    """Partitions with a pykafka-dialect owner node (`<leader>-<partition>`, which the group reader skips)."""
+    paths = GroupPaths(group)
+    return {TopicPartition(t, c.node.partition) for t in sorted(topics) for c in read_owner_nodes(zk, paths, t)}
+
+
 def wait_for_switch(
     zk: KazooClient,
     group: str,
@@ -145,7 +152,7 @@ def wait_for_switch(
         if partitions is None or {tp.topic for tp in partitions} != set(view.topics):
             partitions = group_partitions(zk, admin, view.topics)
         bridges = [m.consumer_id for m in view.bridges]
-        owned = set(view.owners)
+        owned = set(view.owners) | pykafka_owned(zk, group, view.topics)
         if target is Mode.KAFKA:
             owned |= _kafka_owned(admin, group, view.migration_ids)
         state = progress(target, bridges, read_published(zk, group, bridges), write_mzxid, partitions, owned)

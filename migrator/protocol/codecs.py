@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
 from migrator.errors import CorruptNodeError
+from migrator.protocol.fetch import FetchHealth, FetchState
+from migrator.protocol.partition import TopicPartition
 
 PATTERN_STATIC = "static"
 PATTERN_WHITELIST = "white_list"
@@ -171,6 +173,8 @@ class PublishedAuthority:
     `zookeeper`, the rule's word, and `reason` says why). Readers that predate `held` ignore it.
     `bootstrap` is the Kafka cluster its embedded member joins, so that operator commands without
     `--bootstrap-servers` can find the group's brokers where `/brokers/ids` has none (a KRaft cluster).
+    `fetch` says which owned partitions its fetcher keeps failing to read, and why (written only when some
+    do: a healthy bridge's node is unchanged).
     """
 
     authority: Authority
@@ -181,6 +185,7 @@ class PublishedAuthority:
     partitions: int = 0
     held: bool = False
     bootstrap: str = ""
+    fetch: FetchState = field(default_factory=FetchState)
 
     def encode(self) -> bytes:
         return _compact(
@@ -194,6 +199,7 @@ class PublishedAuthority:
                 "partitions": self.partitions,
                 "held": self.held,
                 **({"bootstrap": self.bootstrap} if self.bootstrap else {}),
+                **({"fetch": _fetch_doc(self.fetch)} if self.fetch.health is not FetchHealth.OK else {}),
             }
         )
 
@@ -210,9 +216,23 @@ class PublishedAuthority:
                 partitions=int(obj.get("partitions", 0)),
                 held=obj.get("held", False) is True,
                 bootstrap=str(obj.get("bootstrap", "")),
+                fetch=_fetch_state(obj.get("fetch")),
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise CorruptNodeError(f"authority node is malformed: {exc}") from exc
+
+
+def _fetch_doc(state: FetchState) -> dict[str, object]:
+    return {"health": state.health.value, "partitions": [[tp.topic, tp.partition] for tp in state.partitions]}
+
+
+def _fetch_state(doc: object) -> FetchState:
+    if doc is None:
+        return FetchState()
+    if not isinstance(doc, dict):
+        raise TypeError(f"fetch is not an object: {doc!r}")
+    partitions = tuple(TopicPartition(str(t), int(p)) for t, p in doc.get("partitions", ()))
+    return FetchState(FetchHealth(doc["health"]), partitions)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,11 +25,16 @@ class Trigger(Enum):
     """The topic list changed (watched for a wildcard subscription)."""
     TOPIC = "topic"
     """The partitions of a subscribed topic changed."""
+    BROKERS = "brokers"
+    """The registered brokers changed (watched in the pykafka dialect: pykafka re-assigns then, since its
+    partition order and owner node names follow the partition leaders)."""
     NEW_SESSION = "new session"
     RETRY = "retry"
     """A retry or re-check the worker scheduled for itself (`State.retry_at`)."""
     KAFKA_ASSIGNMENT = "kafka assignment"
     KAFKA_LOST = "kafka lost"
+    FETCH = "fetch"
+    """The owned partitions the fetcher cannot read changed: only republish (no rebalance)."""
 
 
 @dataclass(frozen=True, slots=True)

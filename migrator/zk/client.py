@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -28,6 +30,7 @@ __all__ = [
     "AUTH_FORMS",
     "CONNECT_FORM",
     "ZkIdentity",
+    "ZkTls",
     "ZooKeeperUnavailable",
     "auth_problem",
     "chroot_of",
@@ -39,9 +42,96 @@ __all__ = [
     "parse_auth",
     "parse_identity",
     "split_connect",
+    "zk_tls",
 ]
 
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
+
+
+ZK_TLS_PREFIX = "zookeeper.ssl."
+ZK_CNXN_SOCKET = "zookeeper.clientCnxnSocket"
+_TLS_IGNORED = frozenset({"zookeeper.ssl.truststore.password"})
+"""Kafka keys a PEM file makes unnecessary: accepted, not used."""
+_TLS_KEYS = frozenset(
+    {
+        "zookeeper.ssl.client.enable",
+        "zookeeper.ssl.truststore.location",
+        "zookeeper.ssl.truststore.type",
+        "zookeeper.ssl.keystore.location",
+        "zookeeper.ssl.keystore.password",
+        "zookeeper.ssl.keystore.type",
+        "zookeeper.ssl.endpoint.identification.algorithm",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ZkTls:
+    """How to reach ZooKeeper's TLS client port (`secureClientPort`), from Kafka's own ZooKeeper client keys
+    (KIP-515) with PEM files: `zookeeper.ssl.truststore.location` is the CA bundle, `...keystore.location` one
+    file holding the client's certificate chain and private key (Kafka's PEM keystore)."""
+
+    ca: str | None = None
+    """The CA bundle that signed the server's certificate; None: the system's CAs."""
+    keystore: str | None = None
+    """The client's certificate and key (PEM, both in one file); None: no client certificate."""
+    keystore_password: str | None = None
+    check_hostname: bool = True
+    """`zookeeper.ssl.endpoint.identification.algorithm`: `HTTPS` (Kafka's default) checks the server's name
+    or IP against its certificate; empty turns the check off."""
+
+    def kazoo_options(self) -> dict[str, object]:
+        return {
+            "use_ssl": True,
+            "ca": self.ca,
+            "certfile": self.keystore,
+            "keyfile": self.keystore,
+            "keyfile_password": self.keystore_password,
+            "verify_certs": True,
+            "check_hostname": self.check_hostname,
+        }
+
+
+def is_zk_tls_key(key: str) -> bool:
+    """Whether a property configures the ZooKeeper client's TLS (not a Kafka client's)."""
+    return key.startswith(ZK_TLS_PREFIX) or key == ZK_CNXN_SOCKET
+
+
+def _pem_only(props: Mapping[str, str], store: str) -> str | None:
+    kind = props.get(f"{ZK_TLS_PREFIX}{store}.type", "PEM").strip().upper()
+    if kind != "PEM":
+        return (
+            f"{ZK_TLS_PREFIX}{store}.type={kind}: only PEM files are supported "
+            "(convert with `openssl pkcs12 -in store.p12 -out store.pem -nodes`)"
+        )
+    return None
+
+
+def zk_tls(props: Mapping[str, str]) -> ZkTls | None:
+    """The TLS settings of the ZooKeeper client from `zookeeper.ssl.*` (None unless
+    `zookeeper.ssl.client.enable=true`); raises `ConfigError` naming every key it cannot honour."""
+    tls = {k: v.strip() for k, v in props.items() if is_zk_tls_key(k)}
+    problems = [f"{k}: unknown ZooKeeper TLS property" for k in sorted(tls)
+                if k.startswith(ZK_TLS_PREFIX) and k not in _TLS_KEYS | _TLS_IGNORED]  # fmt: skip
+    enable = tls.get(f"{ZK_TLS_PREFIX}client.enable", "false").lower()
+    if enable not in ("true", "false"):
+        problems.append(f"{ZK_TLS_PREFIX}client.enable: expected true or false, not {enable!r}")
+    problems += [p for store in ("truststore", "keystore") if (p := _pem_only(tls, store)) is not None]
+    algorithm = tls.get(f"{ZK_TLS_PREFIX}endpoint.identification.algorithm", "HTTPS").upper()
+    if algorithm not in ("HTTPS", ""):
+        problems.append(f"{ZK_TLS_PREFIX}endpoint.identification.algorithm: expected HTTPS or empty, not {algorithm!r}")
+    if problems:
+        error = ConfigError("; ".join(problems))
+        error.problems = tuple(problems)
+        raise error
+    if enable != "true":
+        return None
+    return ZkTls(
+        ca=tls.get(f"{ZK_TLS_PREFIX}truststore.location") or None,
+        keystore=tls.get(f"{ZK_TLS_PREFIX}keystore.location") or None,
+        keystore_password=tls.get(f"{ZK_TLS_PREFIX}keystore.password") or None,
+        check_hostname=algorithm == "HTTPS",
+    )
 
 
 class ZooKeeperUnavailable(MigratorError):
@@ -87,8 +177,10 @@ def connect(
     timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
     session_timeout_s: float = 10.0,
     read_only: bool = False,
+    tls: ZkTls | None = None,
 ) -> KazooClient:
-    """A started client; raises `ZooKeeperUnavailable` after `timeout_s` instead of hanging."""
+    """A started client (over TLS with `tls`); raises `ZooKeeperUnavailable` after `timeout_s` instead of
+    hanging."""
     auth_data, sasl_options = parse_auth(auth)
     quiet = _QuietUntilConnected(logging.getLogger("kazoo.client"), {})
     client = KazooClient(
@@ -99,6 +191,7 @@ def connect(
         sasl_options=sasl_options,
         read_only=read_only,
         connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 1.0},
+        **(tls.kazoo_options() if tls is not None else {}),
     )
     client.start_async().wait(timeout=timeout_s)
     if not client.connected:

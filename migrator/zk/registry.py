@@ -16,7 +16,7 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from migrator.protocol.codecs import PublishedAuthority, Registration
 from migrator.protocol.events import Trigger
-from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
+from migrator.zk.paths import BROKER_IDS, BROKER_TOPICS, GroupPaths, broker_topic
 
 
 class Registry:
@@ -73,11 +73,15 @@ class Registry:
 class Watches:
     """kazoo watch recipes that re-arm themselves (also across sessions) and only post a trigger."""
 
-    def __init__(self, zk: KazooClient, paths: GroupPaths, post: Callable[[Trigger], None], bridge: bool) -> None:
+    def __init__(
+        self, zk: KazooClient, paths: GroupPaths, post: Callable[[Trigger], None], bridge: bool, brokers: bool = False
+    ) -> None:
+        """`brokers`: also watch `/brokers/ids` (a dialect whose assignment follows the partition leaders)."""
         self._zk = zk
         self._paths = paths
         self._post = post
         self._bridge = bridge
+        self._brokers = brokers
         self._topics: set[str] = set()
         self._stopped = False
         self._wildcard = False
@@ -89,6 +93,9 @@ class Watches:
             self._zk.ensure_path(self._paths.migration_ids)
             self._children(self._paths.migration_ids, Trigger.MIGRATION_IDS)
             DataWatch(self._zk, self._paths.mode, self._on_data(Trigger.MODE))
+        if self._brokers:
+            self._zk.ensure_path(BROKER_IDS)
+            self._children(BROKER_IDS, Trigger.BROKERS)
 
     def watch_topics(self, topics: Iterable[str], wildcard: bool) -> None:
         """Watch `/brokers/topics/<t>` (partitions added) and, for wildcards, the topic list."""

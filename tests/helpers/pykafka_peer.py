@@ -4,9 +4,12 @@ pykafka 2.8.0 pins kazoo==2.5.0 while migrator needs kazoo>=2.10, so pykafka can
 its own venv, built once per user from `tests/peers/pykafka-requirements.txt` under the project cache
 (`~/.cache/migrator/pykafka-<hash>`), the way the jars are cached. Everything pykafka runs in those processes:
 
-- `PykafkaMember`: `tests/peers/pykafka_member.py`, a `BalancedConsumer` logging each processed record as
-  JSONL for the observer;
+- `PykafkaMember`: `tests/peers/pykafka_member.py`, a `BalancedConsumer` (or a managed one) logging each processed
+  record as JSONL for the observer;
 - `PykafkaOracle`: `tests/peers/pykafka_oracle.py`, which answers with pykafka's own `decide_partitions`.
+
+`ConfluentMember` (`tests/peers/confluent_member.py`, in `.venv`) is the plain confluent-kafka consumer a team
+moves to instead of managed pykafka.
 """
 
 from __future__ import annotations
@@ -49,29 +52,13 @@ def pykafka_python() -> Path:
     return python
 
 
-class PykafkaMember(MemberProcess):
-    """The parent's handle on one pykafka consumer process (stderr in `<log>.stderr`): started here, then
-    stopped (SIGTERM), killed and asked how it died like any member process."""
+class PeerProcess(MemberProcess):
+    """The parent's handle on one peer consumer process that prints `ready <consumer id>` once started (stderr
+    in `<log>.stderr`): stopped (SIGTERM), killed and asked how it died like any member process."""
 
-    def __init__(
-        self,
-        zookeeper: str,
-        bootstrap: str,
-        group: str,
-        topic: str,
-        log: Path,
-        protocol: str = "range",
-        managed: bool = False,
-        process_ms: float = 0.0,
-        ready_timeout_s: float = 60.0,
-    ) -> None:
+    def __init__(self, cmd: list[str], log: Path, ready_timeout_s: float = 60.0) -> None:
         self.log = log
         self.stderr_path = log.with_suffix(".stderr")
-        cmd = [str(pykafka_python()), str(PEERS / "pykafka_member.py"), "--zookeeper", zookeeper,
-               "--bootstrap", bootstrap, "--group", group, "--topic", topic, "--log", str(log),
-               "--protocol", protocol, "--process-ms", str(process_ms)]  # fmt: skip
-        if managed:
-            cmd.append("--managed")
         with open(self.stderr_path, "a", encoding="utf-8") as err:
             self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
         first: list[str] = []
@@ -85,8 +72,40 @@ class PykafkaMember(MemberProcess):
         if not ready.wait(ready_timeout_s) or not first[0].startswith("ready "):
             self.kill()
             tail = self.stderr_path.read_text(errors="replace").strip().splitlines()[-5:]
-            raise AssertionError(f"pykafka member did not start: {first!r}; stderr: {' | '.join(tail)}")
+            raise AssertionError(f"peer {cmd[1]} did not start: {first!r}; stderr: {' | '.join(tail)}")
         self.consumer_id = first[0].split(" ", 1)[1].strip()
+
+
+class PykafkaMember(PeerProcess):
+    """A pykafka consumer process: `BalancedConsumer`, or with `managed` a `ManagedBalancedConsumer`."""
+
+    def __init__(
+        self,
+        zookeeper: str,
+        bootstrap: str,
+        group: str,
+        topic: str,
+        log: Path,
+        protocol: str = "range",
+        managed: bool = False,
+        process_ms: float = 0.0,
+        ready_timeout_s: float = 60.0,
+    ) -> None:
+        cmd = [str(pykafka_python()), str(PEERS / "pykafka_member.py"), "--zookeeper", zookeeper,
+               "--bootstrap", bootstrap, "--group", group, "--topic", topic, "--log", str(log),
+               "--protocol", protocol, "--process-ms", str(process_ms)]  # fmt: skip
+        if managed:
+            cmd.append("--managed")
+        super().__init__(cmd, log, ready_timeout_s)
+
+
+class ConfluentMember(PeerProcess):
+    """A plain confluent-kafka consumer process (`tests/peers/confluent_member.py`), client.id `name`."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, name: str, log: Path) -> None:
+        cmd = [sys.executable, str(PEERS / "confluent_member.py"), "--bootstrap", bootstrap, "--group", group,
+               "--topic", topic, "--name", name, "--log", str(log)]  # fmt: skip
+        super().__init__(cmd, log)
 
 
 class PykafkaOracle:

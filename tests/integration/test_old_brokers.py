@@ -57,6 +57,9 @@ def test_live_switches_and_a_plain_consumer_on_an_old_broker(
 
         members.pop("b2").shutdown()  # a plain Kafka consumer replaces a bridge, then hands back to one
         members["plain"] = PlainConsumer(cluster.bootstrap_servers, g, t, log, "plain").start()
+        # the bridges alone can keep every partition consuming until the plain consumer's join completes
+        wait_until(lambda: any(r.member == "plain" for r in log.records()), timeout=60,
+                   what="the plain consumer to process records")  # fmt: skip
         consuming(log, t)
         members.pop("plain").shutdown()
         members["b2"] = start_bridge(cluster, g, "b2", t, 2, log)

@@ -8,7 +8,9 @@ import pytest
 from kazoo.client import KazooClient
 
 from migrator.observe import OwnersWatcher, Processed, owner_violations
+from migrator.protocol.partition import TopicPartition
 from tests.helpers.kafka import KafkaCluster
+from tests.helpers.wait import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -41,3 +43,25 @@ def test_a_node_rewritten_in_place_before_the_first_read_is_not_credited_to_its_
     by_old_thread_after_the_move = processed("c1-1", mtime_ns + 10_000_000)
     found = owner_violations(timeline, [by_old_thread, by_another_member, by_old_thread_after_the_move])
     assert [v.record for v in found] == [by_another_member, by_old_thread_after_the_move]
+
+
+def test_a_watcher_started_before_the_group_exists_writes_nothing_and_sees_its_owners(
+    cluster: KafkaCluster, zk_client: KazooClient, unique_group: str
+) -> None:
+    """The observer only reads: watching a group that does not exist yet leaves it absent (kazoo's TreeCache
+    would create its root), and the owner node created later, its rewrite and its deletion are on the timeline."""
+    path = f"/consumers/{unique_group}/owners/t/0"
+    tp = TopicPartition("t", 0)
+    with OwnersWatcher(cluster.zookeeper, unique_group) as watcher:
+        assert zk_client.exists(f"/consumers/{unique_group}") is None
+        zk_client.create(path, b"c1-0", makepath=True, ephemeral=True)
+        ctime_ns = zk_client.get(path)[1].ctime * 1_000_000
+        wait_until(lambda: watcher.current() == {tp: "c1-0"}, timeout=10.0, interval=0.01)
+        zk_client.set(path, b"c1-1")
+        mtime_ns = zk_client.get(path)[1].mtime * 1_000_000
+        wait_until(lambda: watcher.current() == {tp: "c1-1"}, timeout=10.0, interval=0.01)
+        zk_client.delete(path)
+        wait_until(lambda: watcher.current() == {}, timeout=10.0, interval=0.01)
+    found = [(iv.owner, iv.start_ns, iv.end_ns) for iv in watcher.intervals()]
+    assert found == [("c1-0", ctime_ns, mtime_ns), ("c1-1", mtime_ns, found[1][2])], found
+    assert found[1][2] is not None and found[1][2] >= mtime_ns

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from migrator.errors import EXIT_OK, EXIT_REFUSED
+from migrator.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED
 from tests.helpers import cli
 from tests.helpers.bridge import owners
 from tests.helpers.kafka import make_topic, produce
@@ -134,3 +134,37 @@ def test_security_only_for_the_embedded_member_is_refused_at_start_up(
     line = done.single_error(EXIT_REFUSED)
     assert "coordination.migration.security.protocol reaches only the embedded member" in line
     assert "coordination.migration.ssl.ca.location" in line
+
+
+def test_a_bridge_and_the_cli_over_zookeeper_tls(
+    cluster: Any, unique_group: str, unique_topic: str, tmp_path: Path
+) -> None:
+    """ZooKeeper's TLS client port with Kafka's `zookeeper.ssl.*` names: a bridge (`--consumer.config`) consumes
+    through it, `get-mode --command-config` reads through it, and a plaintext client gets no answer there."""
+    tls = _secured(cluster).zookeeper_tls_properties()
+    if not tls["zookeeper.connect"]:
+        pytest.skip("the cluster has no ZooKeeper TLS port")
+    make_topic(cluster, unique_topic, partitions=2)
+    values = [f"tls-{i}" for i in range(10)]
+    produce(cluster, unique_topic, values)
+    bridge = {
+        **tls,
+        "group.id": unique_group,
+        "coordination.migration.enabled": "true",
+        "kafka.bootstrap.servers": cluster.bootstrap_servers,
+        "auto.offset.reset": "smallest",
+        "zookeeper.connection.timeout.ms": "60000",  # TLS handshakes are slow on a loaded machine
+    }
+    config = tmp_path / "bridge.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in bridge.items()))
+    done = cli.run(
+        "console-consumer", "-t", unique_topic, "--consumer.config", str(config), "--max-messages", "10", timeout=300
+    )
+    assert done.code == EXIT_OK, done.stderr
+    assert sorted(done.stdout.split()) == sorted(values)
+    admin = tmp_path / "admin.properties"
+    admin.write_text("".join(f"{k}={v}\n" for k, v in tls.items()))
+    mode = cli.run("get-mode", "-g", unique_group, "--command-config", str(admin), "--connect-timeout", "60")
+    assert mode.code == EXIT_OK and mode.stdout.startswith(f"{unique_group}: absent"), mode
+    plain = cli.run("get-mode", "-g", unique_group, "-z", tls["zookeeper.connect"], "--connect-timeout", "2")
+    assert "did not answer" in plain.single_error(EXIT_FAILED)

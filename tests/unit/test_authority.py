@@ -17,6 +17,7 @@ from migrator.coordination.authority import (
     KafkaHealth,
     decide_authority,
     guard_fallback,
+    in_kafka_group,
     needs_group_check,
     next_hold,
     routine,
@@ -233,3 +234,11 @@ def test_a_hold_that_is_not_a_short_rebalance_is_never_only_at_info(decisions: l
         loud = loud or (level is not None and level >= logging.WARNING)
         if decision is PLAIN_HOLD or (hold.kind is not None and float(i) * 2.0 - hold.since >= HOLD_WARN_S):
             assert loud and hold.warned
+
+
+@given(st.sets(st.sampled_from("abcd")), st.sets(st.sampled_from("abcd")))
+def test_a_pykafka_dialect_bridge_joins_kafka_only_without_legacy_members(members: set[str], bridges: set[str]) -> None:
+    """A Scala bridge is always in the Kafka group; one in the pykafka dialect only while no registered member
+    is a legacy one (their generation-less commits need a group without live members)."""
+    assert in_kafka_group(members, bridges, beside_legacy=True)
+    assert in_kafka_group(members, bridges, beside_legacy=False) is (members <= bridges)

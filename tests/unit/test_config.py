@@ -45,7 +45,7 @@ def test_default(definition: Property) -> None:
 
 def test_every_field_is_a_property_or_a_prefix_family() -> None:
     fields = {f.name for f in dataclasses.fields(ConsumerConfig)}
-    families = {"migration_properties", "fetcher_properties", "kafka_properties"}
+    families = {"migration_properties", "fetcher_properties", "kafka_properties", "zookeeper_tls_properties"}
     assert fields - families - {"explicit_keys"} == {d.attr for d in DEFINITIONS}
     for family in families:
         assert getattr(cfg(), family) == {}

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from migrator.errors import CorruptNodeError
+from migrator.ops.groups import GroupState, group_row
 from migrator.protocol.codecs import PATTERN_STATIC, ModeNode, Registration
 from migrator.protocol.dialect import SCALA, Dialect, decode_member
 from migrator.protocol.group import Group, partition_lag
@@ -143,3 +144,14 @@ def test_the_membership_facts_partition_the_kafka_group(bridges, legacy, announc
     assert outside - plain == group.bridges_joining_zookeeper
     assert not plain & group.announced_bridges
     assert group.bridges_joining_kafka | (group.registered_bridges & set(clients)) == group.registered_bridges
+
+
+def test_the_groups_row_counts_the_read_models_facts() -> None:
+    """`migrator groups` counts bridges and legacy members as the read model defines them: a bridge announced
+    under migration/ids but not (yet) registered under ids is neither, so the row says LEGACY, not MIXED."""
+    row = group_row(zk(legacy=("l1",), only_migration=("b2",)), kafka("b2"))
+    assert (row.state, row.legacy, row.bridges, row.kafka_members) == (GroupState.LEGACY, 1, 0, 1)
+    row = group_row(zk(bridges=("b1",), legacy=("l1",)), None)
+    assert (row.state, row.legacy, row.bridges, row.kafka_state) == (GroupState.MIXED, 1, 1, None)
+    assert group_row(GroupView("g"), kafka("p")).state is GroupState.KAFKA
+    assert group_row(GroupView("g"), None).state is GroupState.INACTIVE

@@ -6,6 +6,9 @@ tests/integration/test_fleet_coordinator_moves.py; here each path is pinned with
 
 from __future__ import annotations
 
+import gc
+import weakref
+from collections.abc import Iterator
 from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any
@@ -110,3 +113,36 @@ def test_a_closed_adapter_refuses_requests() -> None:
         kafka.describe_group("g")
     with pytest.raises(KafkaUnavailable):
         kafka.topics()
+
+
+@pytest.fixture
+def no_cyclic_gc() -> Iterator[None]:
+    """Only reference counting frees objects meanwhile: what the collector would free later, on any thread,
+    stays."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("first_answer", [None, KafkaError.NOT_COORDINATOR], ids=["unanswered", "not coordinator"])
+def test_a_replaced_client_is_gone_once_the_request_that_replaced_it_returns(
+    no_cyclic_gc: None, first_answer: int | None
+) -> None:
+    """Destroying a client can block, so it must happen on the thread whose request replaced it, right then,
+    and never later inside a garbage collection on whatever thread allocates (e.g. a fetch thread holding its
+    poll lock). The errors handed out, kept by their caller, must not keep it alive either."""
+    made: list[weakref.ref[Client]] = []
+
+    def factory(_conf: dict[str, Any]) -> Client:
+        client = Client({"g": first_answer} if not made else {})
+        made.append(weakref.ref(client))
+        return client
+
+    kafka = KafkaAdmin("localhost:9", timeout_s=0.05, client_factory=factory)
+    with pytest.raises(KafkaUnavailable) as raised:
+        kafka.describe_group("g")
+    kept = raised.value  # an error the caller holds on to
+    kafka.describe_group("g")  # after NOT_COORDINATOR the replacement happens at the next coordinator request
+    assert len(made) == 2 and made[0]() is None, f"the replaced client outlived the request that failed ({kept})"

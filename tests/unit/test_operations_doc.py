@@ -101,7 +101,7 @@ def json_fields_in_code() -> dict[str, set[str]]:
     reset = offsets_cli.reset_doc("g", "zookeeper", rows, False)
     return {
         "set-mode": set(modes_cli._SetModeOutput(True, {"group": "g", "to": "kafka", "dry_run": True}).doc),
-        "get-mode": set(modes_cli.mode_doc("g", ModeNode.absent(), None)),
+        "get-mode": set(modes_cli.mode_doc("g", ModeNode.absent(), None, "scala")),
         "history": set(modes_cli.history_doc("n", entry)) | set(modes_cli.history_doc("n", None)),
         "offsets diff": set(offsets_cli.diff_doc(ops.DiffRow(TP, 1, 2))),
         "offsets import": set(plan) | set(plan["offsets"][0]),

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol, partition_order, range_assign, roundrobin_assign
-from migrator.connector import ConsumerConnector
+from migrator.config import ConsumerConfig
+from migrator.connector import effective_config
 from migrator.errors import ConfigError
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
 from migrator.protocol.layout_dialect import Dialect, LayoutEvidence, Recognition, Refusal, recognise
@@ -170,8 +171,10 @@ def test_a_pykafka_member_consumes_one_topic_with_one_stream(registration: Regis
         open_pykafka_group(None, "g", registration, "range")  # type: ignore[arg-type]  # refused before any read
 
 
-def test_a_bridge_in_the_pykafka_dialect_is_refused_before_connecting() -> None:
+@pytest.mark.parametrize("bridge", [False, True])
+def test_the_pykafka_dialect_commits_to_kafka_only_as_a_member_and_as_a_bridge(bridge: bool) -> None:
     props = {"zookeeper.connect": "127.0.0.1:1", "group.id": "g", "zookeeper.layout": "pykafka",
-             "coordination.migration.enabled": "true", "kafka.bootstrap.servers": "127.0.0.1:1"}  # fmt: skip
-    with pytest.raises(ConfigError, match="not supported yet"):
-        ConsumerConnector(props)
+             "coordination.migration.enabled": str(bridge).lower(), "kafka.bootstrap.servers": "127.0.0.1:1",
+             "dual.commit.enabled": "true"}  # fmt: skip
+    cfg = effective_config(ConsumerConfig.from_mapping(props))
+    assert (cfg.offsets_storage, cfg.dual_commit_enabled, cfg.migration_enabled) == ("kafka", False, bridge)

@@ -17,6 +17,7 @@ from migrator.ops.status import (
     render_text,
 )
 from migrator.protocol.codecs import Authority, ModeNode, PublishedAuthority, Registration
+from migrator.protocol.fetch import FetchHealth, FetchState
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
 from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 from migrator.protocol.partition import TopicPartition
@@ -227,3 +228,19 @@ def test_the_expected_authority_is_the_bridges_own_rule(mode, bridges, legacy, c
     healthy = in_kafka is None or bridges <= in_kafka
     kafka_expected = mode == "kafka" and bridges and not legacy and not corrupt and healthy
     assert expected_authority(v, kafka) is (Authority.KAFKA if kafka_expected else Authority.ZOOKEEPER)
+
+
+def test_a_bridge_that_cannot_fetch_its_partitions_is_an_error_naming_them() -> None:
+    owners = {TP0: "g_a-0", TP1: "g_a-0", TP2: "g_b-0", TP3: "g_b-0"}
+    stuck = PublishedAuthority(Authority.ZOOKEEPER, 3, NOW - 1000, fetch=FetchState(FetchHealth.DENIED, (TP2, TP3)))
+    v = view(member("g_a"), member("g_b"), owners=owners,
+             authorities={"g_a": published(Authority.ZOOKEEPER), "g_b": stuck})  # fmt: skip
+    report = build_report(v, kgroup({"g_a": (TP0, TP1), "g_b": (TP2, TP3)}), partitions=PARTS, now_ms=NOW)
+    assert report.verdict is Verdict.ERR
+    found = [f for f in report.findings if f.kind is FindingKind.BRIDGE_CANNOT_FETCH]
+    assert [f.message for f in found] == [
+        "bridge g_b owns partitions it cannot fetch (denied: 2 owned partition(s) cannot be fetched: t-2, t-3)"
+    ]
+    assert [b.fetch for b in report.bridges] == ["ok", "denied"]
+    assert PublishedAuthority.decode(stuck.encode()) == stuck
+    assert b'"fetch"' not in published(Authority.ZOOKEEPER).encode()  # a healthy bridge's node is unchanged

@@ -6,10 +6,12 @@ from __future__ import annotations
 import threading
 
 import pytest
+from confluent_kafka import KafkaError
 from confluent_kafka import Message as KafkaMessage
 
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
+from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState
 from migrator.kafka.fetcher import Fetcher, Route
 from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition as TP
@@ -138,6 +140,7 @@ def test_dispatch_builds_one_chunk_per_partition_skips_old_records_and_keeps_its
     f = Fetcher.__new__(Fetcher)  # routing only: no client
     f._pending = None
     f._stop = threading.Event()
+    f._health = FetchHealthTracker()
     f._routes = {TP("t", 0): Route(mine, 3, 5), TP("t", 1): Route(other, 3, 0)}
     batch = [_raw(0, 4), _raw(0, 5), _raw(1, 0, (0, -1)), _raw(0, 6), _raw(2, 0)]
     own = f._dispatch(batch, mine)
@@ -146,3 +149,25 @@ def test_dispatch_builds_one_chunk_per_partition_skips_old_records_and_keeps_its
     queued = other.queue.get_nowait()
     assert queued.messages == [Message("t", 1, 0, None, b"v0", -1, "a-1")]
     assert f._routes[TP("t", 0)].next_offset == 7 and f._routes[TP("t", 1)].next_offset == 1
+
+
+def test_an_owned_partition_that_cannot_be_fetched_is_logged_as_an_error_once(caplog: pytest.LogCaptureFixture) -> None:
+    h = Handoff()
+    f = Fetcher.__new__(Fetcher)  # routing only: no client
+    f._pending = None
+    f._stop = threading.Event()
+    f._health = FetchHealthTracker()
+    changes: list[FetchState] = []
+    f.on_health_change = changes.append  # the connector posts a republish to its worker here
+    f._routes = {TP("t", 0): Route(KafkaStream("a-0", h), 1, 0), TP("t", 1): Route(KafkaStream("a-1", h), 1, 0)}
+    denied = KafkaMessage(topic="t", partition=1, offset=-1001, timestamp=(0, -1),
+                          error=KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED))  # fmt: skip
+    with caplog.at_level("WARNING", logger="migrator.kafka.fetcher"):
+        f._dispatch([_raw(0, 0), denied])
+        f._dispatch([denied])
+    assert f.fetch_state == FetchState(FetchHealth.DENIED, (TP("t", 1),))
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and "denied: 1 owned partition(s) cannot be fetched: t-1" in errors[0], errors
+    f._dispatch([_raw(1, 0)])
+    assert f.fetch_state == FetchState()
+    assert changes == [FetchState(FetchHealth.DENIED, (TP("t", 1),)), FetchState()]
