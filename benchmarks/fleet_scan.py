@@ -4,11 +4,12 @@
     python -m benchmarks.fleet_scan                      # own dev cluster, 10,000 groups
     python -m benchmarks.fleet_scan --zookeeper Z --groups 2000 [--bootstrap-servers B]
 
-Both sides read the same znodes of the same synthetic fleet in the same run and classify every group.
-The baseline is one process calling `read_groups` (kazoo async, pipelined per tree level) over all
-groups. Spark is measured excluding its start-up (steady: a second scan on warm Python workers; first:
-the first scan) and in total (start-up + first scan). Prints the ratios to the baseline and saves JSON
-under benchmarks/results/.
+Both sides scan the same synthetic fleet in the same run and classify every group. The baseline is one
+process calling `read_groups` (kazoo async, pipelined per tree level) over all groups. The Spark side is
+the CLI's scan: it reads only what classification needs (no offset values without Kafka) through one
+socket per chunk of groups (`migrator.fleet.zkwire`). Spark is measured excluding its start-up (steady:
+a second scan on warm Python workers; first: the first scan) and in total (start-up + first scan). Prints
+the ratios to the baseline and saves JSON under benchmarks/results/.
 """
 
 from __future__ import annotations

@@ -125,6 +125,15 @@ connect_string_option = click.option(
     metavar="HOST:PORT[,..][/chroot]",
     help="ZooKeeper connect string (also $MIGRATOR_ZOOKEEPER).",
 )
+ensembles_option = click.option(
+    "--zookeeper",
+    "-z",
+    multiple=True,
+    envvar="MIGRATOR_ZOOKEEPER",
+    metavar="Z[;Z2...]",
+    help="ZooKeeper ensembles: `;` between ensembles, `,` between hosts of one; repeatable (also $MIGRATOR_ZOOKEEPER).",
+)
+"""`--zookeeper` of a command that reads several ensembles; the command checks each connect string."""
 zk_auth_option = click.option(
     "--zk-auth",
     metavar="digest:USER:PASSWORD",
@@ -162,10 +171,17 @@ def read_command_config(path: str | None) -> dict[str, str]:
         raise UsageError(f"--command-config: {exc}") from None
 
 
-def resolve_connection(kwargs: dict[str, Any], *, zookeeper_required: bool = True) -> Connection:
-    """One `Connection` from the parsed options: command line > environment > --command-config file."""
+def resolve_connection(
+    kwargs: dict[str, Any], *, zookeeper_required: bool = True, ensembles: bool = False
+) -> Connection:
+    """One `Connection` from the parsed options: command line > environment > --command-config file.
+
+    With `ensembles` the `;`-joined values of a repeated --zookeeper are passed on unchecked (the command splits
+    and checks them)."""
     file = read_command_config(kwargs.pop("command_config", None))
     given = kwargs.pop("zookeeper")
+    if ensembles:
+        given = ";".join(given) or None
     zookeeper = given if given is not None else file.get("zookeeper.connect")
     if zookeeper is None and zookeeper_required:
         raise UsageError(
@@ -179,7 +195,7 @@ def resolve_connection(kwargs: dict[str, Any], *, zookeeper_required: bool = Tru
         raise UsageError(f"--command-config: {exc}") from None
     zk_auth = kwargs.pop("zk_auth") or file.get("zookeeper.auth")
     conn = Connection(
-        zookeeper=checked_connect_string(zookeeper) if zookeeper is not None else "",
+        zookeeper=(zookeeper if ensembles else checked_connect_string(zookeeper)) if zookeeper is not None else "",
         zk_auth=checked_zk_auth(zk_auth),
         bootstrap_servers=kwargs.pop("bootstrap_servers", None) or file.get("bootstrap.servers"),
         connect_timeout_s=kwargs.pop("connect_timeout"),
@@ -226,20 +242,24 @@ kafka_property_option = click.option(
 )
 
 
-def connection_options(*, kafka: bool = True, zookeeper_required: bool = True) -> Callable[[F], F]:
+def connection_options(
+    *, kafka: bool = True, zookeeper_required: bool = True, ensembles: bool = False
+) -> Callable[[F], F]:
     """--zookeeper, --zk-auth, --connect-timeout, --command-config and (with kafka) --bootstrap-server,
-    --kafka-property, each also from its environment variable (`ENV_VARS`).
+    --kafka-property, each also from its environment variable (`ENV_VARS`). `ensembles`: --zookeeper names
+    several ensembles (`ensembles_option`).
 
     They reach the command as one `conn: Connection` argument, after the Kafka properties were checked.
     """
-    options = [connect_string_option, zk_auth_option, connect_timeout_option, command_config_option]
+    first = ensembles_option if ensembles else connect_string_option
+    options = [first, zk_auth_option, connect_timeout_option, command_config_option]
     if kafka:
         options += [bootstrap_server_option, kafka_property_option]
 
     def decorate(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            kwargs["conn"] = resolve_connection(kwargs, zookeeper_required=zookeeper_required)
+            kwargs["conn"] = resolve_connection(kwargs, zookeeper_required=zookeeper_required, ensembles=ensembles)
             return func(*args, **kwargs)
 
         for option in reversed(options):

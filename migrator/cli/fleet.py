@@ -23,7 +23,7 @@ from typing import Any
 import click
 from kazoo.client import KazooClient
 
-from migrator.cli.common import KAFKA_PROPERTY, check_kafka_properties, check_zk_auth
+from migrator.cli.common import Connection, connection_options
 from migrator.cli.interrupts import interrupts_deferred
 from migrator.errors import (
     EXIT_FAILED,
@@ -146,36 +146,7 @@ def _master(option: str | None) -> str | None:
 
 
 @click.command("fleet-scan")
-@click.option(
-    "--zookeeper",
-    "-z",
-    "zookeepers",
-    multiple=True,
-    required=True,
-    metavar="Z[;Z2...]",
-    help="ZooKeeper ensembles: `;` between ensembles, `,` between hosts of one; repeatable.",
-)
-@click.option(
-    "--zk-auth",
-    envvar="MIGRATOR_ZK_AUTH",
-    callback=check_zk_auth,
-    metavar="digest:USER:PASSWORD",
-    help="ZooKeeper identity.",
-)
-@click.option(
-    "--bootstrap-servers",
-    "-b",
-    metavar="B[;B2...]",
-    help="Kafka brokers: one cluster for all ensembles, or one per ensemble separated by `;`; default: each "
-    "ensemble's brokers under /brokers/ids (--apply and --rollback refuse when there are none).",
-)
-@click.option(
-    "--kafka-property",
-    multiple=True,
-    type=KAFKA_PROPERTY,
-    metavar="KEY=VALUE",
-    help="Kafka client property; repeatable.",
-)
+@connection_options(ensembles=True)
 @click.option("--include", metavar="REGEX", help="Only groups whose name matches (search).")
 @click.option("--exclude", metavar="REGEX", help="Skip groups whose name matches (search).")
 @click.option(
@@ -217,72 +188,51 @@ def _master(option: str | None) -> str | None:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Undo an applied run: restore the modes its plan file records.",
 )
-@click.option(
-    "--connect-timeout",
-    type=click.FloatRange(min=0.1),
-    default=15.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Give up on an unreachable ZooKeeper or Kafka after this long.",
-)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def fleet_scan(
-    zookeepers: tuple[str, ...],
-    zk_auth: str | None,
-    bootstrap_servers: str | None,
-    kafka_property: tuple[tuple[str, str], ...],
-    include: str | None,
-    exclude: str | None,
-    stable_for: str,
-    output_dir: Path | None,
-    fmt: str,
-    spark_master: str | None,
-    partitions: int | None,
-    do_apply: bool,
-    wave_size: int,
-    wave_interval: str,
-    max_lag_growth: int,
-    plan_file: Path | None,
-    rollback_file: Path | None,
-    connect_timeout: float,
-    no_progress: bool,
-) -> int:
+def fleet_scan(conn: Connection, rollback_file: Path | None, **options: Any) -> int:
     """Scan every consumer group, classify it, and (with --apply) switch the READY ones to kafka.
 
     \b
+    `--bootstrap-server` takes one cluster for all ensembles, or one per ensemble separated by `;`; default:
+    each ensemble's brokers under /brokers/ids (--apply and --rollback refuse when there are none).
     Statuses: LEGACY, MIGRATING, READY, KAFKA, MIXED_KAFKA_CONSUMERS, BLOCKED, ORPHANED, INCONSISTENT.
     Exit codes: 0 done, 1 a wave was rolled back or a restore failed, 2 refused (another scanner holds
     the lock, bad arguments), 130 interrupted (the switched groups and the plan file are named).
     """
-    if rollback_file is not None and do_apply:
+    if rollback_file is not None and options["do_apply"]:
         raise UsageError("--rollback and --apply exclude each other")
-    ensembles = split_ensembles(zookeepers)
-    props = dict(kafka_property)
-    check_kafka_properties(props)
-    run = _Run(
-        ensembles=ensembles,
-        bootstrap=pair_bootstrap(ensembles, bootstrap_servers),
-        bootstrap_option=bootstrap_servers,
-        props=props,
-        zk_auth=zk_auth,
-        connect_timeout=connect_timeout,
-        run_id=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6],
-        include=include,
-        exclude=exclude,
-        stable_for_ms=parse_duration_ms(stable_for, "--stable-for"),
-        interval_s=parse_duration_ms(wave_interval, "--wave-interval") / 1000,
-        wave_size=wave_size,
-        max_lag_growth=max_lag_growth,
-        do_apply=do_apply,
-        plan_file=plan_file,
-        output_dir=output_dir,
-        fmt=fmt,
-        spark=(spark_master, partitions, no_progress),
-    )
+    run = _run_of(conn, **options)
     if rollback_file is not None:
         return _rollback(run, rollback_file)
     _require_spark()
     return _scan_and_apply(run)
+
+
+def _run_of(
+    conn: Connection,
+    *,
+    stable_for: str,
+    wave_interval: str,
+    spark_master: str | None,
+    partitions: int | None,
+    no_progress: bool,
+    **options: Any,
+) -> _Run:
+    """The invocation's options, parsed and checked (nothing connected yet)."""
+    ensembles = split_ensembles([conn.zookeeper])
+    return _Run(
+        ensembles=ensembles,
+        bootstrap=pair_bootstrap(ensembles, conn.bootstrap_servers),
+        bootstrap_option=conn.bootstrap_servers,
+        props=conn.kafka_properties,
+        zk_auth=conn.zk_auth,
+        connect_timeout=conn.connect_timeout_s,
+        run_id=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6],
+        stable_for_ms=parse_duration_ms(stable_for, "--stable-for"),
+        interval_s=parse_duration_ms(wave_interval, "--wave-interval") / 1000,
+        spark=(spark_master, partitions, no_progress),
+        **options,
+    )
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from migrator.fleet.model import Classification, FleetRow, KafkaGroupFacts, Stat
 from migrator.protocol.codecs import Authority, Mode
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
+from migrator.protocol.layout_dialect import Recognition
 from migrator.protocol.partition import TopicPartition
 
 
@@ -211,14 +212,31 @@ def _readiness_reasons(
     return problems
 
 
+def with_layout(classification: Classification, layout: Recognition) -> Classification:
+    """A group whose nodes match neither legacy layout, or both, is marked with why, and never READY: a switch
+    must not act on a layout nobody can read."""
+    if layout.refusal is None:
+        return classification
+    status = Status.BLOCKED if classification.status is Status.READY else classification.status
+    return Classification(status, (*classification.reasons, f"layout-{layout.refusal.value}: {layout.detail}"))
+
+
+def dialect_name(layout: Recognition) -> str | None:
+    """The row's dialect: `scala` or `pykafka`, the refusal (`unreadable`, `mixed`), or None (nothing to tell)."""
+    if layout.refusal is not None:
+        return layout.refusal.value
+    return layout.dialect.value if layout.dialect is not None else None
+
+
 def to_row(
     ensemble: str,
     view: GroupView,
     kafka: KafkaGroupFacts | None,
     classification: Classification,
     now_ms: int,
+    layout: Recognition | None = None,
 ) -> FleetRow:
-    """The flat row of one classified group."""
+    """The flat row of one classified group (`layout`: its recognised dialect, when read)."""
     group = kafka.group if kafka is not None else None
     expected = expected_partitions(view, kafka)
     return FleetRow(
@@ -230,6 +248,7 @@ def to_row(
         bridges=len(view.bridges),
         legacy=len(view.legacy),
         corrupt_members=len(view.corrupt_members),
+        dialect=dialect_name(layout) if layout is not None else None,
         mode=view.mode.raw if view.mode.exists else None,
         mode_mtime_ms=view.mode_mtime_ms,
         stable_since_ms=stable_since_ms(view),

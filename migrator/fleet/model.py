@@ -69,6 +69,7 @@ class FleetRow:
     bridges: int = 0
     legacy: int = 0
     corrupt_members: int = 0
+    dialect: str | None = None  # scala | pykafka; unreadable | mixed when refused; None for an empty group
     mode: str | None = None  # raw value of migration/mode; None when absent
     mode_mtime_ms: int | None = None
     stable_since_ms: int | None = None

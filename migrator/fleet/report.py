@@ -23,6 +23,7 @@ TABLE_COLUMNS = (
     "members",
     "bridges",
     "legacy",
+    "dialect",
     "mode",
     "kafka_members",
     "lag",

@@ -18,14 +18,15 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from migrator.errors import UsageError
-from migrator.fleet.classify import classify, to_row
+from migrator.fleet.classify import classify, to_row, with_layout
 from migrator.fleet.model import FleetRow, KafkaGroupFacts
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.layout_dialect import LayoutEvidence, recognise
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.client import connect_problem
-from migrator.zk.group_reader import read_groups
+from migrator.zk.group_reader import read_groups_with_layout
 from migrator.zk.paths import CONSUMERS
 
 CHUNK_GROUPS = 500
@@ -113,41 +114,59 @@ def connect_zk(ensemble: str, settings: ScanSettings) -> KazooClient:
 
 def scan_views(
     ensemble: str,
-    views: Sequence[GroupView],
+    read: Sequence[tuple[GroupView, LayoutEvidence]],
     kafka_reader: FleetKafka | None,
     settings: ScanSettings,
-) -> list[tuple[FleetRow, GroupView, KafkaGroupFacts | None]]:
+) -> list[FleetRow]:
+    """Each group's row: its classification, marked when its layout is neither dialect's."""
+    views = [view for view, _ in read]
     facts: Mapping[str, KafkaGroupFacts] = kafka_reader.read(views) if kafka_reader is not None else {}
     out = []
     max_size = settings.group_max_size.get(ensemble)
-    for view in views:
+    for view, evidence in read:
         kafka = facts.get(view.group)
-        c = classify(view, kafka, settings.now_ms, settings.stable_for_ms, max_size)
-        out.append((to_row(ensemble, view, kafka, c, settings.now_ms), view, kafka))
+        layout = recognise(evidence)
+        c = with_layout(classify(view, kafka, settings.now_ms, settings.stable_for_ms, max_size), layout)
+        out.append(to_row(ensemble, view, kafka, c, settings.now_ms, layout))
     return out
 
 
 def scan_slice(items: Iterable[tuple[str, str]], settings: ScanSettings) -> Iterator[FleetRow]:
-    """Rows for (ensemble, group) pairs; one ZooKeeper and one Kafka client per ensemble in the slice."""
+    """Rows for (ensemble, group) pairs; one Kafka client per ensemble in the slice, one ZooKeeper session per
+    chunk of groups (`zkwire`, or kazoo for a SASL identity)."""
     by_ensemble: dict[str, list[str]] = {}
     for ensemble, group in items:
         by_ensemble.setdefault(ensemble, []).append(group)
     for ensemble, groups in by_ensemble.items():
-        zk = connect_zk(ensemble, settings)
         bootstrap = settings.bootstrap.get(ensemble)
         reader = (
             FleetKafka.connect(bootstrap, settings.kafka_properties, settings.kafka_timeout_s) if bootstrap else None
         )
         try:
             for start in range(0, len(groups), CHUNK_GROUPS):
-                views = read_groups(zk, groups[start : start + CHUNK_GROUPS])
-                for row, _view, _kafka in scan_views(ensemble, list(views.values()), reader, settings):
-                    yield row
+                # without Kafka's log ends nothing reads the offsets' values: only what classification needs
+                read = read_chunk(ensemble, groups[start : start + CHUNK_GROUPS], settings, offsets=reader is not None)
+                yield from scan_views(ensemble, read, reader, settings)
         finally:
             if reader is not None:
                 reader.close()
-            zk.stop()
-            zk.close()
+
+
+def read_chunk(
+    ensemble: str, groups: Sequence[str], settings: ScanSettings, *, offsets: bool
+) -> list[tuple[GroupView, LayoutEvidence]]:
+    """One chunk of groups read in one session: many requests in flight, answers in order."""
+    from migrator.fleet.zkwire import WireSession, wire_supported
+
+    if wire_supported(settings.zk_auth):
+        with WireSession(ensemble, settings.zk_auth, settings.zk_timeout_s) as session:
+            return read_groups_with_layout(session, groups, offsets=offsets)
+    zk = connect_zk(ensemble, settings)
+    try:
+        return read_groups_with_layout(zk, groups, offsets=offsets)
+    finally:
+        zk.stop()
+        zk.close()
 
 
 class FleetKafka:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
@@ -24,6 +24,7 @@ from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import ModeNode, PublishedAuthority, decode_offset, decode_owner
 from migrator.protocol.dialect import decode_member
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.layout_dialect import LayoutEvidence
 from migrator.protocol.partition import TopicPartition
 from migrator.protocol.pykafka_layout import OwnerNode
 from migrator.zk.paths import GroupPaths
@@ -35,6 +36,20 @@ BATCH_GROUPS = 500
 """Groups read per pipeline: bounds the requests in flight (and memory) during a fleet scan."""
 
 _NONE = object()
+MISSING = _NONE
+"""What a `ReadPipeline` hands a `children`/`get` callback for a node that does not exist."""
+
+
+class ReadPipeline(Protocol):
+    """Reads queued with their callbacks, sent and answered by `drain` (kazoo's async calls, or another client)."""
+
+    def children(self, path: str, on_result: Callable[[Any], None]) -> None: ...
+
+    def get(self, path: str, on_result: Callable[[Any], None]) -> None: ...
+
+    def exists(self, path: str, on_result: Callable[[Any], None]) -> None: ...
+
+    def drain(self) -> None: ...
 
 
 def _wait(result: IAsyncResult, timeout_s: float) -> Any:
@@ -66,6 +81,11 @@ class _Partial:
     offset_partitions: dict[str, list[str]] = field(default_factory=dict)
     owners: dict[TopicPartition, str] = field(default_factory=dict)
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
+    id_data: dict[str, bytes] = field(default_factory=dict)
+
+    def evidence(self) -> LayoutEvidence:
+        """What `layout_dialect.recognise` decides the group's dialect over, from the nodes already read."""
+        return LayoutEvidence(dict(self.id_data), {t: tuple(sorted(c)) for t, c in self.owner_partitions.items()})
 
     def view(self) -> GroupView:
         return GroupView(
@@ -154,7 +174,7 @@ def _partition_id(name: str) -> int | None:
     return int(name) if name.isdigit() else None
 
 
-def _level1(pipe: _Pipeline, g: _Partial, full: bool) -> None:
+def _level1(pipe: ReadPipeline, g: _Partial, full: bool) -> None:
     """Children lists and the mode node (`full`: also the published authorities, owners and offsets)."""
     p = g.paths
 
@@ -194,7 +214,7 @@ def _level1(pipe: _Pipeline, g: _Partial, full: bool) -> None:
     pipe.children(p.offsets, on_offset_topics)
 
 
-def _level2(pipe: _Pipeline, g: _Partial) -> None:
+def _level2(pipe: ReadPipeline, g: _Partial) -> None:
     """Member registrations (with ctime), published authorities, and partition lists per topic."""
     p = g.paths
     for cid in g.ids:
@@ -203,6 +223,7 @@ def _level2(pipe: _Pipeline, g: _Partial) -> None:
             if result is _NONE:
                 return  # the member left between get_children and get
             data, stat = result
+            g.id_data[cid] = data or b""
             try:
                 registration, dialect = decode_member(data)
             except CorruptNodeError as exc:
@@ -255,13 +276,13 @@ def _offset_setter(g: _Partial, tp: TopicPartition) -> Callable[[Any], None]:
     return on_offset
 
 
-def _level3(pipe: _Pipeline, g: _Partial) -> None:
-    """Owner and offset data per partition."""
+def _level3(pipe: ReadPipeline, g: _Partial, offsets: bool = True) -> None:
+    """Owner and (`offsets`) offset data per partition."""
     p = g.paths
-    for kind, listing, path_of, setter in (
-        ("owners", g.owner_partitions, p.owner, _owner_setter),
-        ("offsets", g.offset_partitions, p.offset, _offset_setter),
-    ):
+    kinds = [("owners", g.owner_partitions, p.owner, _owner_setter)]
+    if offsets:
+        kinds.append(("offsets", g.offset_partitions, p.offset, _offset_setter))
+    for kind, listing, path_of, setter in kinds:
         for topic, names in listing.items():
             for name in names:
                 partition = _partition_id(name)
@@ -273,17 +294,39 @@ def _level3(pipe: _Pipeline, g: _Partial) -> None:
                 pipe.get(path_of(topic, partition), setter(g, TopicPartition(topic, partition)))
 
 
-def _read_batch(zk: KazooClient, groups: Sequence[str], timeout_s: float, full: bool = True) -> dict[str, GroupView]:
+def _read_partials(
+    pipe: ReadPipeline, groups: Sequence[str], full: bool = True, offsets: bool = True
+) -> list[_Partial]:
     partials = [_Partial(group, GroupPaths(group)) for group in groups]
-    pipe = _Pipeline(zk, timeout_s)
     for g in partials:
         _level1(pipe, g, full)
     pipe.drain()
-    for level in (_level2, _level3):
-        for g in partials:
-            level(pipe, g)
-        pipe.drain()
-    return {g.group: g.view() for g in partials}
+    for g in partials:
+        _level2(pipe, g)
+    pipe.drain()
+    for g in partials:
+        _level3(pipe, g, offsets)
+    pipe.drain()
+    return partials
+
+
+def _read_batch(zk: KazooClient, groups: Sequence[str], timeout_s: float, full: bool = True) -> dict[str, GroupView]:
+    return {g.group: g.view() for g in _read_partials(_Pipeline(zk, timeout_s), groups, full)}
+
+
+def read_groups_with_layout(
+    source: KazooClient | ReadPipeline,
+    groups: Sequence[str],
+    *,
+    offsets: bool = True,
+    timeout_s: float = DEFAULT_RESULT_TIMEOUT_S,
+) -> list[tuple[GroupView, LayoutEvidence]]:
+    """Each group's `GroupView` with the evidence of its layout dialect, in one pipelined batch (the caller
+    bounds `groups`). Without `offsets` the offset nodes' data is not read (the view's `offsets` is empty):
+    a reader that consults no Kafka log end needs only their existence, which it does not use either."""
+    pipe = _Pipeline(source, timeout_s) if isinstance(source, KazooClient) else source
+    partials = _read_partials(pipe, list(dict.fromkeys(groups)), offsets=offsets)
+    return [(g.view(), g.evidence()) for g in partials]
 
 
 def read_groups(

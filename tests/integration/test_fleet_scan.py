@@ -29,6 +29,7 @@ from migrator.fleet.lock import FleetLock
 from migrator.fleet.plan import Plan
 from migrator.protocol.codecs import Authority, PublishedAuthority, Registration, encode_offset, encode_owner
 from migrator.zk.paths import GroupPaths
+from tests.helpers import cli
 from tests.helpers.kafka import PollingMember, make_topic, produce
 from tests.helpers.wait import wait_until
 from tests.helpers.zk import zk_client as open_zk
@@ -457,3 +458,34 @@ def test_ctrl_c_during_apply_names_the_switched_group_and_the_plan_and_rollback_
     assert rc == 0, out.err
     assert sim.mode() == "zookeeper"
     assert f"settled back on zookeeper: {cluster.zookeeper}/{sim.group}" in out.out
+
+
+def test_connection_from_environment_and_command_config_and_each_groups_dialect(
+    cluster, zk_client, spark, capsys, monkeypatch, tmp_path: Path
+):
+    """As an operator scripts it: the ensemble from $MIGRATOR_ZOOKEEPER, the rows as JSON lines on stdout, each
+    naming its group's legacy dialect; a group whose nodes match neither layout is marked, not guessed. The
+    connection also comes from --command-config (a subprocess: its unreachable ensemble fails before Spark)."""
+    chroot = f"/fleet-dialects-{int(time.time() * 1000)}"
+    consumers = f"{chroot}/consumers"
+    zk_client.create(f"{consumers}/scala/ids/scala-1", Registration({"t": 1}).encode(), makepath=True)
+    zk_client.create(f"{consumers}/scala/owners/t/0", encode_owner("scala-1-0"), makepath=True)
+    zk_client.create(f"{consumers}/pk/ids/pk-1", b"t", makepath=True)
+    zk_client.create(f"{consumers}/pk/owners/b't'/1-0", b"pk-1", makepath=True)
+    zk_client.create(f"{consumers}/unknown/ids/u-1", b"{not a registration", makepath=True)
+    monkeypatch.setenv("MIGRATOR_ZOOKEEPER", f"{cluster.zookeeper}{chroot}")
+    try:
+        capsys.readouterr()
+        rc = main(["fleet-scan", "--format", "json", "--no-progress", "--plan-file", str(tmp_path / "plan.json")])
+        assert rc == 0
+        rows = {r["group"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+        dialects = {g: r["dialect"] for g, r in rows.items()}
+        assert dialects == {"scala": "scala", "pk": "pykafka", "unknown": "unreadable"}
+        assert any(r.startswith("layout-unreadable: ids/u-1") for r in rows["unknown"]["reasons"])
+    finally:
+        zk_client.delete(chroot, recursive=True)
+    config = tmp_path / "scan.properties"
+    config.write_text("zookeeper.connect=127.0.0.1:1\nsecurity.protocol=PLAINTEXT\n")
+    monkeypatch.delenv("MIGRATOR_ZOOKEEPER")
+    line = cli.run("fleet-scan", "--command-config", str(config), "--connect-timeout", "1").single_error(1)
+    assert "127.0.0.1:1" in line

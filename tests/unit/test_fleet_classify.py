@@ -187,3 +187,21 @@ def test_row_is_flat():
     row = to_row("zk1", view, kafka_facts(), run(view, kafka_facts()), NOW)
     assert (row.status, row.members, row.bridges, row.legacy, row.partitions, row.owned) == ("READY", 2, 2, 0, 2, 2)
     assert row.kafka_members == 2 and row.lag == 8 and row.mode is None
+
+
+def test_a_layout_neither_dialect_reads_is_marked_and_never_ready() -> None:
+    from migrator.fleet.classify import dialect_name, with_layout
+    from migrator.fleet.model import Classification, Status
+    from migrator.protocol.dialect import Dialect
+    from migrator.protocol.layout_dialect import LayoutEvidence, Recognition, Refusal, recognise
+
+    ready = Classification(Status.READY, ())
+    unreadable = recognise(LayoutEvidence({"c-1": b"{broken"}, {}))
+    assert unreadable.refusal is Refusal.UNREADABLE and dialect_name(unreadable) == "unreadable"
+    marked = with_layout(ready, unreadable)
+    assert marked.status is Status.BLOCKED and marked.reasons[0].startswith("layout-unreadable: ids/c-1")
+    legacy = Classification(Status.LEGACY, ("legacy-members: 1 of 1 are not bridges",))
+    assert with_layout(legacy, unreadable).status is Status.LEGACY
+    assert with_layout(ready, Recognition(dialect=Dialect.SCALA)) == ready
+    assert dialect_name(recognise(LayoutEvidence({"p-1": b"orders"}, {}))) == "pykafka"
+    assert dialect_name(Recognition()) is None
