@@ -40,6 +40,43 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if integration_dir in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.integration)
+    items.sort(key=_module_rank(items).__getitem__)
+
+
+_LONGEST_MODULES = (
+    "test_soak.py",
+    "test_fleet_spark.py",
+    "test_drill_rolling_restart.py",
+    "test_interop.py",
+    "test_drill_broker_silent.py",
+    "test_drill_broker_outage.py",
+    "test_drill_coordinator_returns.py",
+    "test_pykafka_migration.py",
+)
+"""The modules that take minutes each (by `--durations`), longest first."""
+
+_KINDS = ("chaos", "slow", "interop", "integration")
+
+
+def _item_rank(item: pytest.Item) -> tuple[int, int]:
+    """The known longest modules, then fault drills, slow or real-peer tests, other integration tests, unit tests."""
+    if item.path.name in _LONGEST_MODULES:
+        return 0, _LONGEST_MODULES.index(item.path.name)
+    kind = next((i for i, marker in enumerate(_KINDS) if item.get_closest_marker(marker)), len(_KINDS))
+    return 1 + kind, 0
+
+
+def _module_rank(items: list[pytest.Item]) -> dict[pytest.Item, tuple[int, int]]:
+    """Each item's module rank: the longest modules run first, so that `-n 2 --dist loadfile` starts them at
+    once and fills the end with short modules instead of waiting for one long module.
+
+    A module's rank is its lowest item rank, so that a module's items stay together (its fixtures are set up
+    once) and keep their order (the sort is stable).
+    """
+    by_module: dict[Path, tuple[int, int]] = {}
+    for item in items:
+        by_module[item.path] = min(by_module.get(item.path, (9, 0)), _item_rank(item))
+    return {item: by_module[item.path] for item in items}
 
 
 @pytest.fixture(scope="session")
