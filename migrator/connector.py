@@ -25,7 +25,7 @@ from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.consumer.stream import KafkaStream
 from migrator.coordination.holdings import Holdings
 from migrator.coordination.kafka_group import KafkaGroupTracker
-from migrator.coordination.offsets import OffsetStore
+from migrator.coordination.offsets import OffsetStore, member_or_simple_commit
 from migrator.coordination.worker import RebalanceWorker, WorkerParts, WorkerSettings
 from migrator.errors import ConfigError, MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
@@ -346,7 +346,10 @@ class ConsumerConnector:
         commit = self._member.commit if self._member is not None else fetcher.commit
         available = tracker.coordinated if tracker is not None else lambda: True
         if self._pykafka is not None and tracker is not None:
-            commit, available = _outside_or_in_group(tracker, fetcher), lambda: True
+            commit, available = (
+                member_or_simple_commit(tracker.member.commit, fetcher.commit),
+                lambda: True,
+            )
         return OffsetStore(
             self._zk,
             self.paths,
@@ -358,6 +361,7 @@ class ConsumerConnector:
             cfg.offsets_channel_backoff_ms,
             kafka_available=available,
             commit_timeout_s=self._kafka_timeout_s,
+            durable_release=self._pykafka is not None,
         )
 
     def _holdings(self, fetcher: Fetcher, offsets: OffsetStore) -> Holdings:
@@ -482,21 +486,6 @@ def _warm_up(admin: KafkaAdmin, group: str, topics: list[str]) -> None:
             admin.committed_offsets(group, [TopicPartition(topics[0], 0)])
     except KafkaUnavailable as exc:
         log.debug("warming up the Kafka clients failed: %s", exc)
-
-
-def _outside_or_in_group(
-    tracker: KafkaGroupTracker, fetcher: Fetcher
-) -> Callable[[Mapping[TopicPartition, int], float], set[TopicPartition]]:
-    """A pykafka-dialect bridge's Kafka commit: through its embedded member while that has a generation, else
-    a simple commit as pykafka's own members make (the member stays out of the group while they are
-    registered, `authority.in_kafka_group`, so the broker takes it: the group has no live member)."""
-
-    def commit(offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
-        if tracker.coordinated():
-            return tracker.member.commit(offsets, timeout_s)
-        return fetcher.commit(offsets, timeout_s)
-
-    return commit
 
 
 class _KafkaOffsets:

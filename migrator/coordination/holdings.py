@@ -110,7 +110,7 @@ class Holdings:
         t1 = time.monotonic()
         if self._commit_on_release:
             processed = self._handoff.processed()
-            self._offsets.commit({tp: processed[tp] for tp in release if tp in processed})
+            self._offsets.commit({tp: processed[tp] for tp in release if tp in processed}, releasing=True)
         t2 = time.monotonic()
         failure = self._tell_listener(release) if tell_listener else None
         t3 = time.monotonic()

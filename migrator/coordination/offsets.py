@@ -15,6 +15,12 @@ While a bridge's Kafka coordination is unavailable (its member refused with GROU
 not joined) Kafka would refuse every commit for want of a generation; the bridge then obeys ZooKeeper and
 commits to ZooKeeper alone, so a clean leave still hands over exactly. The max() fetch makes the Kafka
 store catch up at the next commit that Kafka accepts.
+
+Where Kafka is the only store and the next owner resumes from it (the pykafka dialect: its members commit
+without a generation, which the broker refuses while the Kafka group still has a member, e.g. a bridge's
+embedded member or a consumer that has not left yet), a release keeps retrying its commit, with the backoff,
+until Kafka takes it or the commit timeout is spent, not only `offsets.commit.max.retries` times: the owner
+node goes only after that, and a new owner that starts below what this member processed processes it twice.
 """
 
 from __future__ import annotations
@@ -42,6 +48,40 @@ class KafkaOffsets(Protocol):
     def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]: ...
 
 
+KafkaCommit = Callable[[Mapping[TopicPartition, int], float], set[TopicPartition]]
+"""Commit within the timeout; the partitions Kafka accepted."""
+
+
+def member_or_simple_commit(
+    member: KafkaCommit, simple: KafkaCommit, clock: Callable[[], float] = time.monotonic
+) -> KafkaCommit:
+    """A commit for a bridge whose embedded member is in the Kafka group only at times (the pykafka dialect):
+    through the member (with its generation while it has one), and what that did not take as a simple commit
+    (generation -1, as pykafka's own members make), within one timeout. Not decided on the worker's view of
+    the membership: that lags behind the member by the events the worker has not handled yet (it is releasing,
+    say), and a commit sent the wrong way is refused (UNKNOWN_MEMBER_ID) for as long."""
+
+    def commit(offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
+        deadline = clock() + timeout_s
+        accepted = member(offsets, timeout_s)
+        rest = {tp: o for tp, o in offsets.items() if tp not in accepted}
+        left_s = deadline - clock()
+        return accepted | (simple(rest, left_s) if rest and left_s > 0 else set())
+
+    return commit
+
+
+def retries_left(
+    attempt: int, max_retries: int, now: float, backoff_s: float, deadline: float, *, releasing: bool
+) -> bool:
+    """Whether a refused Kafka commit is tried once more after `backoff_s`: never past `deadline`; within it, up
+    to `max_retries` times, or as often as fits when `releasing` a partition whose next owner reads Kafka only
+    (see the module docstring)."""
+    if now + backoff_s >= deadline:
+        return False
+    return releasing or attempt < max_retries
+
+
 def merge_fetched(
     zk: Mapping[TopicPartition, int], kafka: Mapping[TopicPartition, int], use_zk: bool, use_kafka: bool
 ) -> dict[TopicPartition, int]:
@@ -63,11 +103,13 @@ class OffsetStore:
         backoff_ms: int = 1000,
         kafka_available: Callable[[], bool] = lambda: True,
         commit_timeout_s: float = 10.0,
+        durable_release: bool = False,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         """`commit_timeout_s` bounds one Kafka commit, retries included (`offsets.channel.socket.timeout.ms`):
-        the rebalance worker commits, and must go on answering ZooKeeper and mode events."""
+        the rebalance worker commits, and must go on answering ZooKeeper and mode events. `durable_release`: a
+        release retries its Kafka commit for all of that time (Kafka-only stores, see the module docstring)."""
         self._zk = zk
         self._paths = paths
         self._use_kafka = storage == "kafka" and kafka is not None
@@ -79,6 +121,7 @@ class OffsetStore:
         self._committed: dict[TopicPartition, int] = {}
         self._kafka_available = kafka_available
         self._commit_timeout_s = commit_timeout_s
+        self._durable_release = durable_release and self._use_kafka and not self._use_zk
         self._clock = clock
         self._sleep = sleep
         """Owned by whoever knows (a bridge's `KafkaGroupTracker.coordinated`): Kafka refuses a commit
@@ -86,14 +129,15 @@ class OffsetStore:
         self._unstored: dict[TopicPartition, int] = {}
         """Positions this member processed up to that no store took (see the module docstring)."""
 
-    def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
-        """Commit what changed since the last commit; True when every store took every partition."""
+    def commit(self, offsets: Mapping[TopicPartition, int], *, releasing: bool = False) -> bool:
+        """Commit what changed since the last commit; True when every store took every partition. `releasing`:
+        the caller deletes the partitions' owner nodes next (see `durable_release`)."""
         todo = {tp: o for tp, o in offsets.items() if o >= 0 and self._committed.get(tp) != o}
         if not todo:
             return True
         accepted = set(todo)
         if self._use_kafka and self._kafka_available():
-            accepted = self._commit_kafka(todo)
+            accepted = self._commit_kafka(todo, releasing and self._durable_release)
         elif self._use_kafka:
             self._metrics.committed("kafka", False)
         self.remember({tp: o for tp, o in todo.items() if tp not in accepted})
@@ -120,22 +164,21 @@ class OffsetStore:
             if offset > max(self._unstored.get(tp, -1), self._committed.get(tp, -1)):
                 self._unstored[tp] = offset
 
-    def _commit_kafka(self, todo: Mapping[TopicPartition, int]) -> set[TopicPartition]:
-        """Up to `max_retries` retries, all within `commit_timeout_s`; a retry that could not start before then
-        is not made."""
+    def _commit_kafka(self, todo: Mapping[TopicPartition, int], releasing: bool) -> set[TopicPartition]:
+        """Retries as `retries_left` allows, all within `commit_timeout_s`; a retry that could not start before
+        then is not made."""
         assert self._kafka is not None
         deadline = self._clock() + self._commit_timeout_s
-        accepted: set[TopicPartition] = set()
-        remaining = dict(todo)
-        for attempt in range(self._retries + 1):
-            if attempt:
-                if self._clock() + self._backoff_s >= deadline:
-                    break
-                self._sleep(self._backoff_s)
+        accepted = set(self._kafka.commit(todo, self._commit_timeout_s))
+        remaining = {tp: o for tp, o in todo.items() if tp not in accepted}
+        attempt = 0
+        while remaining and retries_left(
+            attempt, self._retries, self._clock(), self._backoff_s, deadline, releasing=releasing
+        ):
+            attempt += 1
+            self._sleep(self._backoff_s)
             accepted |= self._kafka.commit(remaining, deadline - self._clock())
             remaining = {tp: o for tp, o in remaining.items() if tp not in accepted}
-            if not remaining:
-                break
         self._metrics.committed("kafka", not remaining)
         if remaining:
             log.warning(

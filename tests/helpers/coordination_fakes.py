@@ -150,7 +150,7 @@ class FakeHoldings:
 class FakeOffsets:
     commits: list[dict[TopicPartition, int]] = field(default_factory=list)
 
-    def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
+    def commit(self, offsets: Mapping[TopicPartition, int], *, releasing: bool = False) -> bool:
         self.commits.append(dict(offsets))
         return True
 
