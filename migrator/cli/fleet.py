@@ -35,6 +35,7 @@ from migrator.errors import (
     UsageError,
 )
 from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, pair_bootstrap, split_ensembles
+from migrator.zk.client import ZkTls
 
 log = logging.getLogger(__name__)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -95,14 +96,14 @@ def _fill_bootstrap(
 
 
 @contextlib.contextmanager
-def _clients(ensembles: list[str], auth: str | None, timeout_s: float) -> Iterator[dict[str, KazooClient]]:
+def _clients(run: _Run, ensembles: list[str]) -> Iterator[dict[str, KazooClient]]:
     from migrator.zk.client import connect
 
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)
     zks: dict[str, KazooClient] = {}
     try:
         for e in ensembles:
-            zks[e] = connect(e, auth=auth, timeout_s=timeout_s)
+            zks[e] = connect(e, auth=run.zk_auth, timeout_s=run.connect_timeout, tls=run.zk_tls)
         yield zks
     finally:
         for zk in zks.values():
@@ -226,6 +227,7 @@ def _run_of(
         bootstrap_option=conn.bootstrap_servers,
         props=conn.kafka_properties,
         zk_auth=conn.zk_auth,
+        zk_tls=conn.zk_tls,
         connect_timeout=conn.connect_timeout_s,
         run_id=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6],
         stable_for_ms=parse_duration_ms(stable_for, "--stable-for"),
@@ -244,6 +246,7 @@ class _Run:
     bootstrap_option: str | None
     props: dict[str, str]
     zk_auth: str | None
+    zk_tls: ZkTls | None
     connect_timeout: float
     run_id: str
     include: str | None
@@ -280,7 +283,7 @@ def _rollback(run: _Run, rollback_file: Path) -> int:
     plan = Plan.load(rollback_file)
     first = run.ensembles[0]
     needed = sorted({e.ensemble for e in plan.groups} | {first}, key=lambda e: e != first)
-    with _clients(needed, run.zk_auth, run.connect_timeout) as zks:
+    with _clients(run, needed) as zks:
         given = {e: run.bootstrap.get(e) or next(iter(run.bootstrap.values())) for e in needed}
         plan_boot = _fill_bootstrap(given, zks, needed, run.props, required=True)
         with FleetLock(zks[first], run.run_id) as rollback_lock:
@@ -323,7 +326,7 @@ def _scan_and_apply(run: _Run) -> int:
     from migrator.fleet.lock import FleetLock
 
     with contextlib.ExitStack() as stack:
-        zks = stack.enter_context(_clients(run.ensembles, run.zk_auth, run.connect_timeout))
+        zks = stack.enter_context(_clients(run, run.ensembles))
         # the dry run finds the brokers exactly as --apply does, so that it previews the apply
         bootstrap = _fill_bootstrap(run.bootstrap, zks, run.ensembles, run.props, required=run.do_apply)
         lock = stack.enter_context(FleetLock(zks[run.ensembles[0]], run.run_id)) if run.do_apply else None
@@ -350,6 +353,7 @@ def _scan_fleet(run: _Run, zks: dict[str, KazooClient], bootstrap: dict[str, str
         now_ms=now_ms(),
         group_max_size=_max_sizes(bootstrap, run.props, run.connect_timeout),
         zk_auth=run.zk_auth,
+        zk_tls=run.zk_tls,
         kafka_properties=run.props,
         zk_timeout_s=run.connect_timeout,
         kafka_timeout_s=run.connect_timeout,

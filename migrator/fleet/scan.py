@@ -25,7 +25,7 @@ from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
 from migrator.protocol.layout_dialect import LayoutEvidence, recognise
 from migrator.protocol.partition import TopicPartition
-from migrator.zk.client import connect_problem
+from migrator.zk.client import ZkTls, connect_problem
 from migrator.zk.group_reader import read_groups_with_layout
 from migrator.zk.paths import CONSUMERS
 
@@ -79,6 +79,8 @@ class ScanSettings:
     now_ms: int
     group_max_size: Mapping[str, int | None] = field(default_factory=dict)
     zk_auth: str | None = None
+    zk_tls: ZkTls | None = None
+    """TLS to ZooKeeper's secure client port (`zookeeper.ssl.*` of --command-config)."""
     kafka_properties: Mapping[str, str] = field(default_factory=dict)
     zk_timeout_s: float = 15.0
     kafka_timeout_s: float = KAFKA_TIMEOUT_S
@@ -109,7 +111,7 @@ def list_groups(zk: KazooClient, keep=None) -> list[str]:
 def connect_zk(ensemble: str, settings: ScanSettings) -> KazooClient:
     from migrator.zk.client import connect  # imported late: executors pay for it only when they run
 
-    return connect(ensemble, auth=settings.zk_auth, timeout_s=settings.zk_timeout_s)
+    return connect(ensemble, auth=settings.zk_auth, timeout_s=settings.zk_timeout_s, tls=settings.zk_tls)
 
 
 def scan_views(
@@ -159,7 +161,7 @@ def read_chunk(
     from migrator.fleet.zkwire import WireSession, wire_supported
 
     if wire_supported(settings.zk_auth):
-        with WireSession(ensemble, settings.zk_auth, settings.zk_timeout_s) as session:
+        with WireSession(ensemble, settings.zk_auth, settings.zk_timeout_s, settings.zk_tls) as session:
             return read_groups_with_layout(session, groups, offsets=offsets)
     zk = connect_zk(ensemble, settings)
     try:

@@ -5,7 +5,8 @@ hand-over per request, so on a busy machine a fleet scan spends its time switchi
 ZooKeeper. Here the caller's thread writes a whole window of requests at once and reads the answers in
 order (ZooKeeper answers one session's requests in the order they were sent): the same reads, without the
 hand-overs. It speaks the wire protocol through kazoo's own request classes and reads no watch, so it needs
-no ping thread: a session lives for one chunk of groups and is closed.
+no ping thread: a session lives for one chunk of groups and is closed. With `ZkTls` (Kafka's
+`zookeeper.ssl.*`) the socket is wrapped in TLS with the same CA, client certificate and name check as kazoo's.
 
 It is a `ReadPipeline` for `migrator.zk.group_reader.read_groups_with_layout`.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import random
 import socket
+import ssl
 import struct
 from collections.abc import Callable
 from types import TracebackType
@@ -23,7 +25,7 @@ from typing import Any
 from kazoo.exceptions import EXCEPTIONS, NoNodeError
 from kazoo.protocol.serialization import Auth, Close, Connect, Exists, GetChildren, GetData, ReplyHeader
 
-from migrator.zk.client import ZooKeeperUnavailable, parse_auth
+from migrator.zk.client import ZkTls, ZooKeeperUnavailable, parse_auth
 from migrator.zk.group_reader import MISSING
 
 WINDOW = 2000
@@ -41,6 +43,15 @@ def wire_supported(auth: str | None) -> bool:
     return parse_auth(auth)[1] is None
 
 
+def _tls_context(tls: ZkTls) -> ssl.SSLContext:
+    """The client side of ZooKeeper's secure port, as `migrator.zk.client.connect` sets kazoo up."""
+    context = ssl.create_default_context(cafile=tls.ca)
+    context.check_hostname = tls.check_hostname
+    if tls.keystore is not None:
+        context.load_cert_chain(tls.keystore, password=tls.keystore_password)
+    return context
+
+
 def _hosts_and_chroot(connect_string: str) -> tuple[list[tuple[str, int]], str]:
     hosts, _, chroot = connect_string.partition("/")
     pairs = []
@@ -55,8 +66,9 @@ class WireSession:
     """One session: `children`/`get`/`exists` queue a read, `drain` sends them and calls each callback with the
     result (`MISSING` for a node that does not exist); other errors raise kazoo's exception."""
 
-    def __init__(self, connect_string: str, auth: str | None, timeout_s: float) -> None:
+    def __init__(self, connect_string: str, auth: str | None, timeout_s: float, tls: ZkTls | None = None) -> None:
         hosts, self._chroot = _hosts_and_chroot(connect_string)
+        self._tls = _tls_context(tls) if tls is not None else None
         self._sock = self._open(hosts, timeout_s)
         self._in = self._sock.makefile("rb")
         self._xid = 0
@@ -69,7 +81,9 @@ class WireSession:
         for host, port in hosts:
             try:
                 sock = socket.create_connection((host, port), timeout=timeout_s)
-            except OSError:
+                if self._tls is not None:
+                    sock = self._tls.wrap_socket(sock, server_hostname=host)
+            except OSError:  # ssl.SSLError is one
                 continue
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             body = Connect(0, 0, int(timeout_s * 1000), 0, b"\x00" * 16, False).serialize()

@@ -12,7 +12,7 @@ from confluent_kafka import KafkaError
 from migrator.protocol.fetch import FetchHealth, FetchState
 from migrator.protocol.partition import TopicPartition
 
-__all__ = ["FetchHealth", "FetchHealthTracker", "FetchState", "health_of"]
+__all__ = ["FetchHealth", "FetchHealthTracker", "FetchState", "health_of", "leaderless"]
 
 
 _BY_CODE: Mapping[int, FetchHealth] = {
@@ -47,6 +47,13 @@ _RANK = {FetchHealth.OK: 0, FetchHealth.FAILING: 1, FetchHealth.UNREACHABLE: 2, 
 
 def health_of(code: int) -> FetchHealth:
     return _BY_CODE.get(code, FetchHealth.FAILING)
+
+
+def leaderless(
+    leaders: Mapping[TopicPartition, int], owned: Collection[TopicPartition]
+) -> dict[TopicPartition | None, FetchHealth]:
+    """The owned partitions whose metadata names no leader (-1), as unreachable fetch failures."""
+    return {tp: FetchHealth.UNREACHABLE for tp in owned if leaders.get(tp, 0) < 0}
 
 
 class FetchHealthTracker:

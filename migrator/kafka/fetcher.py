@@ -21,6 +21,7 @@ import logging
 import operator
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import groupby, repeat
@@ -31,7 +32,7 @@ from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.kafka.commit import commit_sync
-from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of
+from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of, leaderless
 from migrator.logs import librdkafka_logger
 from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
@@ -41,6 +42,9 @@ POLL_S = 0.02  # when records were already waiting (busy), how long a fetch wait
 WAIT_S = 0.2  # how long the fetch thread waits for a first record; a routing change may wait for it
 # confluent-kafka wakes every 200 ms inside a longer wait anyway (to check for signals), so a longer one would
 # save no wake-ups and only delay routing changes.
+LEADER_CHECK_S = 5.0
+"""How often the metadata is asked whether an owned partition has no leader: librdkafka waits for a leader
+silently (its broker's connection errors go to the log, not to `consume`), so no fetch error would say so."""
 IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives; this only bounds a missed wake-up
 BATCH = 500  # records per poll
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
@@ -90,6 +94,7 @@ class Fetcher:
         self.on_health_change: Callable[[FetchState], None] | None = None
         """Called (under the poll lock: it must only hand the news on) when `fetch_state` changes."""
         self._partition_counts: dict[str, int] = {}  # per topic, as of our last metadata refresh
+        self._leaders_checked = time.monotonic()
         self._pending: dict[TopicPartition, Route] | None = None
         self._pending_lock = threading.Lock()
         self._poll_lock = threading.Lock()  # held for every call on the client and the routing of its records
@@ -249,6 +254,22 @@ class Fetcher:
         # a kept partition keeps its route (and position); a new or re-opened one starts where the worker says
         self._routes = {tp: (r if tp in added else self._routes[tp]) for tp, r in pending.items()}
 
+    def _check_leaders(self) -> None:
+        """Under `_poll_lock`: an owned partition without a leader (its only replicas' brokers are down) counts
+        as unreachable, as a fetch error would."""
+        self._leaders_checked = time.monotonic()
+        leaders: dict[TopicPartition, int] = {}
+        for topic in {tp.topic for tp in self._routes}:
+            try:
+                found = self._consumer.list_topics(topic=topic, timeout=2).topics.get(topic)
+            except Exception:  # no broker answers: the fetch's own errors say so
+                continue
+            if found is not None and found.error is None:
+                leaders.update({TopicPartition(topic, p): m.leader for p, m in found.partitions.items()})
+        failures = leaderless(leaders, self._routes.keys())
+        if failures or self._health.failing:
+            self._note_health(failures, [])
+
     def _refresh_metadata(self, added: list[TopicPartition]) -> None:
         """Partitions added to a topic are unknown to the client's cached metadata until its next refresh
         (minutes away); ask now so that an assignment of a new partition starts fetching at once. Only
@@ -303,6 +324,8 @@ class Fetcher:
         `POLL_S` for company that will not come (and each call on the client hands the GIL over once more).
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
+        if time.monotonic() - self._leaders_checked > LEADER_CHECK_S:
+            self._check_leaders()
         if batch:
             batch += self._consumer.consume(num_messages=BATCH - 1, timeout=0)
             if 1 < len(batch) < BATCH:

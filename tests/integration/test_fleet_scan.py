@@ -489,3 +489,25 @@ def test_connection_from_environment_and_command_config_and_each_groups_dialect(
     monkeypatch.delenv("MIGRATOR_ZOOKEEPER")
     line = cli.run("fleet-scan", "--command-config", str(config), "--connect-timeout", "1").single_error(1)
     assert "127.0.0.1:1" in line
+
+
+def test_the_scan_reads_zookeeper_through_its_tls_port(cluster, zk_client, spark, capsys, tmp_path: Path):
+    """`--command-config` with Kafka's `zookeeper.ssl.*` keys: both the listing and each chunk's one-socket
+    reader go through ZooKeeper's TLS port (a plaintext client gets no session there)."""
+    secured = getattr(cluster, "secured", None)
+    if secured is None or not secured.zookeeper_tls:
+        pytest.skip("the cluster has no ZooKeeper TLS port")
+    chroot = f"/fleet-tls-{int(time.time() * 1000)}"
+    zk_client.create(f"{chroot}/consumers/scala/ids/scala-1", Registration({"t": 1}).encode(), makepath=True)
+    zk_client.create(f"{chroot}/consumers/scala/owners/t/0", encode_owner("scala-1-0"), makepath=True)
+    tls = {**secured.zookeeper_tls_properties(), "zookeeper.connect": f"{secured.zookeeper_tls}{chroot}"}
+    config = tmp_path / "scan-tls.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in tls.items()))
+    try:
+        capsys.readouterr()
+        argv = ["fleet-scan", "--command-config", str(config), "--connect-timeout", "60", "--format", "json"]
+        assert main([*argv, "--no-progress", "--plan-file", str(tmp_path / "plan.json")]) == 0
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [(r["group"], r["dialect"]) for r in rows] == [("scala", "scala")]
+    finally:
+        zk_client.delete(chroot, recursive=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from confluent_kafka import KafkaError
 
-from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of
+from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of, leaderless
 from migrator.protocol.partition import TopicPartition
 
 A, B, C = (TopicPartition("orders", p) for p in range(3))
@@ -33,3 +33,10 @@ def test_a_client_wide_error_counts_for_every_owned_partition_and_the_worst_wins
     tracker = FetchHealthTracker()
     state = tracker.observe({None: FetchHealth.UNREACHABLE, C: FetchHealth.DENIED}, (), {A, C})
     assert state == FetchState(FetchHealth.DENIED, (A, C))
+
+
+def test_an_owned_partition_without_a_leader_is_unreachable() -> None:
+    a, b, c = (TopicPartition("t", p) for p in range(3))
+    leaders = {a: -1, b: 1, c: -1}
+    assert leaderless(leaders, [a, b]) == {a: FetchHealth.UNREACHABLE}
+    assert leaderless({}, [a]) == {}  # not in the metadata: not judged here
