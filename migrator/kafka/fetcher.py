@@ -261,7 +261,7 @@ class Fetcher:
         leaders: dict[TopicPartition, int] = {}
         for topic in {tp.topic for tp in self._routes}:
             try:
-                found = self._consumer.list_topics(topic=topic, timeout=2).topics.get(topic)
+                found = self._consumer.list_topics(topic=topic, timeout=0.5).topics.get(topic)
             except Exception:  # no broker answers: the fetch's own errors say so
                 continue
             if found is not None and found.error is None:
