@@ -163,7 +163,8 @@ class OwnersWatcher(ZooKeeperTree):
             self._last_seen[path] = (current.mtime_ms, now)
         if iv is not None:
             if current is not None and current.czxid == iv.czxid:
-                self._note_rewrite(iv, last_seen, current.mtime_ms, now)
+                if current.owner == iv.owner:
+                    self._note_rewrite(iv, last_seen, current.mtime_ms, now)
                 if current.owner != iv.owner:  # handed to another thread of the same member, in place
                     at = min(now, current.mtime_ms * 1_000_000) if self._use_ctime else now
                     self._close(path, iv, at)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import ConnectionLoss, NoNodeError, SessionExpiredError
 
 from migrator.demo.workload import bridge_props
 from migrator.observe import ProcessingLog
@@ -54,7 +54,10 @@ def wait_converged(
     seen: list[str] = [""]
 
     def check() -> bool:
-        pub, owned = published(zk, group), owners(zk, group, topic)
+        try:
+            pub, owned = published(zk, group), owners(zk, group, topic)
+        except (ConnectionLoss, SessionExpiredError):  # the test's own client, after a ZooKeeper fault: ask again
+            return False
         # what a timeout reports: each bridge's last publication and the owner count, not just "False"
         seen[0] = (
             "; ".join(
