@@ -9,7 +9,7 @@ from kazoo.client import KazooClient
 
 from migrator.observe import ProcessingLog, judge
 from migrator.zk.paths import GroupPaths
-from tests.helpers.kafka import make_topic, produce
+from tests.helpers.kafka import high_watermarks, make_topic, produce
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member
 
@@ -29,21 +29,41 @@ def test_smallest_consumes_what_exists(cluster: object, unique_group: str, uniqu
 
 
 def test_largest_consumes_only_what_comes_after_joining(cluster: object, unique_group: str, unique_topic: str) -> None:
+    """`largest` without a commit starts where the log ends when fetching starts (as in the Scala connector,
+    which resolves it in its fetcher): nothing produced before the join is consumed, and from the first record
+    consumed on, every later one is. Probes are produced until each partition has yielded one, so the check
+    does not depend on how soon after the claim fetching starts."""
     topic = make_topic(cluster, unique_topic, partitions=3)  # type: ignore[arg-type]
     for p in range(3):
         produce(cluster, topic, [f"old-{p}-{i}" for i in range(10)], partition=p)  # type: ignore[arg-type]
     log = ProcessingLog()
     member = Member(cluster.zookeeper, unique_group, "l", {topic: 1}, log, **{"auto.offset.reset": "largest"})  # type: ignore[attr-defined]
+
+    def started() -> set[int]:
+        return {r.partition for r in log.records()}
+
     try:
-        # `owned` is updated only after the start offsets were resolved, so what follows is "after joining"
         wait_until(lambda: len(member.conn.owned) == 3, 30, what="3 partitions claimed")
+        deadline = time.monotonic() + 30
+        while started() != {0, 1, 2} and time.monotonic() < deadline:
+            for p in set(range(3)) - started():
+                produce(cluster, topic, [f"probe-{p}"], partition=p)  # type: ignore[arg-type]
+            time.sleep(0.2)
+        assert started() == {0, 1, 2}, f"only partitions {sorted(started())} consumed a probe within 30 s"
         for p in range(3):
             produce(cluster, topic, [f"new-{p}-{i}" for i in range(3)], partition=p)  # type: ignore[arg-type]
-        wait_until(lambda: len(log) >= 9, 30, what="9 new records")
+        ends = {p: int(o) for p, o in high_watermarks(cluster.bootstrap_servers, topic, 3).items()}  # type: ignore[attr-defined]
+        wait_until(lambda: {(p, ends[p] - 1) for p in range(3)} <= {(r.partition, r.offset) for r in log.records()},
+                   30, what="the records produced after the probes")  # fmt: skip
         time.sleep(1.0)  # room for any old record to show up wrongly
     finally:
         member.shutdown()
-    assert sorted(r.key for r in log.records()) == [(topic, p, o) for p in range(3) for o in (10, 11, 12)]
+    for p in range(3):
+        offsets = sorted(r.offset for r in log.records() if r.partition == p)
+        assert offsets[0] >= 10, f"partition {p}: records produced before joining were consumed: {offsets}"
+        assert offsets == list(range(offsets[0], ends[p])), (
+            f"partition {p}: a gap or a repeat after the first: {offsets}"
+        )
 
 
 def test_clean_shutdown_commits_next_offsets_and_a_successor_resumes_exactly_there(
