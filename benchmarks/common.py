@@ -57,8 +57,9 @@ def add_cluster_args(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def cluster(zookeeper: str | None = None, bootstrap: str | None = None) -> Iterator[Cluster]:
-    """The given cluster, else MIGRATOR_TEST_ZOOKEEPER/_BOOTSTRAP, else a dev cluster downed on exit."""
+def cluster(zookeeper: str | None = None, bootstrap: str | None = None, name: str | None = None) -> Iterator[Cluster]:
+    """The given cluster, else MIGRATOR_TEST_ZOOKEEPER/_BOOTSTRAP, else a dev cluster (named `name`, or a
+    name unique to this process) downed on exit."""
     zookeeper = zookeeper or os.environ.get("MIGRATOR_TEST_ZOOKEEPER")
     bootstrap = bootstrap or os.environ.get("MIGRATOR_TEST_BOOTSTRAP")
     if zookeeper and bootstrap:
@@ -66,7 +67,7 @@ def cluster(zookeeper: str | None = None, bootstrap: str | None = None) -> Itera
         return
     from migrator.devcluster import DevCluster
 
-    dev = DevCluster.start(brokers=1)
+    dev = DevCluster.start(brokers=1, name=name)
     try:
         yield Cluster(dev.zookeeper, dev.bootstrap_servers, dev.mntr)
     finally:

@@ -1,28 +1,39 @@
 """How a group's transitions grow with its size: switch pause, rebalance pause and ZooKeeper packets per
 switch of a group of bridges, beside a plain group's join, from 2 to 32 members and 16 to 1,024 partitions.
 
-    python -m benchmarks.curves [--quick] [--sizes 2x16,4x64] [-z ZK -b BROKERS]
+    python -m benchmarks.curves [--quick] [--sizes 2x16,4x64] [--rounds N] [--name NAME] [--member-logs DIR]
+                               [-z ZK -b BROKERS]
+    python -m benchmarks.curves --replot      # the PNGs and fits again from results/curves.json
 
 Per size (members x partitions, one stream per member, every member in its own process as in
 `switch_pause`): a group of bridges is switched between zookeeper and kafka `rounds` times (`set-mode`,
 preflight included) and the server's `zk_packets_received` delta is counted over each switch (every
-client's packets in that window, pings included); then, in mode kafka, one more bridge joins and leaves
-`rounds` times (the rebalance pause); the baseline is a group of plain confluent-kafka consumers of the
-same size that one more plain consumer joins, `rounds` times. Pauses are `migrator.observe.pause`'s, as in
-`switch_pause`. The producer writes at most `TOTAL_RATE` records/s in round robin, so at 1,024 partitions a
-partition gets a record every ~0.3 s: that is the resolution of the pauses at that size.
+client's packets in that window, pings included); the server's znode and watch counts are read before the
+members start and after the switches (`zk_znode_count`, `zk_watch_count`: the group's own znodes and
+watches); then, in mode kafka, one more bridge joins and leaves `rounds` times (the rebalance pause); the
+baseline is a group of plain confluent-kafka consumers of the same size that one more plain consumer
+joins, `rounds` times. Pauses are `migrator.observe.pause`'s, as in `switch_pause`. The producer writes at
+most `TOTAL_RATE` records/s in round robin, so at 1,024 partitions a partition gets a record every ~0.3 s:
+that is the resolution of the pauses at that size. The 1-minute load average is sampled at each size's
+start and end.
 
-The medians go to `results/curves.json` and three PNGs (`results/curves-switch-pause.png`,
+The medians, the least-squares fits `a + b*members + c*partitions` and their values at 1,000 members and
+10,000 partitions go to `results/curves.json`, with three PNGs (`results/curves-switch-pause.png`,
 `results/curves-rebalance-pause.png`, `results/curves-zk-packets.png`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import sys
 import time
-from dataclasses import asdict, dataclass
+import traceback
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from benchmarks.common import (
@@ -38,13 +49,19 @@ from benchmarks.common import (
     quiet,
     save,
 )
-from benchmarks.switch_pause import run_group
 from migrator.demo.group import wait_for
+from migrator.demo.steps import GroupDriver
+from migrator.demo.workload import SequencedProducer
 from migrator.protocol.codecs import Mode
 
 TOTAL_RATE = 3200.0  # records/s over the whole topic at most: what 2 cores can produce beside 33 members
 SIZES = [(2, 16), (4, 64), (8, 128), (16, 512), (32, 1024)]
 QUICK_SIZES = [(2, 16), (4, 32)]
+ROUNDS, QUICK_ROUNDS = 3, 2
+PAPER_SIZE = (1000, 10000)  # the size the README extrapolates to
+TERMS = ("1", "members", "partitions")
+FITTED = ("switch_pause_s", "switch_pause_max_s", "rebalance_pause_s", "plain_join_s", "zk_packets_per_switch",
+          "zk_packets_per_join", "group_znodes", "group_watches")  # fmt: skip
 
 
 def size_of(members: int, partitions: int) -> Size:
@@ -53,62 +70,185 @@ def size_of(members: int, partitions: int) -> Size:
 
 @dataclass(frozen=True)
 class Point:
-    """Medians at one size (seconds; packets per switch); None when no transition resolved."""
+    """One size: medians (seconds; packets per switch), the group's znodes and watches, every measured
+    value, and the load average at the size's start and end. None: nothing resolved (see `note`)."""
 
     members: int
     partitions: int
-    switch_pause_s: float | None
-    switch_pause_max_s: float | None
-    zk_packets_per_switch: float | None
-    rebalance_pause_s: float | None
-    plain_join_s: float | None
+    switch_pause_s: float | None = None
+    switch_pause_max_s: float | None = None
+    zk_packets_per_switch: float | None = None
+    rebalance_pause_s: float | None = None
+    zk_packets_per_join: float | None = None
+    plain_join_s: float | None = None
+    plain_zk_packets_per_join: float | None = None  # no ZooKeeper client in a plain group: pings and noise
+    group_znodes: int | None = None
+    group_watches: int | None = None
+    switches_s: tuple[float | None, ...] = ()
+    packets: tuple[int, ...] = ()
+    rebalances_s: tuple[float | None, ...] = ()
+    join_packets: tuple[int, ...] = ()
+    plain_joins_s: tuple[float | None, ...] = ()
+    plain_join_packets: tuple[int, ...] = ()
+    load: tuple[float, ...] = ()
+    seconds: float = 0.0
+    note: str | None = None  # an error that ended the size, or what the producer could not deliver
 
 
-def _median(values: list[float | None]) -> float | None:
+@dataclass(frozen=True)
+class BridgeRun:
+    switches_s: tuple[float | None, ...]
+    packets: tuple[int, ...]
+    rebalances_s: tuple[float | None, ...]
+    join_packets: tuple[int, ...]
+    znodes: int
+    watches: int
+    note: str | None
+
+
+def median(values: Sequence[float | int | None]) -> float | None:
     ok = [v for v in values if v is not None]
     return round(statistics.median(ok), 4) if ok else None
 
 
-def bridge_group(c: Cluster, size: Size, rounds: int) -> tuple[list[float | None], list[int], list[float | None]]:
-    """Switch pauses with their ZooKeeper packets, then bridges joining the group in mode kafka."""
-    d, producer, _ = group_driver(c, size, "curve-bridge")
+def fit(points: Sequence[Point], field: str) -> dict[str, float] | None:
+    """Least squares `field = a + b*members + c*partitions` over the points that have it (the normal
+    equations, solved by Cramer's rule); None when fewer points than terms or no unique solution."""
+    values = [(p, getattr(p, field)) for p in points]
+    rows = [(1.0, float(p.members), float(p.partitions), float(v)) for p, v in values if v is not None]
+    if len(rows) < len(TERMS):
+        return None
+    n = len(TERMS)
+    ata = [[sum(r[i] * r[j] for r in rows) for j in range(n)] for i in range(n)]
+    aty = [sum(r[i] * r[n] for r in rows) for i in range(n)]
+    det = _det3(ata)
+    if abs(det) < 1e-9:
+        return None
+    coef = [_det3([[aty[i] if j == k else ata[i][j] for j in range(n)] for i in range(n)]) / det for k in range(n)]
+    return {term: round(c, 6) for term, c in zip(TERMS, coef, strict=True)}
+
+
+def _det3(m: list[list[float]]) -> float:
+    return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))  # fmt: skip
+
+
+def predict(coef: dict[str, float], members: int, partitions: int) -> float:
+    return coef["1"] + coef["members"] * members + coef["partitions"] * partitions
+
+
+def _counts(c: Cluster) -> tuple[int, int]:
+    m = c.mntr()
+    return int(m["zk_znode_count"]), int(m["zk_watch_count"])
+
+
+def _stop(producer: SequencedProducer) -> str | None:
+    """Stop the producer; what it could not deliver is a note on the size, not a lost size (these
+    figures judge no delivery: `switch_pause` and the drills do)."""
+    try:
+        producer.stop()
+    except RuntimeError as exc:
+        print(f"producer: {exc}", flush=True)
+        return str(exc)
+    return None
+
+
+def _started(
+    c: Cluster, size: Size, kind: str, log_dir: str | None = None
+) -> tuple[GroupDriver, SequencedProducer, tuple[int, int]]:
+    """A converged group of `kind` under its producer, and the server's znode and watch counts taken after
+    its topic was created, before its members started."""
+    d, producer, _ = group_driver(c, size, f"curve-{kind}", log_dir)
+    counts = _counts(c)
     producer.start()
     try:
         for i in range(size.members):
-            d.start("bridge", f"m{i}")
+            d.start(kind, f"m{i}")
         wait_for(d.converged, 90.0 + 5 * size.members, "the group to own every partition")
+    except BaseException:
+        _stop(producer)
+        close_group(d)
+        raise
+    return d, producer, counts
+
+
+def _joins(c: Cluster, d: GroupDriver, kind: str, rounds: int) -> tuple[tuple[float | None, ...], tuple[int, ...]]:
+    """`rounds` times: one more member of `kind` joins (its pause and the ZooKeeper packets over its
+    step), then leaves."""
+    pauses: list[float | None] = []
+    zk_packets: list[int] = []
+    for n in range(rounds):
+        name = f"joiner{n}"
+        before = packets(c)
+        pauses.append(d.step("rebalance", f"{kind} {name} joins", lambda name=name: join(d, kind, name)).pause_s)
+        zk_packets.append(packets(c) - before)
+        d.step("rebalance", f"{kind} {name} leaves", lambda name=name: d.stop(name))
+    return tuple(pauses), tuple(zk_packets)
+
+
+def bridge_group(c: Cluster, size: Size, rounds: int, log_dir: str | None = None) -> BridgeRun:
+    """Switch pauses with their ZooKeeper packets, the group's znodes and watches, then bridges joining
+    the group in mode kafka."""
+    d, producer, (znodes0, watches0) = _started(c, size, "bridge", log_dir)
+    try:
         switches: list[float | None] = []
         zk_packets: list[int] = []
         for n in range(rounds):
             before = packets(c)
             switches.append(d.set_mode(Mode.KAFKA if n % 2 == 0 else Mode.ZOOKEEPER, "switch").pause_s)
             zk_packets.append(packets(c) - before)
+        znodes, watches = _counts(c)
         if rounds % 2 == 0:  # the last switch went back to zookeeper: the rebalances are Kafka's
             d.set_mode(Mode.KAFKA, "switch")
-        rebalances: list[float | None] = []
-        for n in range(rounds):
-            name = f"joiner{n}"
-            step = d.step("rebalance", f"bridge {name} joins", lambda name=name: join(d, "bridge", name))
-            rebalances.append(step.pause_s)
-            d.step("rebalance", f"bridge {name} leaves", lambda name=name: d.stop(name))
-        return switches, zk_packets, rebalances
+        rebalances, join_packets = _joins(c, d, "bridge", rounds)
     finally:
-        producer.stop()
+        note = _stop(producer)
         close_group(d)
+    return BridgeRun(tuple(switches), tuple(zk_packets), rebalances, join_packets, znodes - znodes0, watches - watches0,
+                     note)  # fmt: skip
 
 
-def measure(c: Cluster, members: int, partitions: int, rounds: int) -> Point:
+def plain_group(c: Cluster, size: Size, rounds: int) -> tuple[tuple[float | None, ...], tuple[int, ...], str | None]:
+    """The baseline: one more plain consumer joins a plain group of the same size, `rounds` times."""
+    d, producer, _ = _started(c, size, "plain")
+    try:
+        pauses, join_packets = _joins(c, d, "plain", rounds)
+    finally:
+        note = _stop(producer)
+        close_group(d)
+    return pauses, join_packets, note
+
+
+def measure(c: Cluster, members: int, partitions: int, rounds: int, log_dir: str | None = None) -> Point:
+    """One size, bridges then the plain baseline; a failure is recorded in the point, not raised, so one
+    size that the machine could not carry does not lose the others."""
     size = size_of(members, partitions)
     print(f"== {members} members on {partitions} partitions", flush=True)
-    switches, zk_packets, rebalances = bridge_group(c, size, rounds)
-    plain = run_group(c, size, rounds, plain=True, log_dir=None)
-    ok = [v for v in switches if v is not None]
-    return Point(members, partitions, _median(switches), round(max(ok), 4) if ok else None,
-                 statistics.median(zk_packets) if zk_packets else None, _median(rebalances),
-                 _median(plain))  # fmt: skip
+    started, load0 = time.monotonic(), os.getloadavg()[0]
+    base = Point(members, partitions)
+    try:
+        b = bridge_group(c, size, rounds, log_dir)
+        ok = [v for v in b.switches_s if v is not None]
+        base = _with(base, switch_pause_s=median(b.switches_s), switch_pause_max_s=round(max(ok), 4) if ok else None,
+                     zk_packets_per_switch=median(b.packets), rebalance_pause_s=median(b.rebalances_s),
+                     zk_packets_per_join=median(b.join_packets), group_znodes=b.znodes, group_watches=b.watches,
+                     switches_s=b.switches_s, packets=b.packets, rebalances_s=b.rebalances_s,
+                     join_packets=b.join_packets)  # fmt: skip
+        plain, plain_packets, note = plain_group(c, size, rounds)
+        notes = [n for n in (b.note, note) if n]
+        base = _with(base, plain_join_s=median(plain), plain_joins_s=plain, plain_join_packets=plain_packets,
+                     plain_zk_packets_per_join=median(plain_packets), note="; ".join(notes) or None)  # fmt: skip
+    except Exception as exc:  # reported in the results: the next size still runs
+        traceback.print_exc()
+        base = _with(base, note=repr(exc))
+    return _with(base, load=(load0, os.getloadavg()[0]), seconds=round(time.monotonic() - started, 1))
 
 
-def plot(points: list[Point], suffix: str = "") -> list[str]:
+def _with(p: Point, **changes: Any) -> Point:
+    return Point(**{**asdict(p), **changes})
+
+
+def plot(points: Sequence[Point], suffix: str = "") -> list[str]:
     """Three PNGs against group size; returns their paths."""
     import matplotlib
 
@@ -120,11 +260,15 @@ def plot(points: list[Point], suffix: str = "") -> list[str]:
     charts = (
         ("switch-pause", "pause (s)", [("bridges: switch, median", "switch_pause_s"),
                                        ("bridges: switch, max", "switch_pause_max_s"),
-                                       ("plain group: join, median", "plain_join_s")]),
+                                       ("plain group: one joins, median", "plain_join_s")]),
         ("rebalance-pause", "pause (s)", [("bridges in mode kafka: one joins, median", "rebalance_pause_s"),
-                                          ("plain group: join, median", "plain_join_s")]),
-        ("zk-packets", "ZooKeeper packets per switch", [("bridges: switch, median", "zk_packets_per_switch")]),
+                                          ("plain group: one joins, median", "plain_join_s")]),
+        ("zk-packets", "ZooKeeper packets per transition", [("bridges: switch, median", "zk_packets_per_switch"),
+                                                ("bridges in mode kafka: one joins, median", "zk_packets_per_join"),
+                                                ("plain group: one joins, median", "plain_zk_packets_per_join")]),
     )  # fmt: skip
+    load = [v for p in points for v in p.load]
+    note = f"1-min load average {min(load):.0f}-{max(load):.0f} on {os.cpu_count()} cores" if load else ""
     paths = []
     for name, ylabel, series in charts:
         fig, ax = plt.subplots(figsize=(7, 4))
@@ -135,42 +279,71 @@ def plot(points: list[Point], suffix: str = "") -> list[str]:
         ax.set_xticks(x, labels)
         ax.set_xlabel("members (partitions)")
         ax.set_ylabel(ylabel)
+        ax.set_title(note, fontsize=9)
         ax.grid(True, alpha=0.3)
         ax.legend()
         fig.tight_layout()
         path = RESULTS / f"curves-{name}{suffix}.png"
         fig.savefig(path, dpi=100)
         plt.close(fig)
-        paths.append(str(path))
+        paths.append(str(path.relative_to(RESULTS.parent.parent)))
     return paths
 
 
-def run(c: Cluster, quick: bool = False, sizes: list[tuple[int, int]] | None = None) -> dict[str, Any]:
-    quiet()
-    rounds = 2 if quick else 4
-    points = []
-    for members, partitions in sizes or (QUICK_SIZES if quick else SIZES):
-        started = time.monotonic()
-        point = measure(c, members, partitions, rounds)
-        points.append(point)
-        print(f"{point} ({time.monotonic() - started:.0f}s)", flush=True)
-    suffix = "-quick" if quick else ""
+def report(points: Sequence[Point], rounds: int, suffix: str) -> dict[str, Any]:
+    """Plots, fits and the extrapolation to `PAPER_SIZE`, saved as results/curves<suffix>.json."""
+    fits = {f: fit(points, f) for f in FITTED}
+    members, partitions = PAPER_SIZE
+    at = {f: round(predict(coef, members, partitions), 3) for f, coef in fits.items() if coef is not None}
     pngs = plot(points, suffix)
-    doc = {"rounds": rounds, "total_rate": TOTAL_RATE, "points": [asdict(p) for p in points], "plots": pngs}
+    doc = {"rounds": rounds, "total_rate": TOTAL_RATE, "points": [asdict(p) for p in points],
+           "fits": fits, f"at_{members}x{partitions}": at, "plots": pngs}  # fmt: skip
     print(f"saved {save('curves' + suffix, doc)} and {', '.join(pngs)}", flush=True)
     return doc
+
+
+def run(c: Cluster, quick: bool = False, sizes: list[tuple[int, int]] | None = None,
+        rounds: int | None = None, log_dir: str | None = None) -> dict[str, Any]:  # fmt: skip
+    quiet()
+    rounds = rounds or (QUICK_ROUNDS if quick else ROUNDS)
+    points = []
+    doc: dict[str, Any] = {}
+    for members, partitions in sizes or (QUICK_SIZES if quick else SIZES):
+        point = measure(c, members, partitions, rounds, log_dir)
+        points.append(point)
+        print(point, flush=True)
+        doc = report(points, rounds, "-quick" if quick else "")  # after each size: a long run keeps what it has
+    return doc
+
+
+def replot(suffix: str = "") -> dict[str, Any]:
+    """The PNGs and fits again from the saved points (no cluster)."""
+    doc = json.loads((RESULTS / f"curves{suffix}.json").read_text())
+    tuples = {f.name for f in fields(Point) if f.type.startswith("tuple")}  # type: ignore[union-attr]
+    points = [Point(**{k: tuple(v) if k in tuples else v for k, v in p.items()}) for p in doc["points"]]
+    return report(points, doc["rounds"], suffix)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_cluster_args(parser)
     parser.add_argument("--sizes", help="MEMBERSxPARTITIONS,... e.g. 2x16,4x64 (default: 2x16 to 32x1024)")
+    parser.add_argument("--rounds", type=int, help=f"switches and joins per size (default {ROUNDS}; quick "
+                        f"{QUICK_ROUNDS})")  # fmt: skip
+    parser.add_argument("--name", default=f"curves-{os.getpid()}", help="the dev cluster's name (when started)")
+    parser.add_argument("--member-logs", metavar="DIR", help="write each bridge's rebalance log here")
+    parser.add_argument("--replot", action="store_true", help="only redo the PNGs and fits from the saved JSON")
     args = parser.parse_args(argv)
+    if args.member_logs:
+        Path(args.member_logs).mkdir(parents=True, exist_ok=True)
+    if args.replot:
+        replot("-quick" if args.quick else "")
+        return 0
     sizes = None
     if args.sizes:
         sizes = [(int(m), int(p)) for m, p in (item.split("x") for item in args.sizes.split(","))]
-    with cluster(args.zookeeper, args.bootstrap_servers) as c:
-        run(c, args.quick, sizes)
+    with cluster(args.zookeeper, args.bootstrap_servers, args.name) as c:
+        run(c, args.quick, sizes, args.rounds, args.member_logs)
     return 0
 
 

@@ -1,0 +1,22 @@
+"""The group-size curves' fit: the README's extrapolation to 1,000 members and 10,000 partitions uses it."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.curves import Point, fit, median, predict
+
+
+def test_the_fit_recovers_a_linear_law_of_members_and_partitions() -> None:
+    sizes = [(2, 16), (4, 64), (8, 128), (16, 512), (32, 1024)]
+    points = [Point(m, p, zk_packets_per_switch=20 + 3 * m + 0.5 * p) for m, p in sizes]
+    coef = fit(points, "zk_packets_per_switch")
+    assert coef == pytest.approx({"1": 20.0, "members": 3.0, "partitions": 0.5}, abs=1e-6)
+    assert predict(coef, 1000, 10000) == pytest.approx(20 + 3000 + 5000)
+
+
+def test_points_without_the_figure_are_left_out_and_too_few_give_no_fit() -> None:
+    points = [Point(2, 16, switch_pause_s=1.0), Point(4, 64), Point(8, 128, switch_pause_s=2.0)]
+    assert fit(points, "switch_pause_s") is None
+    assert median([None, 3.0, 1.0]) == 2.0
+    assert median([None]) is None
