@@ -17,7 +17,8 @@ most `TOTAL_RATE` records/s in round robin, so at 1,024 partitions a partition g
 that is the resolution of the pauses at that size. The 1-minute load average is sampled at each size's
 start and end.
 
-The medians, the least-squares fits `a + b*members + c*partitions` and their values at 1,000 members and
+The medians, the least-squares fits `a + b*members + c*partitions` (packets per join: `a + b*members^2 +
+c*partitions`) and their values at 1,000 members and
 10,000 partitions go to `results/curves.json`, with three PNGs (`results/curves-switch-pause.png`,
 `results/curves-rebalance-pause.png`, `results/curves-zk-packets.png`).
 """
@@ -48,10 +49,12 @@ from benchmarks.common import (
     packets,
     quiet,
     save,
+    unique,
 )
 from migrator.demo.group import wait_for
 from migrator.demo.steps import GroupDriver
-from migrator.demo.workload import SequencedProducer
+from migrator.demo.workload import QUIET_LOGGER, SequencedProducer
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.codecs import Mode
 
 TOTAL_RATE = 3200.0  # records/s over the whole topic at most: what 2 cores can produce beside 33 members
@@ -59,9 +62,11 @@ SIZES = [(2, 16), (4, 64), (8, 128), (16, 512), (32, 1024)]
 QUICK_SIZES = [(2, 16), (4, 32)]
 ROUNDS, QUICK_ROUNDS = 3, 2
 PAPER_SIZE = (1000, 10000)  # the size the README extrapolates to
-TERMS = ("1", "members", "partitions")
-FITTED = ("switch_pause_s", "switch_pause_max_s", "rebalance_pause_s", "plain_join_s", "zk_packets_per_switch",
-          "zk_packets_per_join", "group_znodes", "group_watches")  # fmt: skip
+LINEAR = ("1", "members", "partitions")
+JOIN = ("1", "members^2", "partitions")  # every bridge re-reads every member's ids node when one joins
+FITTED = {"switch_pause_s": LINEAR, "switch_pause_max_s": LINEAR, "rebalance_pause_s": LINEAR,
+          "plain_join_s": LINEAR, "zk_packets_per_switch": LINEAR, "zk_packets_per_join": JOIN,
+          "group_znodes": LINEAR, "group_watches": LINEAR}  # fmt: skip
 
 
 def size_of(members: int, partitions: int) -> Size:
@@ -111,21 +116,26 @@ def median(values: Sequence[float | int | None]) -> float | None:
     return round(statistics.median(ok), 4) if ok else None
 
 
-def fit(points: Sequence[Point], field: str) -> dict[str, float] | None:
-    """Least squares `field = a + b*members + c*partitions` over the points that have it (the normal
-    equations, solved by Cramer's rule); None when fewer points than terms or no unique solution."""
+def _term(name: str, members: float, partitions: float) -> float:
+    return {"1": 1.0, "members": members, "partitions": partitions, "members^2": members * members}[name]
+
+
+def fit(points: Sequence[Point], field: str, terms: Sequence[str] = LINEAR) -> dict[str, float] | None:
+    """Least squares `field = sum(coef * term)` over the points that have it, for three terms of "1",
+    "members", "partitions", "members^2" (the normal equations, solved by Cramer's rule); None when fewer
+    points than terms or no unique solution."""
     values = [(p, getattr(p, field)) for p in points]
-    rows = [(1.0, float(p.members), float(p.partitions), float(v)) for p, v in values if v is not None]
-    if len(rows) < len(TERMS):
+    rows = [[_term(t, p.members, p.partitions) for t in terms] + [float(v)] for p, v in values if v is not None]
+    n = len(terms)
+    if len(rows) < n:
         return None
-    n = len(TERMS)
     ata = [[sum(r[i] * r[j] for r in rows) for j in range(n)] for i in range(n)]
     aty = [sum(r[i] * r[n] for r in rows) for i in range(n)]
     det = _det3(ata)
     if abs(det) < 1e-9:
         return None
     coef = [_det3([[aty[i] if j == k else ata[i][j] for j in range(n)] for i in range(n)]) / det for k in range(n)]
-    return {term: round(c, 6) for term, c in zip(TERMS, coef, strict=True)}
+    return {term: round(c, 6) for term, c in zip(terms, coef, strict=True)}
 
 
 def _det3(m: list[list[float]]) -> float:
@@ -134,7 +144,7 @@ def _det3(m: list[list[float]]) -> float:
 
 
 def predict(coef: dict[str, float], members: int, partitions: int) -> float:
-    return coef["1"] + coef["members"] * members + coef["partitions"] * partitions
+    return sum(c * _term(t, members, partitions) for t, c in coef.items())
 
 
 def _counts(c: Cluster) -> tuple[int, int]:
@@ -292,7 +302,7 @@ def plot(points: Sequence[Point], suffix: str = "") -> list[str]:
 
 def report(points: Sequence[Point], rounds: int, suffix: str) -> dict[str, Any]:
     """Plots, fits and the extrapolation to `PAPER_SIZE`, saved as results/curves<suffix>.json."""
-    fits = {f: fit(points, f) for f in FITTED}
+    fits = {f: fit(points, f, terms) for f, terms in FITTED.items()}
     members, partitions = PAPER_SIZE
     at = {f: round(predict(coef, members, partitions), 3) for f, coef in fits.items() if coef is not None}
     pngs = plot(points, suffix)
@@ -302,14 +312,33 @@ def report(points: Sequence[Point], rounds: int, suffix: str) -> dict[str, Any]:
     return doc
 
 
+def warm_up(c: Cluster, timeout_s: float = 180.0) -> None:
+    """Create a throwaway topic until the broker answers: a dev cluster just started on a loaded machine
+    may take longer than the admin client's 10 s to create its first topic, and every size starts so."""
+    import logging
+
+    deadline = time.monotonic() + timeout_s
+    with KafkaAdmin(c.bootstrap_servers, {"logger": logging.getLogger(QUIET_LOGGER)}) as admin:
+        while True:
+            try:
+                admin.create_topic(unique("curve-warm-up"), 1)
+                return
+            except KafkaUnavailable:
+                if time.monotonic() > deadline:
+                    raise
+
+
 def run(c: Cluster, quick: bool = False, sizes: list[tuple[int, int]] | None = None,
         rounds: int | None = None, log_dir: str | None = None) -> dict[str, Any]:  # fmt: skip
     quiet()
     rounds = rounds or (QUICK_ROUNDS if quick else ROUNDS)
     points = []
     doc: dict[str, Any] = {}
+    warm_up(c)
     for members, partitions in sizes or (QUICK_SIZES if quick else SIZES):
         point = measure(c, members, partitions, rounds, log_dir)
+        if point.switch_pause_s is None and point.note:  # failed before measuring anything: once more
+            point = measure(c, members, partitions, rounds, log_dir)
         points.append(point)
         print(point, flush=True)
         doc = report(points, rounds, "-quick" if quick else "")  # after each size: a long run keeps what it has

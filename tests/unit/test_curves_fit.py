@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.curves import Point, fit, median, predict
+from benchmarks.curves import JOIN, Point, fit, median, predict
 
 
 def test_the_fit_recovers_a_linear_law_of_members_and_partitions() -> None:
@@ -20,3 +20,11 @@ def test_points_without_the_figure_are_left_out_and_too_few_give_no_fit() -> Non
     assert fit(points, "switch_pause_s") is None
     assert median([None, 3.0, 1.0]) == 2.0
     assert median([None]) is None
+
+
+def test_the_join_fit_has_a_quadratic_members_term() -> None:
+    sizes = [(2, 16), (4, 64), (8, 128), (16, 512), (32, 1024)]
+    points = [Point(m, p, zk_packets_per_join=7 + 2 * m * m + 0.25 * p) for m, p in sizes]
+    coef = fit(points, "zk_packets_per_join", JOIN)
+    assert coef == pytest.approx({"1": 7.0, "members^2": 2.0, "partitions": 0.25}, abs=1e-6)
+    assert predict(coef, 1000, 10000) == pytest.approx(7 + 2_000_000 + 2500)
