@@ -7,10 +7,12 @@ switch of a group of bridges, beside a plain group's join, from 2 to 32 members 
 
 Per size (members x partitions, one stream per member, every member in its own process as in
 `switch_pause`): a group of bridges is switched between zookeeper and kafka `rounds` times (`set-mode`,
-preflight included) and the server's `zk_packets_received` delta is counted over each switch (every
-client's packets in that window, pings included); the server's znode and watch counts are read before the
+preflight included) and the server's `zk_packets_received` delta is counted over each switch, less the
+benchmark's own requests (`OwnRequests`: its convergence polling and the `set-mode` command): the members'
+and the brokers' packets in that window, pings included; the server's znode and watch counts are read before the
 members start and after the switches (`zk_znode_count`, `zk_watch_count`: the group's own znodes and
-watches); then, in mode kafka, one more bridge joins and leaves `rounds` times (the rebalance pause); the
+watches); then, in mode kafka, one more bridge joins and leaves `rounds` times (the rebalance pause, and
+the packets over the join counted the same way); the
 baseline is a group of plain confluent-kafka consumers of the same size that one more plain consumer
 joins, `rounds` times. Pauses are `migrator.observe.pause`'s, as in `switch_pause`. The producer writes at
 most `TOTAL_RATE` records/s in round robin, so at 1,024 partitions a partition gets a record every ~0.3 s:
@@ -32,10 +34,12 @@ import statistics
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
+
+from kazoo.client import KazooClient
 
 from benchmarks.common import (
     RESULTS,
@@ -52,7 +56,7 @@ from benchmarks.common import (
     unique,
 )
 from migrator.demo.group import wait_for
-from migrator.demo.steps import GroupDriver
+from migrator.demo.steps import GroupDriver, Step
 from migrator.demo.workload import QUIET_LOGGER, SequencedProducer
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.codecs import Mode
@@ -60,7 +64,7 @@ from migrator.protocol.codecs import Mode
 TOTAL_RATE = 3200.0  # records/s over the whole topic at most: what 2 cores can produce beside 33 members
 SIZES = [(2, 16), (4, 64), (8, 128), (16, 512), (32, 1024)]
 QUICK_SIZES = [(2, 16), (4, 32)]
-ROUNDS, QUICK_ROUNDS = 3, 2
+ROUNDS, QUICK_ROUNDS = 2, 2
 PAPER_SIZE = (1000, 10000)  # the size the README extrapolates to
 LINEAR = ("1", "members", "partitions")
 JOIN = ("1", "members^2", "partitions")  # every bridge re-reads every member's ids node when one joins
@@ -147,6 +151,29 @@ def predict(coef: dict[str, float], members: int, partitions: int) -> float:
     return sum(c * _term(t, members, partitions) for t, c in coef.items())
 
 
+class OwnRequests:
+    """Counts the requests the benchmark's own ZooKeeper client sends (kazoo sends every request through
+    `KazooClient._call`), so a packets window can leave out the driver's polling for convergence, which
+    reads every owner node each 50 ms and would otherwise be most of the packets at 1,024 partitions."""
+
+    def __init__(self, zk: KazooClient) -> None:
+        self.sent = 0
+        call = zk._call
+
+        def counted(request: Any, async_object: Any) -> Any:
+            self.sent += 1
+            return call(request, async_object)
+
+        zk._call = counted  # type: ignore[method-assign]
+
+
+def _window(c: Cluster, own: OwnRequests, step: Callable[[], Step]) -> tuple[Step, int]:
+    """Run a step; the server's packets over it, less the benchmark's own requests."""
+    before, own_before = packets(c), own.sent
+    done = step()
+    return done, packets(c) - before - (own.sent - own_before)
+
+
 def _counts(c: Cluster) -> tuple[int, int]:
     m = c.mntr()
     return int(m["zk_znode_count"]), int(m["zk_watch_count"])
@@ -187,11 +214,13 @@ def _joins(c: Cluster, d: GroupDriver, kind: str, rounds: int) -> tuple[tuple[fl
     step), then leaves."""
     pauses: list[float | None] = []
     zk_packets: list[int] = []
+    own = OwnRequests(d.zk)
     for n in range(rounds):
         name = f"joiner{n}"
-        before = packets(c)
-        pauses.append(d.step("rebalance", f"{kind} {name} joins", lambda name=name: join(d, kind, name)).pause_s)
-        zk_packets.append(packets(c) - before)
+        step, sent = _window(c, own, lambda name=name: d.step("rebalance", f"{kind} {name} joins",
+                                                               lambda: join(d, kind, name)))  # fmt: skip
+        pauses.append(step.pause_s)
+        zk_packets.append(sent)
         d.step("rebalance", f"{kind} {name} leaves", lambda name=name: d.stop(name))
     return tuple(pauses), tuple(zk_packets)
 
@@ -203,10 +232,12 @@ def bridge_group(c: Cluster, size: Size, rounds: int, log_dir: str | None = None
     try:
         switches: list[float | None] = []
         zk_packets: list[int] = []
+        own = OwnRequests(d.zk)
         for n in range(rounds):
-            before = packets(c)
-            switches.append(d.set_mode(Mode.KAFKA if n % 2 == 0 else Mode.ZOOKEEPER, "switch").pause_s)
-            zk_packets.append(packets(c) - before)
+            target = Mode.KAFKA if n % 2 == 0 else Mode.ZOOKEEPER
+            step, sent = _window(c, own, lambda target=target: d.set_mode(target, "switch"))
+            switches.append(step.pause_s)
+            zk_packets.append(sent)
         znodes, watches = _counts(c)
         if rounds % 2 == 0:  # the last switch went back to zookeeper: the rebalances are Kafka's
             d.set_mode(Mode.KAFKA, "switch")
