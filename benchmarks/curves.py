@@ -71,6 +71,7 @@ JOIN = ("1", "members^2", "partitions")  # every bridge re-reads every member's 
 FITTED = {"switch_pause_s": LINEAR, "switch_pause_max_s": LINEAR, "switch_pause_min_s": LINEAR,
           "rebalance_pause_s": LINEAR, "rebalance_pause_min_s": LINEAR, "plain_join_s": LINEAR,
           "plain_join_min_s": LINEAR, "zk_packets_per_switch": LINEAR, "zk_packets_per_join": JOIN,
+          "zk_packets_per_switch_min": LINEAR, "zk_packets_per_join_min": JOIN,
           "group_znodes": LINEAR, "group_watches": LINEAR}  # fmt: skip
 
 
@@ -95,6 +96,8 @@ class Point:
     switch_pause_min_s: float | None = None  # the best of the rounds: what a stall of the machine leaves out
     rebalance_pause_min_s: float | None = None
     plain_join_min_s: float | None = None
+    zk_packets_per_switch_min: float | None = None  # the shortest window's: the fewest pings of idle time
+    zk_packets_per_join_min: float | None = None
     group_znodes: int | None = None
     group_watches: int | None = None
     switches_s: tuple[float | None, ...] = ()
@@ -292,12 +295,13 @@ def measure(c: Cluster, members: int, partitions: int, rounds: int, log_dir: str
 def with_minimums(p: Point) -> Point:
     """The point with the best of its rounds filled in from its measured values."""
 
-    def least(values: tuple[float | None, ...]) -> float | None:
+    def least(values: tuple[float | int | None, ...]) -> float | None:
         ok = [v for v in values if v is not None]
         return round(min(ok), 4) if ok else None
 
     return _with(p, switch_pause_min_s=least(p.switches_s), rebalance_pause_min_s=least(p.rebalances_s),
-                 plain_join_min_s=least(p.plain_joins_s))  # fmt: skip
+                 plain_join_min_s=least(p.plain_joins_s), zk_packets_per_switch_min=least(p.packets),
+                 zk_packets_per_join_min=least(p.join_packets))  # fmt: skip
 
 
 def _with(p: Point, **changes: Any) -> Point:
