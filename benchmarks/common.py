@@ -83,15 +83,16 @@ class Size:
 
 
 def group_driver(
-    c: Cluster, size: Size, tag: str, log_dir: str | None = None
+    c: Cluster, size: Size, tag: str, log_dir: str | None = None, admin_timeout_s: float = 10.0
 ) -> tuple[GroupDriver, SequencedProducer, KafkaAdmin]:
     """A fresh topic (group of the same name) whose members each run in their own process
-    (`member_process`), and a round-robin producer for it, not yet started."""
+    (`member_process`), and a round-robin producer for it, not yet started. `admin_timeout_s` bounds each
+    admin request, the topic's creation included (a thousand partitions take longer on a loaded host)."""
     import logging
 
     topic = unique(tag)
     zk = connect(c.zookeeper)
-    admin = KafkaAdmin(c.bootstrap_servers, {"logger": logging.getLogger(QUIET_LOGGER)})  # type: ignore[dict-item]
+    admin = KafkaAdmin(c.bootstrap_servers, {"logger": logging.getLogger(QUIET_LOGGER)}, admin_timeout_s)  # type: ignore[dict-item]
     create_topic(admin, zk, topic, size.partitions)
     sizing = Sizing(size.members, size.streams, size.partitions, size.per_partition_rate * size.partitions,
                     settle_s=0.3, step_timeout_s=90.0)  # fmt: skip

@@ -65,6 +65,7 @@ TOTAL_RATE = 3200.0  # records/s over the whole topic at most: what 2 cores can 
 SIZES = [(2, 16), (4, 64), (8, 128), (16, 512), (32, 1024)]
 QUICK_SIZES = [(2, 16), (4, 32)]
 ROUNDS, QUICK_ROUNDS = 2, 2
+ADMIN_TIMEOUT_S = 60.0  # creating 1,024 partitions took longer than the admin client's default 10 s under load
 PAPER_SIZE = (1000, 10000)  # the size the README extrapolates to
 LINEAR = ("1", "members", "partitions")
 JOIN = ("1", "members^2", "partitions")  # every bridge re-reads every member's ids node when one joins
@@ -202,7 +203,7 @@ def _started(
 ) -> tuple[GroupDriver, SequencedProducer, tuple[int, int]]:
     """A converged group of `kind` under its producer, and the server's znode and watch counts taken after
     its topic was created, before its members started."""
-    d, producer, _ = group_driver(c, size, f"curve-{kind}", log_dir)
+    d, producer, _ = group_driver(c, size, f"curve-{kind}", log_dir, ADMIN_TIMEOUT_S)
     counts = _counts(c)
     producer.start()
     try:
@@ -385,28 +386,35 @@ def warm_up(c: Cluster, timeout_s: float = 180.0) -> None:
 
 
 def run(c: Cluster, quick: bool = False, sizes: list[tuple[int, int]] | None = None,
-        rounds: int | None = None, log_dir: str | None = None) -> dict[str, Any]:  # fmt: skip
+        rounds: int | None = None, log_dir: str | None = None, keep: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Measure each size and save after each; `keep`: start from the saved points, the sizes measured now
+    replacing theirs (to add a size that failed, each with its own baseline)."""
     quiet()
     rounds = rounds or (QUICK_ROUNDS if quick else ROUNDS)
-    points = []
+    points = saved_points("-quick" if quick else "") if keep else []
     doc: dict[str, Any] = {}
     warm_up(c)
     for members, partitions in sizes or (QUICK_SIZES if quick else SIZES):
         point = measure(c, members, partitions, rounds, log_dir)
         if point.switch_pause_s is None and point.note:  # failed before measuring anything: once more
             point = measure(c, members, partitions, rounds, log_dir)
-        points.append(point)
+        points = sorted([p for p in points if (p.members, p.partitions) != (members, partitions)] + [point],
+                        key=lambda p: (p.members, p.partitions))  # fmt: skip
         print(point, flush=True)
         doc = report(points, rounds, "-quick" if quick else "")  # after each size: a long run keeps what it has
     return doc
 
 
+def saved_points(suffix: str = "") -> list[Point]:
+    doc = json.loads((RESULTS / f"curves{suffix}.json").read_text())
+    tuples = {f.name for f in fields(Point) if f.type.startswith("tuple")}  # type: ignore[union-attr]
+    return [Point(**{k: tuple(v) if k in tuples else v for k, v in p.items()}) for p in doc["points"]]
+
+
 def replot(suffix: str = "") -> dict[str, Any]:
     """The PNGs and fits again from the saved points (no cluster)."""
     doc = json.loads((RESULTS / f"curves{suffix}.json").read_text())
-    tuples = {f.name for f in fields(Point) if f.type.startswith("tuple")}  # type: ignore[union-attr]
-    points = [Point(**{k: tuple(v) if k in tuples else v for k, v in p.items()}) for p in doc["points"]]
-    return report(points, doc["rounds"], suffix)
+    return report(saved_points(suffix), doc["rounds"], suffix)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -417,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"{QUICK_ROUNDS})")  # fmt: skip
     parser.add_argument("--name", default=f"curves-{os.getpid()}", help="the dev cluster's name (when started)")
     parser.add_argument("--member-logs", metavar="DIR", help="write each bridge's rebalance log here")
+    parser.add_argument("--keep", action="store_true", help="add the sizes measured now to the saved points")
     parser.add_argument("--replot", action="store_true", help="only redo the PNGs and fits from the saved JSON")
     args = parser.parse_args(argv)
     if args.member_logs:
@@ -428,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.sizes:
         sizes = [(int(m), int(p)) for m, p in (item.split("x") for item in args.sizes.split(","))]
     with cluster(args.zookeeper, args.bootstrap_servers, args.name) as c:
-        run(c, args.quick, sizes, args.rounds, args.member_logs)
+        run(c, args.quick, sizes, args.rounds, args.member_logs, args.keep)
     return 0
 
 
