@@ -19,8 +19,9 @@ most `TOTAL_RATE` records/s in round robin, so at 1,024 partitions a partition g
 that is the resolution of the pauses at that size. The 1-minute load average is sampled at each size's
 start and end.
 
-The medians, the least-squares fits `a + b*members + c*partitions` (packets per join: `a + b*members^2 +
-c*partitions`) and their values at 1,000 members and
+The medians and the best of each size's rounds, the least-squares fits (`FITTED`: pauses against members
+and against partitions, packets per switch, znodes and watches against both, packets per join against
+members² and partitions) and their values at 1,000 members and
 10,000 partitions go to `results/curves.json`, with three PNGs (`results/curves-switch-pause.png`,
 `results/curves-rebalance-pause.png`, `results/curves-zk-packets.png`).
 """
@@ -69,11 +70,14 @@ ADMIN_TIMEOUT_S = 60.0  # creating 1,024 partitions took longer than the admin c
 PAPER_SIZE = (1000, 10000)  # the size the README extrapolates to
 LINEAR = ("1", "members", "partitions")
 JOIN = ("1", "members^2", "partitions")  # every bridge re-reads every member's ids node when one joins
-FITTED = {"switch_pause_s": LINEAR, "switch_pause_max_s": LINEAR, "switch_pause_min_s": LINEAR,
-          "rebalance_pause_s": LINEAR, "rebalance_pause_min_s": LINEAR, "plain_join_s": LINEAR,
-          "plain_join_min_s": LINEAR, "zk_packets_per_switch": LINEAR, "zk_packets_per_join": JOIN,
-          "zk_packets_per_switch_min": LINEAR, "zk_packets_per_join_min": JOIN,
-          "group_znodes": LINEAR, "group_watches": LINEAR}  # fmt: skip
+BY_MEMBERS, BY_PARTITIONS = ("1", "members"), ("1", "partitions")
+PAUSES = ("switch_pause_s", "switch_pause_min_s", "rebalance_pause_s", "rebalance_pause_min_s", "plain_join_s",
+          "plain_join_min_s")  # fmt: skip
+FITTED = [(f, terms) for f in PAUSES for terms in (BY_MEMBERS, BY_PARTITIONS)] + [
+    ("zk_packets_per_switch", LINEAR), ("zk_packets_per_switch_min", LINEAR), ("zk_packets_per_join", JOIN),
+    ("zk_packets_per_join_min", JOIN), ("group_znodes", LINEAR), ("group_watches", LINEAR)]  # fmt: skip
+"""What is fitted against what. Members and partitions grow together over the sizes, so a pause (noisy on
+a loaded host) is fitted against one of them at a time, and the two extrapolations bracket it."""
 
 
 def size_of(members: int, partitions: int) -> Size:
@@ -133,26 +137,25 @@ def _term(name: str, members: float, partitions: float) -> float:
 
 
 def fit(points: Sequence[Point], field: str, terms: Sequence[str] = LINEAR) -> dict[str, float] | None:
-    """Least squares `field = sum(coef * term)` over the points that have it, for three terms of "1",
-    "members", "partitions", "members^2" (the normal equations, solved by Cramer's rule); None when fewer
+    """Least squares `field = sum(coef * term)` over the points that have it, for terms among "1",
+    "members", "partitions", "members^2" (the normal equations, by Gaussian elimination); None when fewer
     points than terms or no unique solution."""
     values = [(p, getattr(p, field)) for p in points]
     rows = [[_term(t, p.members, p.partitions) for t in terms] + [float(v)] for p, v in values if v is not None]
     n = len(terms)
     if len(rows) < n:
         return None
-    ata = [[sum(r[i] * r[j] for r in rows) for j in range(n)] for i in range(n)]
-    aty = [sum(r[i] * r[n] for r in rows) for i in range(n)]
-    det = _det3(ata)
-    if abs(det) < 1e-9:
-        return None
-    coef = [_det3([[aty[i] if j == k else ata[i][j] for j in range(n)] for i in range(n)]) / det for k in range(n)]
-    return {term: round(c, 6) for term, c in zip(terms, coef, strict=True)}
-
-
-def _det3(m: list[list[float]]) -> float:
-    return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))  # fmt: skip
+    m = [[sum(r[i] * r[j] for r in rows) for j in range(n + 1)] for i in range(n)]  # [AᵀA | Aᵀy]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        if abs(m[pivot][col]) < 1e-9:
+            return None
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(n):
+            if r != col:
+                factor = m[r][col] / m[col][col]
+                m[r] = [a - factor * b for a, b in zip(m[r], m[col], strict=True)]
+    return {t: float(f"{m[i][n] / m[i][i]:.6g}") for i, t in enumerate(terms)}
 
 
 def predict(coef: dict[str, float], members: int, partitions: int) -> float:
@@ -359,7 +362,7 @@ def plot(points: Sequence[Point], suffix: str = "") -> list[str]:
 def report(points: Sequence[Point], rounds: int, suffix: str) -> dict[str, Any]:
     """Plots, fits and the extrapolation to `PAPER_SIZE`, saved as results/curves<suffix>.json."""
     points = [with_minimums(p) for p in points]
-    fits = {f: fit(points, f, terms) for f, terms in FITTED.items()}
+    fits = {f"{f} ~ {' + '.join(terms)}": fit(points, f, terms) for f, terms in FITTED}
     members, partitions = PAPER_SIZE
     at = {f: round(predict(coef, members, partitions), 3) for f, coef in fits.items() if coef is not None}
     pngs = plot(points, suffix)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.curves import JOIN, Point, fit, median, predict
+from benchmarks.curves import BY_MEMBERS, BY_PARTITIONS, JOIN, Point, fit, median, predict
 
 
 def test_the_fit_recovers_a_linear_law_of_members_and_partitions() -> None:
@@ -28,3 +28,9 @@ def test_the_join_fit_has_a_quadratic_members_term() -> None:
     coef = fit(points, "zk_packets_per_join", JOIN)
     assert coef == pytest.approx({"1": 7.0, "members^2": 2.0, "partitions": 0.25}, abs=1e-6)
     assert predict(coef, 1000, 10000) == pytest.approx(7 + 2_000_000 + 2500)
+
+
+def test_a_pause_fits_against_one_size_measure_at_a_time() -> None:
+    points = [Point(m, 32 * m, switch_pause_min_s=0.5 + 0.01 * m) for m in (2, 4, 8, 16, 32)]
+    assert fit(points, "switch_pause_min_s", BY_MEMBERS) == pytest.approx({"1": 0.5, "members": 0.01})
+    assert predict(fit(points, "switch_pause_min_s", BY_PARTITIONS), 1000, 10000) == pytest.approx(0.5 + 10000 / 3200)
