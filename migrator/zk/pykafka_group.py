@@ -125,7 +125,7 @@ class PykafkaView:
     def refresh(self, zk: KazooClient, paths: GroupPaths) -> None:
         self.leaders = partition_leaders(zk, self.topic)
         claims = [c for c in read_owner_nodes(zk, paths, self.topic) if c.spelling is self.spelling]
-        self.nodes = _names_by_partition(claims, self.consumer_id)
+        self.nodes = names_by_partition(claims, self.consumer_id)
 
     def leader_name(self, partition: int) -> str:
         """The name pykafka gives a new owner node of `partition`: after its current leader."""
@@ -137,7 +137,7 @@ class PykafkaView:
         return assign_threads(self.protocol, self.spelling, threads, {self.topic: self.leaders})
 
 
-def _names_by_partition(claims: list[OwnerClaim], consumer_id: str) -> dict[int, str]:
+def names_by_partition(claims: list[OwnerClaim], consumer_id: str) -> dict[int, str]:
     """partition -> one owner node name: our own node wins over another member's (a pykafka member may leave a
     node named after an old leader beside the current one: see `rename_own_nodes`)."""
     names: dict[int, str] = {}
