@@ -169,7 +169,8 @@ def rename_own_nodes(zk: KazooClient, paths: GroupPaths, view: PykafkaView) -> N
         except NodeExistsError:
             log.warning("owner node %s/%s exists beside ours (%s): not renamed", folder, current, name)
             continue
-        zk.delete(f"{folder}/{name}")
+        with contextlib.suppress(NoNodeError):
+            zk.delete(f"{folder}/{name}")
         view.nodes[partition] = current
         log.info("owner node of partition %d renamed %s -> %s: its leader moved", partition, name, current)
 
