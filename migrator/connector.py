@@ -263,7 +263,7 @@ class ConsumerConnector:
         self._pykafka = None
         if self.config.zookeeper_layout == "pykafka":
             strategy = self.config.partition_assignment_strategy
-            self._pykafka = open_pykafka_group(self._zk, self.group, registration, strategy)
+            self._pykafka = open_pykafka_group(self._zk, self.group, registration, strategy, self.consumer_id)
             self.paths = GroupPaths(self.group, PykafkaNaming(self._pykafka))
         if not self.bootstrap_servers:
             self.bootstrap_servers = self._wait_for_brokers()

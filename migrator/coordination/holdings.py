@@ -174,6 +174,8 @@ class Holdings:
         t0 = time.monotonic()
         self._settle_deletes()
         released = owners.wait_until_released(self._zk, self._paths, sorted(claim), self._backoff_s, ours=claim)
+        if released:
+            self._paths.released(claim)
         t1 = time.monotonic()
         # Once every previous owner's node is seen gone, its last commit is in both stores (a release commits
         # before it deletes): the offsets can be read while our nodes are being created, not after.

@@ -26,8 +26,8 @@ class Trigger(Enum):
     TOPIC = "topic"
     """The partitions of a subscribed topic changed."""
     BROKERS = "brokers"
-    """The registered brokers changed (watched in the pykafka dialect: pykafka re-assigns then, since its
-    partition order and owner node names follow the partition leaders)."""
+    """The registered brokers or a partition's leader changed (watched in the pykafka dialect: its partition
+    order and owner node names follow the partition leaders; pykafka itself re-assigns on the brokers only)."""
     NEW_SESSION = "new session"
     RETRY = "retry"
     """A retry or re-check the worker scheduled for itself (`State.retry_at`)."""

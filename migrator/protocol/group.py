@@ -83,7 +83,7 @@ class Group:
 
     @property
     def registered_bridges(self) -> frozenset[str]:
-        """Bridges under both `ids` and `migration/ids`: the bridges ZooKeeper's assignment counts."""
+        """The registered members that are bridges (`group_view.bridge_ids`): the ones ZooKeeper's assignment counts."""
         return frozenset(m.consumer_id for m in self.zookeeper.bridges)
 
     @property

@@ -7,7 +7,7 @@ say why it refuses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -16,12 +16,18 @@ from migrator.protocol.dialect import Dialect
 from migrator.protocol.partition import TopicPartition
 
 
+def bridge_ids(member_ids: Set[str], migration_ids: Set[str]) -> frozenset[str]:
+    """Who ZooKeeper says is a bridge: a consumer registered under both `ids` and `migration/ids`. A
+    `migration/ids` node alone is a bridge on its way in or out, which no assignment counts."""
+    return frozenset(member_ids) & frozenset(migration_ids)
+
+
 @dataclass(frozen=True, slots=True)
 class Member:
     consumer_id: str
     registration: Registration
     ctime_ms: int
-    is_bridge: bool  # also registered under migration/ids
+    is_bridge: bool  # in `bridge_ids`
     dialect: Dialect = Dialect.SCALA
     """The legacy layout this member's nodes are written in (a bridge always speaks SCALA)."""
 

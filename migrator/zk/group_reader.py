@@ -23,7 +23,7 @@ from kazoo.interfaces import IAsyncResult
 from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import ModeNode, PublishedAuthority, decode_offset, decode_owner
 from migrator.protocol.dialect import decode_member
-from migrator.protocol.group_view import CorruptMember, GroupView, Member
+from migrator.protocol.group_view import CorruptMember, GroupView, Member, bridge_ids
 from migrator.protocol.layout_dialect import LayoutEvidence
 from migrator.protocol.partition import TopicPartition
 from migrator.protocol.pykafka_layout import OwnerNode
@@ -229,7 +229,8 @@ def _level2(pipe: ReadPipeline, g: _Partial) -> None:
             except CorruptNodeError as exc:
                 g.corrupt.append(CorruptMember(cid, str(exc)))
                 return
-            g.members.append(Member(cid, registration, stat.ctime, cid in g.migration_ids, dialect))
+            is_bridge = cid in bridge_ids({cid}, g.migration_ids)
+            g.members.append(Member(cid, registration, stat.ctime, is_bridge, dialect))
 
         pipe.get(p.member(cid), on_member)
 

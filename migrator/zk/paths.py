@@ -5,10 +5,12 @@ One place builds paths so that a typo cannot create a second layout.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from migrator.protocol.codecs import decode_owner, encode_owner
+from migrator.protocol.partition import TopicPartition
 
 CONSUMERS = "/consumers"
 BROKER_IDS = "/brokers/ids"
@@ -27,6 +29,9 @@ class OwnerNaming(Protocol):
     def folder(self, topic: str) -> str: ...
 
     def node(self, topic: str, partition: int) -> str: ...
+
+    def released(self, topic: str, partitions: Iterable[int]) -> None:
+        """The owner nodes of `partitions` a claim waited for are gone: name the new ones afresh."""
 
     def encode(self, thread: str) -> bytes: ...
 
@@ -67,6 +72,13 @@ class GroupPaths:
     def owner(self, topic: str, partition: int) -> str:
         node = self.naming.node(topic, partition) if self.naming else str(partition)
         return f"{self.owners_topic(topic)}/{node}"
+
+    def released(self, tps: Iterable[TopicPartition]) -> None:
+        """The owner nodes a claim of `tps` waited for are gone: a dialect that names nodes after facts that
+        change (pykafka: the leader) names the ones it creates next afresh."""
+        if self.naming:
+            for tp in tps:
+                self.naming.released(tp.topic, [tp.partition])
 
     def encode_owner(self, thread: str) -> bytes:
         return self.naming.encode(thread) if self.naming else encode_owner(thread)

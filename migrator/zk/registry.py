@@ -76,7 +76,8 @@ class Watches:
     def __init__(
         self, zk: KazooClient, paths: GroupPaths, post: Callable[[Trigger], None], bridge: bool, brokers: bool = False
     ) -> None:
-        """`brokers`: also watch `/brokers/ids` (a dialect whose assignment follows the partition leaders)."""
+        """`brokers`: also watch `/brokers/ids` and the partition leaders of the watched topics (a dialect whose
+        assignment and owner node names follow the partition leaders)."""
         self._zk = zk
         self._paths = paths
         self._post = post
@@ -106,6 +107,15 @@ class Watches:
         for topic in sorted(set(topics) - self._topics):
             self._topics.add(topic)
             DataWatch(self._zk, broker_topic(topic), self._on_data(Trigger.TOPIC))
+            if self._brokers:
+                self._watch_leaders(topic)
+
+    def _watch_leaders(self, topic: str) -> None:
+        """Each partition's state node (its leader): the pykafka dialect's order and owner node names follow it."""
+        base = f"{broker_topic(topic)}/partitions"
+        with contextlib.suppress(NoNodeError):
+            for partition in sorted(self._zk.get_children(base)):
+                DataWatch(self._zk, f"{base}/{partition}/state", self._on_data(Trigger.BROKERS))
 
     def stop(self) -> None:
         self._stopped = True

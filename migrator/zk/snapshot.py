@@ -21,6 +21,7 @@ from kazoo.interfaces import IAsyncResult
 from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import ModeNode, Registration, decode_broker_topic
 from migrator.protocol.filters import filter_from_registration
+from migrator.protocol.group_view import bridge_ids
 from migrator.zk.group_reader import read_membership
 from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
 
@@ -61,8 +62,8 @@ class Snapshot:
 
     @property
     def registered_bridges(self) -> frozenset[str]:
-        """Bridges under both `ids` and `migration/ids` (`protocol.group.Group.registered_bridges`)."""
-        return self.member_ids & self.migration_ids
+        """The registered members that are bridges (`bridge_ids`)."""
+        return bridge_ids(self.member_ids, self.migration_ids)
 
 
 def _all_topics(zk: KazooClient, kafka_topics: TopicLister | None) -> tuple[list[str], bool]:

@@ -25,7 +25,9 @@ def test_quick_demo_migrates_and_rolls_back_safely(cluster, tmp_path: Path, caps
     report = json.loads((out / "report.json").read_text())
     verdict = report["verdict"]
     assert report["ok"], verdict
-    assert verdict["produced"] > 0 and verdict["processed"] == verdict["produced"], verdict
+    # `produced` counts the acknowledged records: a send whose acknowledgement timed out under load may still
+    # have landed and be processed, once (duplicates are checked apart)
+    assert verdict["produced"] > 0 and verdict["processed"] >= verdict["produced"], verdict
     assert verdict["lost"] == 0 and verdict["duplicates"] == 0, verdict
     assert verdict["overlaps"] == 0 and verdict["owner_violations"] == 0, verdict
     actions = [s["action"] for s in report["steps"]]
@@ -50,7 +52,9 @@ def test_pykafka_demo_migrates_a_pykafka_group_and_rolls_it_back(cluster, tmp_pa
     report = json.loads((out / "report.json").read_text())
     verdict = report["verdict"]
     assert report["ok"] and report["settings"]["dialect"] == "pykafka", verdict
-    assert verdict["produced"] > 0 and verdict["processed"] == verdict["produced"], verdict
+    # `produced` counts the acknowledged records: a send whose acknowledgement timed out under load may still
+    # have landed and be processed, once (duplicates are checked apart)
+    assert verdict["produced"] > 0 and verdict["processed"] >= verdict["produced"], verdict
     assert verdict["lost"] == verdict["duplicates"] == verdict["overlaps"] == verdict["owner_violations"] == 0
     actions = [s["action"] for s in report["steps"]]
     assert actions[0] == "pykafka-1 -> bridge-1" and actions[-1].endswith("-> pykafka-2b"), actions

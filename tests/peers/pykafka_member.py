@@ -84,7 +84,7 @@ def main() -> int:
         start = time.time_ns()
         if args.process_ms:
             time.sleep(args.process_ms / 1000.0)
-        line = {"member": member, "thread_id": cid, "topic": args.topic, "partition": message.partition_id,
+        line = {"member": member, "thread_id": f"{cid}-0", "topic": args.topic, "partition": message.partition_id,
                 "offset": message.offset, "start_ns": start, "end_ns": time.time_ns()}  # fmt: skip
         sink.write(json.dumps(line, separators=(",", ":")) + "\n")
         sink.flush()

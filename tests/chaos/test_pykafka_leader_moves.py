@@ -1,0 +1,180 @@
+"""A leader move in a mixed pykafka-dialect group: a real pykafka 2.8.0 `BalancedConsumer` and two bridges
+(`zookeeper.layout=pykafka`, `coordination.migration.enabled=true`), each in its own process, under load on a
+dedicated 2-broker cluster (topic and offsets replicated on both), judged by the independent observer.
+
+pykafka names an owner node `<leader>-<partition>` and sorts partitions by a key holding the leader, so a broker
+restart renames the nodes twice: when the broker stops, its partitions move to the other one; when it is back,
+the controller's preferred-leader election (every `leader.imbalance.check.interval.seconds`) moves them back.
+The bridges follow both moves: they re-assign when a leader changes and give the nodes they hold the current
+leader's name, so a pykafka member (which only conflicts on that exact name) cannot claim a partition they
+still process.
+
+What pykafka 2.8.0 itself survives decides the shape (docs/compatibility.md, "Leader moves"): a member decides
+with the leaders its own metadata last saw, and refreshes them only when a fetch of its own partitions fails,
+so after a move it may keep an assignment the others no longer compute, and a partition it releases after its
+leader moved keeps its node (deleted by the new leader's name). So the broker that stops is the one leading
+none of the pykafka member's partitions (it never releases a moved one), and once the leaders are back the
+operator restarts the pykafka member, the documented step that gives it fresh metadata; the whole group then
+converges on pykafka's assignment over the current leaders, every node named after its current leader.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol
+from migrator.demo.workload import bridge_props
+from migrator.observe import OwnersWatcher, judge, load_many
+from migrator.protocol.pykafka_layout import Spelling, topic_text
+from migrator.zk.pykafka_group import partition_leaders
+from tests.helpers.cluster import restart_process
+from tests.helpers.kafka import make_topic
+from tests.helpers.member_proc import MemberProcess
+from tests.helpers.peers import PATIENT
+from tests.helpers.pykafka_peer import PykafkaMember
+from tests.helpers.wait import wait_until
+from tests.helpers.workload import SequencedProducer
+from tests.helpers.zk import zk_client
+from tests.integration.test_pykafka_peers import owner_nodes
+
+PARTITIONS = 6
+RATE = 100.0
+TWO_BROKERS = {"offsets.topic.replication.factor": 2, "leader.imbalance.check.interval.seconds": 5}
+"""Offsets on both brokers (the group's commits survive either one stopping), and the preferred-leader
+election every 5 s instead of 300 s: the leaders move back soon after the broker returns."""
+
+
+class LeaderMoves:
+    """The members, the load and the observer of one group on the 2-broker cluster."""
+
+    def __init__(self, cluster: Any, zk: KazooClient, topic: str, tmp: Path) -> None:
+        # '~' sorts after any host name: the bridges' ids (`<group>_<name>`) come after pykafka's `<host>:<uuid4>`
+        self.cluster, self.zk, self.topic, self.tmp = cluster, zk, topic, tmp
+        self.group = f"~leader-moves-{uuid.uuid4().hex[:8]}"
+        self.folder = topic_text(topic, Spelling.PYTHON3)
+        self.logs: list[Path] = []
+        self.pykafka: list[PykafkaMember] = []
+        self.bridges: dict[str, MemberProcess] = {}
+        self.watcher: OwnersWatcher | None = None
+        self.producer: SequencedProducer | None = None
+
+    def start(self) -> None:
+        self.watcher = OwnersWatcher(self.cluster.zookeeper, self.group).start()
+        self.producer = SequencedProducer(self.cluster, self.topic, rate=RATE).start()
+
+    def add_pykafka(self) -> PykafkaMember:
+        log = self.tmp / f"pykafka-{len(self.logs)}.jsonl"
+        self.logs.append(log)
+        member = PykafkaMember(self.cluster.zookeeper, self.cluster.bootstrap_servers, self.group, self.topic, log)
+        self.pykafka.append(member)
+        return member
+
+    def restart_pykafka(self, member: PykafkaMember) -> PykafkaMember:
+        """A clean stop (SIGTERM, exit 0) and a new pykafka member in its place."""
+        self.pykafka.remove(member)
+        assert member.stop() == 0, member.death()
+        return self.add_pykafka()
+
+    def add_bridge(self, name: str) -> None:
+        log = self.tmp / f"{name}.jsonl"
+        self.logs.append(log)
+        props = {"zookeeper.layout": "pykafka", **bridge_props(self.cluster.bootstrap_servers), **PATIENT}
+        self.bridges[name] = MemberProcess(self.cluster.zookeeper, self.group, self.topic, name, log, props=props,
+                                           log_level="INFO")  # fmt: skip
+
+    def members(self) -> list[str]:
+        return [m.consumer_id for m in self.pykafka] + [f"{self.group}_{name}" for name in self.bridges]
+
+    def nodes(self) -> dict[str, str]:
+        """owner node name -> owner."""
+        return {node.name: owner for node, owner in owner_nodes(self.zk, self.group, self.folder).items()}
+
+    def converged(self) -> bool:
+        """Every partition owned as pykafka's range assignment over the current leaders decides, by one node
+        named after its current leader."""
+        self.assert_alive()
+        leaders = partition_leaders(self.zk, self.topic)
+        expected = ASSIGNORS[PykafkaProtocol.RANGE](self.topic, Spelling.PYTHON3, self.members(), leaders)
+        return self.nodes() == {f"{leaders[p]}-{p}": owner for p, owner in expected.items()}
+
+    def bridges_follow(self) -> bool:
+        """Every node a bridge holds is named after its partition's current leader."""
+        self.assert_alive()
+        leaders = partition_leaders(self.zk, self.topic)
+        ours = [name for name, owner in self.nodes().items() if owner.startswith(f"{self.group}_")]
+        return bool(ours) and all(name == f"{leaders[int(name.split('-')[1])]}-{name.split('-')[1]}" for name in ours)
+
+    def assert_alive(self) -> None:
+        dead = [d for d in (m.death() for m in [*self.pykafka, *self.bridges.values()]) if d]
+        assert not dead, f"member processes died: {dead}"
+
+    def close(self) -> None:
+        for member in [*self.pykafka, *self.bridges.values()]:
+            if member.alive():
+                member.kill()
+        for part in (self.producer, self.watcher):
+            if part is not None:
+                with contextlib.suppress(Exception):
+                    part.stop()
+
+
+@pytest.fixture
+def moves(cluster_factory: Any, unique_topic: str, tmp_path: Path) -> Iterator[LeaderMoves]:
+    cluster = cluster_factory(brokers=2, extra_broker_config=TWO_BROKERS)
+    make_topic(cluster, unique_topic, partitions=PARTITIONS, replication=2)
+    with zk_client(cluster) as zk:
+        m = LeaderMoves(cluster, zk, unique_topic, tmp_path)
+        try:
+            yield m
+        finally:
+            m.close()
+
+
+def test_a_broker_restart_renames_owner_nodes_and_the_mixed_pykafka_group_follows(moves: LeaderMoves) -> None:
+    m = moves
+    m.start()
+    began = time.monotonic()
+    pykafka = m.add_pykafka()
+    m.add_bridge("b0")
+    m.add_bridge("b1")
+    wait_until(m.converged, 90, what="the group converged on pykafka's assignment")
+    joined_s = time.monotonic() - began  # the baseline: the same group forming, in the same run
+    preferred = partition_leaders(m.zk, m.topic)
+    held = {int(name.split("-")[1]) for name, owner in m.nodes().items() if owner == pykafka.consumer_id}
+    (down,) = set(preferred.values()) - {preferred[p] for p in held}
+    m.cluster.stop_process(f"broker-{down}")
+    wait_until(lambda: down not in partition_leaders(m.zk, m.topic).values(), 60, what="leaders moved away")
+    moved = time.monotonic()
+    wait_until(m.bridges_follow, 60, what="bridges' owner nodes renamed after the new leaders")
+    followed_away_s = time.monotonic() - moved
+    failures = restart_process(m.cluster, f"broker-{down}")
+    restarted = time.monotonic()
+    wait_until(lambda: partition_leaders(m.zk, m.topic) == preferred, 90, what="preferred leaders back")
+    wait_until(m.bridges_follow, 60, what="bridges' owner nodes renamed after the preferred leaders again")
+    followed_back_s = time.monotonic() - restarted
+    # the operator's step after a leader move: restart each pykafka member, which then decides with fresh metadata
+    m.restart_pykafka(pykafka)
+    wait_until(m.converged, 90, what="the group converged on the current leaders' names")
+    converged_s = time.monotonic() - restarted
+    assert m.producer is not None and m.watcher is not None
+    produced = m.producer.stop(flush_timeout_s=120.0)
+    wait_until(lambda: produced <= {r.key for r in load_many(m.logs)}, 90, what="every produced record processed")
+    members = [*m.pykafka, *m.bridges.values()]
+    with ThreadPoolExecutor(len(members)) as pool:  # clean stops, side by side
+        codes = list(pool.map(lambda member: member.stop(), members))
+    assert codes == [0] * len(members), [member.death() for member in members]
+    m.watcher.stop()
+    verdict = judge(produced, load_many(m.logs), m.watcher.intervals())
+    print(f"\n{m.group}: {verdict.summary()}; group formed in {joined_s:.1f}s; bridges renamed {followed_away_s:.1f}s "
+          f"after the leaders moved away and {followed_back_s:.1f}s after broker {down} restarted; converged on the "
+          f"new names {converged_s:.1f}s after the restart; restart retries {failures}")  # fmt: skip
+    assert verdict.ok, verdict.summary()
