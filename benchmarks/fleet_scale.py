@@ -37,8 +37,9 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import IO
@@ -128,6 +129,30 @@ def scanned_seconds(summary: str) -> float | None:
         if len(words) >= 5 and words[0] == "scanned" and words[3] == "in" and words[4].endswith("s"):
             return float(words[4][:-1])
     return None
+
+
+def app_id(driver_log: str) -> str | None:
+    """The application's id from the driver's log (`... with app ID app-2026...`)."""
+    for line in driver_log.splitlines():
+        if "with app ID " in line:
+            return line.rsplit("with app ID ", 1)[1].split()[0]
+    return None
+
+
+def task_window(executor_logs: Iterable[str]) -> float | None:
+    """Seconds from the first task's start to the last task's end over the executors' logs (Spark's
+    `yy/MM/dd HH:mm:ss` stamps, 1 s resolution): the job as the executors ran it, without the driver's work
+    before its first task."""
+    started, finished = [], []
+    for text in executor_logs:
+        for line in text.splitlines():
+            if "INFO Executor: Running task" in line:
+                started.append(datetime.strptime(line[:17], "%y/%m/%d %H:%M:%S"))
+            elif "INFO Executor: Finished task" in line:
+                finished.append(datetime.strptime(line[:17], "%y/%m/%d %H:%M:%S"))
+    if not started or not finished:
+        return None
+    return (max(finished) - min(started)).total_seconds()
 
 
 # ----- processes ----------------------------------------------------------------------------------------------
@@ -240,6 +265,8 @@ class ScanPoint:
     load_after: float
     statuses: dict[str, int]
     statuses_expected: bool
+    tasks_s: float | None = None
+    """First task's start to last task's end on the executors (`task_window`)."""
 
     @property
     def startup_s(self) -> float:
@@ -258,6 +285,8 @@ class ScanPoint:
             "load_after": self.load_after,
             "statuses": self.statuses,
             "statuses_expected": self.statuses_expected,
+            "tasks_s": self.tasks_s,
+            "tasks_groups_per_s": None if not self.tasks_s else round(self.groups / self.tasks_s, 1),
         }
 
 
@@ -307,8 +336,17 @@ def submit_scan(spark: object, zookeepers: Sequence[str], batches: Sequence[Batc
     rows = [json.loads(line) for line in (out / "fleet-scan.jsonl").read_text().splitlines()]
     statuses = dict(Counter(r["status"] for r in rows))
     listed = next((t for t, line in lines if line.endswith("ensemble(s)") and " groups in " in line), None)
-    return ScanPoint(groups, executors, scan_s, submit_s, listed, load_before, load_average(), statuses,
-                     statuses == expected)  # fmt: skip
+    point = ScanPoint(groups, executors, scan_s, submit_s, listed, load_before, load_average(), statuses,
+                      statuses == expected)  # fmt: skip
+    return replace(point, tasks_s=executors_busy(workdir / "spark", text))
+
+
+def executors_busy(spark_dir: Path, driver_log: str) -> float | None:
+    """`task_window` of the application the driver log names, from the workers' executor logs."""
+    app = app_id(driver_log)
+    if app is None:
+        return None
+    return task_window(path.read_text(errors="replace") for path in spark_dir.glob(f"worker*/{app}/*/stderr"))
 
 
 # ----- the run ---------------------------------------------------------------------------------------------
@@ -320,17 +358,24 @@ def summarise(points: Sequence[ScanPoint]) -> dict:
     for executors in sorted({p.executors for p in points}):
         mine = sorted((p for p in points if p.executors == executors), key=lambda p: p.groups)
         if len({p.groups for p in mine}) >= 2:
-            fit = linear_fit([p.groups for p in mine], [p.scan_s for p in mine])
-            out["fit"][str(executors)] = {
-                "seconds_per_1000_groups": round(fit.slope * 1000, 3),
-                "fixed_s": round(fit.intercept, 2),
-                "r2": round(fit.r2, 4),
-            }
+            out["fit"][str(executors)] = _fit_of([p.groups for p in mine], [p.scan_s for p in mine])
+            tasks = [p for p in mine if p.tasks_s]
+            if len({p.groups for p in tasks}) >= 2:
+                out["fit"][f"{executors}-tasks"] = _fit_of([p.groups for p in tasks], [p.tasks_s or 0.0 for p in tasks])
     for groups in sorted({p.groups for p in points}):
         by = {p.executors: p for p in points if p.groups == groups}
         if 1 in by and 2 in by:
-            out["ratio_1_to_2"][str(groups)] = round(by[1].scan_s / by[2].scan_s, 2)
+            one, two = by[1], by[2]
+            out["ratio_1_to_2"][str(groups)] = round(one.scan_s / two.scan_s, 2)
+            if one.tasks_s and two.tasks_s:
+                out["ratio_1_to_2"][f"{groups}-tasks"] = round(one.tasks_s / two.tasks_s, 2)
     return out
+
+
+def _fit_of(groups: list[int], seconds: list[float]) -> dict:
+    fit = linear_fit(groups, seconds)
+    return {"seconds_per_1000_groups": round(fit.slope * 1000, 3), "fixed_s": round(fit.intercept, 2),
+            "r2": round(fit.r2, 4)}  # fmt: skip
 
 
 def run(sizes: Sequence[int], ensembles: int, workdir: Path, out: Path) -> dict:
@@ -381,7 +426,7 @@ def run(sizes: Sequence[int], ensembles: int, workdir: Path, out: Path) -> dict:
 
 def _point_of(d: dict) -> ScanPoint:
     return ScanPoint(d["groups"], d["executors"], d["scan_s"], d["submit_s"], d["listed_after_s"], d["load_before"],
-                     d["load_after"], d["statuses"], d["statuses_expected"])  # fmt: skip
+                     d["load_after"], d["statuses"], d["statuses_expected"], d.get("tasks_s"))  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -410,7 +455,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-groups", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--write-prefix", help=argparse.SUPPRESS)
     parser.add_argument("--write-seed", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--reanalyse", nargs=2, metavar=("WORKDIR", "RESULT"),
+                        help="add the executors' task windows of a --keep work directory to a result file")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.reanalyse:
+        return reanalyse(Path(args.reanalyse[0]), Path(args.reanalyse[1]))
     signal.signal(signal.SIGTERM, _interrupt)  # a SIGTERM cleans up like Ctrl-C
     if args.write:
         return hold_fleet(args.write, args.write_groups, args.write_prefix, args.write_seed)
@@ -422,6 +471,21 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({k: result[k] for k in ("fit", "ratio_1_to_2")}, indent=2))
     print(f"saved {path}")
     return 0 if all(p["statuses_expected"] for p in result["points"]) else 1
+
+
+def reanalyse(workdir: Path, path: Path) -> int:
+    """Fill in `tasks_s` of each point from the kept logs, and the summary again."""
+    result = json.loads(path.read_text())
+    points = []
+    for d in result["points"]:
+        log = (workdir / f"submit-{d['groups']}-{d['executors']}.log").read_text(errors="replace")
+        point = replace(_point_of(d), tasks_s=executors_busy(workdir / "spark", log))
+        points.append(point)
+    result["points"] = [p.as_dict() for p in points]
+    result.update(summarise(points))
+    save(path, result)
+    print(json.dumps({k: result[k] for k in ("fit", "ratio_1_to_2")}, indent=2))
+    return 0
 
 
 def save(path: Path, result: dict) -> None:

@@ -7,7 +7,15 @@ import re
 
 import pytest
 
-from benchmarks.fleet_scale import expected_statuses, include_regex, linear_fit, plan_batches, scanned_seconds
+from benchmarks.fleet_scale import (
+    app_id,
+    expected_statuses,
+    include_regex,
+    linear_fit,
+    plan_batches,
+    scanned_seconds,
+    task_window,
+)
 
 
 def test_batches_grow_the_fleet_to_each_size_spread_evenly_over_the_ensembles() -> None:
@@ -64,3 +72,24 @@ def test_the_scan_time_is_read_from_the_cli_summary() -> None:
     summary = "status  groups\nLEGACY  3\n\nscanned 25000 groups in 123.4s (203 groups/s)\ndry run: 0 READY groups"
     assert scanned_seconds(summary) == pytest.approx(123.4)
     assert scanned_seconds("no scan here") is None
+
+
+def test_the_executors_task_window_spans_every_executors_tasks() -> None:
+    one = (
+        "26/11/26 00:30:29 INFO StreamingShuffleManager: Using StreamingShuffleManager\n"
+        "26/11/26 00:32:54 INFO Executor: Running task 0.0 in stage 0.0 (TID 0)\n"
+        "26/11/26 00:34:27 INFO Executor: Finished task 0.0 in stage 0.0 (TID 0). 44573 bytes result sent to driver\n"
+    )
+    two = (
+        "26/11/26 00:32:50 INFO Executor: Running task 1.0 in stage 0.0 (TID 1)\n"
+        "26/11/26 00:35:01 INFO Executor: Finished task 1.0 in stage 0.0 (TID 1). 44 bytes result sent to driver\n"
+    )
+    assert task_window([one, two]) == pytest.approx(131.0)
+    assert task_window(["nothing ran"]) is None
+
+
+def test_the_app_id_is_read_from_the_driver_log() -> None:
+    log = "26/11/26 00:29:35 INFO StandaloneSchedulerBackend: Connected"
+    log += " to Spark cluster with app ID app-20261126-0000\n"
+    assert app_id(log) == "app-20261126-0000"
+    assert app_id("no cluster") is None
