@@ -378,7 +378,7 @@ def _fit_of(groups: list[int], seconds: list[float]) -> dict:
             "r2": round(fit.r2, 4)}  # fmt: skip
 
 
-def run(sizes: Sequence[int], ensembles: int, workdir: Path, out: Path) -> dict:
+def run(sizes: Sequence[int], ensembles: int, workdir: Path, out: Path, executors: Sequence[int] = (1, 2)) -> dict:
     """Every size and executor count; `out` is rewritten after each point, so a run cut short keeps its points."""
     from tests.helpers.spark import SparkStandalone
 
@@ -404,11 +404,11 @@ def run(sizes: Sequence[int], ensembles: int, workdir: Path, out: Path) -> dict:
                                      "write_s": round(write_s, 1), "load": load_average()})  # fmt: skip
             print(f"{total} groups written ({write_s:.0f}s for this step)", flush=True)
             expected = expected_statuses(done)
-            for executors in (1, 2) if step % 2 == 0 else (2, 1):
-                point = submit_scan(spark, zks.connect_strings, done, executors, workdir, expected)
+            for count in executors if step % 2 == 0 else reversed(executors):
+                point = submit_scan(spark, zks.connect_strings, done, count, workdir, expected)
                 result["points"].append(point.as_dict())
                 save(out, result)
-                print(f"  {total} groups, {executors} executor(s): scan {point.scan_s:.1f}s "
+                print(f"  {total} groups, {count} executor(s): scan {point.scan_s:.1f}s "
                       f"({total / point.scan_s:.0f} groups/s), start-up {point.startup_s:.1f}s, load "
                       f"{point.load_before}->{point.load_after}, statuses as expected: {point.statuses_expected}",
                       flush=True)  # fmt: skip
@@ -450,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", help="ascending group counts, comma-separated (default 25000,50000,100000)")
     parser.add_argument("--ensembles", type=int, default=4, help="standalone ZooKeeper servers (default 4)")
     parser.add_argument("--quick", action="store_true", help=f"sizes {QUICK_SIZES}")
+    parser.add_argument("--executors", default="1,2", help="one-core executor counts to compare (default 1,2)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, rows)")
     parser.add_argument("--write", metavar="ZOOKEEPER", help=argparse.SUPPRESS)  # the writer process
     parser.add_argument("--write-groups", type=int, help=argparse.SUPPRESS)
@@ -467,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     suffix = "-quick" if args.quick else ""
     path = RESULTS / f"fleet_scale-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}{suffix}.json"
     with _workdir(args.keep) as workdir:
-        result = run(sizes, args.ensembles, workdir, path)
+        result = run(sizes, args.ensembles, workdir, path, [int(n) for n in args.executors.split(",")])
     print(json.dumps({k: result[k] for k in ("fit", "ratio_1_to_2")}, indent=2))
     print(f"saved {path}")
     return 0 if all(p["statuses_expected"] for p in result["points"]) else 1
