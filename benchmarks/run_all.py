@@ -2,7 +2,8 @@
 
 Starts one dev cluster (or uses --zookeeper/--bootstrap-servers, or MIGRATOR_TEST_ZOOKEEPER/_BOOTSTRAP),
 runs switch pause, rolling restart, throughput, ZooKeeper load, cost and the group-size curves, then the
-fleet-scan benchmark (its own process, at a small size), and saves each result under benchmarks/results/.
+fleet-scan benchmark (its own process, at a small size) and the fleet-scale one (its own ZooKeeper servers and
+Spark standalone cluster), and saves each result under benchmarks/results/.
 Not part of the test suite.
 """
 
@@ -25,7 +26,7 @@ FLEET_GROUPS_QUICK = 2000
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_cluster_args(parser)
-    names = ["switch_pause", "rolling_restart", "throughput", "zk_load", "cost", "curves", "fleet_scan"]
+    names = ["switch_pause", "rolling_restart", "throughput", "zk_load", "cost", "curves", "fleet_scan", "fleet_scale"]
     parser.add_argument("--only", choices=names, action="append")
     args = parser.parse_args(argv)
     wanted = set(args.only or names)
@@ -56,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
             cmd += ["--groups", str(FLEET_GROUPS_QUICK)]
             if subprocess.run(cmd, cwd=ROOT, check=False).returncode != 0:
                 failed.append("fleet_scan")
+    if "fleet_scale" in wanted:  # its own ZooKeeper servers and Spark standalone cluster
+        print("\n##### fleet_scale", flush=True)
+        cmd = [sys.executable, "-m", "benchmarks.fleet_scale", *(["--quick"] if args.quick else [])]
+        if subprocess.run(cmd, cwd=ROOT, check=False).returncode != 0:
+            failed.append("fleet_scale")
     if failed:
         print(f"failed: {', '.join(failed)}")
     return 1 if failed else 0
