@@ -21,6 +21,8 @@ SPARK_HOME = Path(pyspark.__file__).resolve().parent
 """pip's pyspark is a whole Spark (bin/, jars/). Its scripts find it through `python3`, which need not be
 the interpreter that has pyspark, so SPARK_HOME is set explicitly."""
 BIN = SPARK_HOME / "bin"
+START_TIMEOUT_S = 240.0
+"""A daemon's JVM start alone took two minutes while the suite's first clusters started beside it on 2 cores."""
 
 
 def spark_env(workdir: Path) -> dict[str, str]:
@@ -42,16 +44,24 @@ class SparkStandalone:
         self.url = f"spark://127.0.0.1:{self.port}"
         self.procs: list[subprocess.Popen[bytes]] = []
         self.names: list[str] = []
+        try:
+            self._start(workers)
+        except BaseException:
+            self.stop()  # a daemon that did not come up in time must not outlive the test
+            raise
+
+    def _start(self, workers: int) -> None:
+        """The master, then the workers, each waited for up to `START_TIMEOUT_S`."""
         self._launch("master", "org.apache.spark.deploy.master.Master",
                      "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", str(self.ui_port))  # fmt: skip
-        wait_until(lambda: self._alive() and self.state().get("status") == "ALIVE", 90, interval=0.5,
+        wait_until(lambda: self._alive() and self.state().get("status") == "ALIVE", START_TIMEOUT_S, interval=0.5,
                    what="spark master alive")  # fmt: skip
         for i in range(workers):
             self._launch(f"worker{i}", "org.apache.spark.deploy.worker.Worker",
                          "--host", "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", "0",
                          "--work-dir", str(self.work_dir(i)), self.url)  # fmt: skip
-        wait_until(lambda: self._alive() and self.state().get("aliveworkers") == workers, 90, interval=0.5,
-                   what="spark workers registered")  # fmt: skip
+        wait_until(lambda: self._alive() and self.state().get("aliveworkers") == workers, START_TIMEOUT_S,
+                   interval=0.5, what="spark workers registered")  # fmt: skip
 
     def _alive(self) -> bool:
         """Fail at once, with the log, when a daemon exited."""
