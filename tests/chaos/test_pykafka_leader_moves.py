@@ -16,6 +16,11 @@ leader moved keeps its node (deleted by the new leader's name). So the broker th
 none of the pykafka member's partitions (it never releases a moved one), and once the leaders are back the
 operator restarts the pykafka member, the documented step that gives it fresh metadata; the whole group then
 converges on pykafka's assignment over the current leaders, every node named after its current leader.
+
+Duplicates are allowed only where pykafka processed the record first, at most one per partition: pykafka
+2.8.0 lets a partition go without checking that its last commit was stored (Kafka refuses its generation-less
+commits while the group has a Kafka member, docs/compatibility.md), so its last record there may be processed
+again by the next owner. A bridge's record processed twice fails the test.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from kazoo.client import KazooClient
 
 from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol
 from migrator.demo.workload import bridge_props
-from migrator.observe import OwnersWatcher, judge, load_many
+from migrator.observe import Duplicate, OwnersWatcher, judge, load_many
 from migrator.protocol.pykafka_layout import Spelling, topic_text
 from migrator.zk.pykafka_group import partition_leaders
 from tests.helpers.cluster import restart_process
@@ -173,7 +178,14 @@ def test_a_broker_restart_renames_owner_nodes_and_the_mixed_pykafka_group_follow
         codes = list(pool.map(lambda member: member.stop(), members))
     assert codes == [0] * len(members), [member.death() for member in members]
     m.watcher.stop()
-    verdict = judge(produced, load_many(m.logs), m.watcher.intervals())
+
+    def pykafka_first(d: Duplicate) -> bool:
+        return not d.by[0].member.startswith(
+            m.group
+        )  # every bridge's id is `<group>_<name>`, pykafka's `<host>:<uuid>`
+
+    verdict = judge(produced, load_many(m.logs), m.watcher.intervals(), allow_duplicate=pykafka_first)
+    assert len(verdict.duplicates) <= PARTITIONS, f"more than one repeat per partition: {verdict.duplicates[:6]}"
     print(f"\n{m.group}: {verdict.summary()}; group formed in {joined_s:.1f}s; bridges renamed {followed_away_s:.1f}s "
           f"after the leaders moved away and {followed_back_s:.1f}s after broker {down} restarted; converged on the "
           f"new names {converged_s:.1f}s after the restart; restart retries {failures}")  # fmt: skip
