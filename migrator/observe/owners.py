@@ -165,7 +165,7 @@ class OwnersWatcher(ZooKeeperTree):
             if current is not None and current.czxid == iv.czxid:
                 if current.owner == iv.owner:
                     self._note_rewrite(iv, last_seen, current.mtime_ms, now)
-                if current.owner != iv.owner:  # handed to another thread of the same member, in place
+                else:  # handed to another thread of the same member, in place
                     at = min(now, current.mtime_ms * 1_000_000) if self._use_ctime else now
                     self._close(path, iv, at)
                     self._add(path, current, at, use_ctime=False)

@@ -23,6 +23,15 @@ def broker_topic(topic: str) -> str:
     return f"{BROKER_TOPICS}/{topic}"
 
 
+def broker_topic_partitions(topic: str) -> str:
+    """The folder of a topic's `<partition>/state` nodes (leader and ISR, written by the controller)."""
+    return f"{broker_topic(topic)}/partitions"
+
+
+def partition_state(topic: str, partition: int | str) -> str:
+    return f"{broker_topic_partitions(topic)}/{partition}/state"
+
+
 class OwnerNaming(Protocol):
     """How a dialect other than Scala's names and fills owner nodes (`zk/pykafka_group.py`)."""
 

@@ -27,7 +27,7 @@ from migrator.protocol.pykafka_layout import (
     encode_owner,
     topic_text,
 )
-from migrator.zk.paths import BROKER_TOPICS, GroupPaths
+from migrator.zk.paths import GroupPaths, broker_topic_partitions, partition_state
 from migrator.zk.snapshot import Snapshot, SnapshotReader, read_snapshot
 
 log = logging.getLogger(__name__)
@@ -35,12 +35,11 @@ log = logging.getLogger(__name__)
 
 def partition_leaders(zk: KazooClient, topic: str) -> dict[int, int]:
     """partition -> leader broker id, from the broker's `partitions/<p>/state` nodes ({} for no such topic)."""
-    base = f"{BROKER_TOPICS}/{topic}/partitions"
     try:
-        names = zk.get_children(base)
+        names = zk.get_children(broker_topic_partitions(topic))
     except NoNodeError:
         return {}
-    reads = {int(p): zk.get_async(f"{base}/{p}/state") for p in names if p.isdigit()}
+    reads = {int(p): zk.get_async(partition_state(topic, p)) for p in names if p.isdigit()}
     leaders: dict[int, int] = {}
     for partition, result in reads.items():
         with contextlib.suppress(NoNodeError):

@@ -16,7 +16,14 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from migrator.protocol.codecs import PublishedAuthority, Registration
 from migrator.protocol.events import Trigger
-from migrator.zk.paths import BROKER_IDS, BROKER_TOPICS, GroupPaths, broker_topic
+from migrator.zk.paths import (
+    BROKER_IDS,
+    BROKER_TOPICS,
+    GroupPaths,
+    broker_topic,
+    broker_topic_partitions,
+    partition_state,
+)
 
 
 class Registry:
@@ -112,10 +119,9 @@ class Watches:
 
     def _watch_leaders(self, topic: str) -> None:
         """Each partition's state node (its leader): the pykafka dialect's order and owner node names follow it."""
-        base = f"{broker_topic(topic)}/partitions"
         with contextlib.suppress(NoNodeError):
-            for partition in sorted(self._zk.get_children(base)):
-                DataWatch(self._zk, f"{base}/{partition}/state", self._on_data(Trigger.BROKERS))
+            for partition in sorted(self._zk.get_children(broker_topic_partitions(topic))):
+                DataWatch(self._zk, partition_state(topic, partition), self._on_data(Trigger.BROKERS))
 
     def stop(self) -> None:
         self._stopped = True
