@@ -19,8 +19,8 @@ converges on pykafka's assignment over the current leaders, every node named aft
 
 Duplicates are allowed only where pykafka processed the record first, at most as many as partitions: pykafka
 2.8.0 lets a partition go without checking that its last commit was stored (Kafka refuses its generation-less
-commits while the group has a Kafka member, docs/compatibility.md), so its records since its last stored commit may be processed
-again by the next owner. A bridge's record processed twice fails the test.
+commits while the group has a Kafka member, docs/compatibility.md), so its records since its last stored
+commit may be processed again by the next owner. A bridge's record processed twice fails the test.
 """
 
 from __future__ import annotations
