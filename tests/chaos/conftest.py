@@ -10,6 +10,7 @@ what it may excuse (duplicates after a crash, above the dead member's last commi
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -24,6 +25,7 @@ from migrator.observe import (
     Duplicate,
     JsonlTail,
     OwnersWatcher,
+    OwnerViolation,
     Processed,
     ProcessingLog,
     Verdict,
@@ -315,8 +317,14 @@ class Drill:
         with self.producer._lock:
             return set(self.producer.produced)
 
-    def finish(self, allow_duplicate: Callable[[Duplicate], bool] | None = None, drain_s: float = 60.0) -> Verdict:
-        """Stop producing, wait for every record, stop everyone cleanly, and judge the whole run."""
+    def finish(
+        self,
+        allow_duplicate: Callable[[Duplicate], bool] | None = None,
+        drain_s: float = 60.0,
+        excuse_violation: Callable[[OwnerViolation], bool] | None = None,
+    ) -> Verdict:
+        """Stop producing, wait for every record, stop everyone cleanly, and judge the whole run; the owner
+        violations `excuse_violation` accepts are left out of the verdict (the drill counts them itself)."""
         assert self.producer is not None and self.watcher is not None, "start() first"
         # After a broker restart, acks=all requests wait for the ISR to shrink or the broker to catch up
         # (replica.lag.time.max.ms is 30 s): give deliveries longer than the default 30 s.
@@ -330,6 +338,9 @@ class Drill:
         self.watcher.stop()
         processed = self.log.records() + load_many(self.proc_logs)  # whole files: a torn last line included
         verdict = judge(produced, processed, self.watcher.intervals(), allow_duplicate=allow_duplicate)
+        if excuse_violation is not None:
+            kept = [v for v in verdict.owner_violations if not excuse_violation(v)]
+            verdict = dataclasses.replace(verdict, owner_violations=kept)
         print(f"\n{self.group}: {verdict.summary()}; {time.monotonic() - self.started_at:.1f}s")
         assert verdict.ok, verdict.summary()
         return verdict
