@@ -1,18 +1,23 @@
-"""The fleet scan on a real Spark standalone cluster (a master and 2 workers on loopback, started from the
-pyspark installation), run with `spark-submit scripts/fleet_scan.py` exactly as docs/fleet.md tells a
+"""The fleet scan on a real Spark standalone cluster (a master and a 2-core worker on loopback, started from
+the pyspark installation), run with `spark-submit scripts/fleet_scan.py` exactly as docs/fleet.md tells a
 user, over a synthetic fleet (`scripts/make_fleet.py`) with real groups among it: our bridges, our legacy
 connector, the Scala old consumer, and a group mixing it with a bridge. Every status must be the one the
-local run (`migrator fleet-scan`, Spark's embedded local mode) gives.
+local run (`migrator fleet-scan`, Spark's embedded local mode), made at the same time, gives.
+
+Every Spark JVM runs with `LEAN_JVM` options, and the daemons start before the session cluster and the peers'
+compilation, so that their starts overlap.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +25,33 @@ import pytest
 
 from tests.helpers.kafka import admin, make_topic, produce
 from tests.helpers.peers import ROOT, JvmPeers, Peers
-from tests.helpers.spark import BIN, SparkStandalone, spark_env
+from tests.helpers.spark import BIN, LEAN_JVM, SparkStandalone, spark_env
 from tests.helpers.wait import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop, pytest.mark.timeout(900)]
-"""About 3.5 minutes alone on 2 cores (three JVMs of Spark daemons, a driver, two executors, the dev
-cluster and eight members); far more when the machine is shared, hence the longer timeout."""
+"""Minutes on 2 cores (two JVMs of Spark daemons, two drivers, an executor, the dev cluster and eight
+members); far more when the machine is shared, hence the longer timeout."""
 
 SYNTHETIC_GROUPS = 100
+EXECUTOR_CORES = 2
+"""One worker with both cores: one executor JVM runs the job's two tasks side by side."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def spark_starting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Future[SparkStandalone]]:
+    """The Spark daemons, launched before anything else this module's test needs (autouse session fixtures
+    are set up first), so that their JVM starts overlap the session cluster's, the peers' compilation and the
+    groups' start. Stopped at the end of the session if the test did not stop them."""
+    starting = SparkStandalone.in_background(tmp_path_factory.mktemp("spark"), workers=1, cores=EXECUTOR_CORES)
+    yield starting
+    if starting.exception() is None:  # a start that failed stopped its own daemons
+        starting.result().stop()
 
 
 @pytest.fixture
-def spark_cluster(tmp_path: Path) -> Iterator[SparkStandalone]:
-    (tmp_path / "spark").mkdir()
-    started = SparkStandalone(tmp_path / "spark", workers=2)
+def spark_cluster(spark_starting: Future[SparkStandalone]) -> Iterator[SparkStandalone]:
+    """The started cluster (waiting here for what is left of its start), stopped after the test."""
+    started = spark_starting.result()
     try:
         yield started
     finally:
@@ -122,33 +140,43 @@ def test_the_fleet_scan_on_a_spark_standalone_cluster_matches_the_local_run(
     cluster, spark_cluster: SparkStandalone, synthetic_fleet: str, real_groups: dict[str, str], tmp_path: Path
 ) -> None:
     include = f"^({synthetic_fleet}-|{next(iter(real_groups)).rsplit('-', 1)[0]}-)"
-    began = time.monotonic()
-    local = subprocess.run([sys.executable, "-m", "migrator", "fleet-scan",
-                            *scan_args(cluster, include, tmp_path / "local")],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert local.returncode == 0, local.stderr[-2000:]
-    local_s = time.monotonic() - began
-
-    began = time.monotonic()
-    driver_log = tmp_path / "spark-submit.log"
-    with open(driver_log, "w") as out:
-        submitted = subprocess.run(
-            [str(BIN / "spark-submit"), "--master", spark_cluster.url,
-             "--conf", f"spark.pyspark.python={sys.executable}", "--conf", "spark.executor.memory=512m",
-             "--conf", "spark.driver.memory=512m", "--total-executor-cores", "2",
-             "scripts/fleet_scan.py", *scan_args(cluster, include, tmp_path / "cluster")],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, timeout=700, env=spark_env(tmp_path / "spark"),
-        )  # fmt: skip
-    assert submitted.returncode == 0, driver_log.read_text(errors="replace")[-3000:]
-    cluster_s = time.monotonic() - began
-    print(f"\nfleet scan: local {local_s:.1f}s, spark standalone (2 workers) {cluster_s:.1f}s")
+    lean = {"SPARK_SUBMIT_OPTS": LEAN_JVM, "SPARK_LAUNCHER_OPTS": LEAN_JVM}  # the drivers' JVMs
+    with ThreadPoolExecutor(1) as pool:
+        local = pool.submit(_local_scan, scan_args(cluster, include, tmp_path / "local"), lean)
+        cluster_s = _spark_submit(spark_cluster, scan_args(cluster, include, tmp_path / "cluster"), tmp_path, lean)
+        local_s = local.result()
+    print(f"\nfleet scan side by side: local {local_s:.1f}s, spark standalone {cluster_s:.1f}s")
 
     on_cluster, locally = statuses(tmp_path / "cluster"), statuses(tmp_path / "local")
     assert len(locally) == SYNTHETIC_GROUPS + len(real_groups)
     assert on_cluster == locally
     assert {g: s for (_, g), (s, _) in locally.items() if g in real_groups} == real_groups
-    # the job ran on the workers' executors, not in the driver: each worker launched one for the application
+    # the job ran on the worker's executor, not in the driver: the worker launched one for the application
     apps = spark_cluster.state().get("completedapps", [])
     assert len(apps) == 1, apps
-    for worker in range(2):
-        assert list(spark_cluster.work_dir(worker).glob("app-*/*/stderr")), f"worker{worker} ran no executor"
+    assert list(spark_cluster.work_dir(0).glob("app-*/*/stderr")), "the worker ran no executor"
+
+
+def _local_scan(args: list[str], lean: dict[str, str]) -> float:
+    """`migrator fleet-scan` (Spark's embedded local mode), its driver lean; seconds it took."""
+    began = time.monotonic()
+    local = subprocess.run([sys.executable, "-m", "migrator", "fleet-scan", *args], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300, env={**os.environ, **lean})  # fmt: skip
+    assert local.returncode == 0, local.stderr[-2000:]
+    return time.monotonic() - began
+
+
+def _spark_submit(spark: SparkStandalone, args: list[str], tmp_path: Path, lean: dict[str, str]) -> float:
+    """`spark-submit scripts/fleet_scan.py` to the standalone master, its executors lean too; seconds it took."""
+    began = time.monotonic()
+    driver_log = tmp_path / "spark-submit.log"
+    with open(driver_log, "w") as out:
+        submitted = subprocess.run(
+            [str(BIN / "spark-submit"), "--master", spark.url,
+             "--conf", f"spark.pyspark.python={sys.executable}", "--conf", "spark.executor.memory=512m",
+             "--conf", "spark.driver.memory=512m", "--conf", f"spark.executor.extraJavaOptions={LEAN_JVM}",
+             "--total-executor-cores", str(EXECUTOR_CORES), "scripts/fleet_scan.py", *args],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, timeout=700, env={**spark_env(spark.workdir), **lean},
+        )  # fmt: skip
+    assert submitted.returncode == 0, driver_log.read_text(errors="replace")[-3000:]
+    return time.monotonic() - began
