@@ -7,12 +7,15 @@
 
 Every one appends each processed record to its own JSONL file in the format of `migrator.observe.records`,
 so the independent observer judges all of them alike. The Java programs are compiled with the JDK's javac
-once per test session (`JvmPeers.compile`), against the jars in the project's cache.
+once per user and version of their sources (`JvmPeers.compile`, under the project cache, the way the jars
+are cached), against the jars in that cache: the test sessions of every xdist worker and run share them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import signal
 import subprocess
 import sys
@@ -23,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 
 from migrator.demo.workload import bridge_props
+from migrator.devcluster.paths import cache_root
 from tests.helpers.kafka import KafkaCluster
 from tests.helpers.wait import wait_until
 
@@ -37,6 +41,37 @@ in its group) through the stalls of a loaded 2-core machine, where the broker's 
 flicker."""
 
 
+def compiled_peers(old_libs: Path, kafka_libs: Path) -> Path:
+    """The directory holding `OldConsumer/` and `PlainConsumer/` classes, compiled (under a file lock, both
+    programs at once) the first time these sources meet these jars."""
+    sources = sorted(JVM_SOURCES.glob("*.java"))
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + f"{old_libs}|{kafka_libs}".encode())
+    out = cache_root() / f"jvm-peers-{digest.hexdigest()[:12]}"
+    done = out / ".compiled"
+    if done.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            programs = {"OldConsumer": old_libs, "PlainConsumer": kafka_libs}
+            javacs = {name: _javac(name, libs, out / name) for name, libs in programs.items()}
+            for name, javac in javacs.items():
+                _, stderr = javac.communicate(timeout=180)
+                assert javac.returncode == 0, f"javac {name}.java failed:\n{stderr}"
+            done.touch()
+    return out
+
+
+def _javac(name: str, libs: Path, out: Path) -> subprocess.Popen[str]:
+    out.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        ["javac", "-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-nowarn", "-d", str(out), "-cp", f"{libs}/*",
+         str(JVM_SOURCES / f"{name}.java"), str(JVM_SOURCES / "ProcessedLog.java")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class JvmPeers:
     """Classpaths of the compiled peer programs; `log4j` quiets the old client's logging into a file."""
@@ -48,21 +83,13 @@ class JvmPeers:
 
     @classmethod
     def compile(cls, old_libs: Path, kafka_libs: Path, workdir: Path) -> JvmPeers:
-        for name, libs in (("OldConsumer", old_libs), ("PlainConsumer", kafka_libs)):
-            out = workdir / name
-            out.mkdir(parents=True, exist_ok=True)
-            done = subprocess.run(
-                ["javac", "-nowarn", "-d", str(out), "-cp", f"{libs}/*", str(JVM_SOURCES / f"{name}.java"),
-                 str(JVM_SOURCES / "ProcessedLog.java")],
-                capture_output=True, text=True, timeout=180,
-            )  # fmt: skip
-            assert done.returncode == 0, f"javac {name}.java failed:\n{done.stderr}"
+        classes = compiled_peers(old_libs, kafka_libs)
         log4j = workdir / "log4j.properties"
         with resources.as_file(resources.files("migrator.devcluster") / "log4j.properties") as src:
             log4j.write_bytes(src.read_bytes())
         return cls(
-            old_consumer_cp=f"{old_libs}/*:{workdir / 'OldConsumer'}",
-            plain_consumer_cp=f"{kafka_libs}/*:{workdir / 'PlainConsumer'}",
+            old_consumer_cp=f"{old_libs}/*:{classes / 'OldConsumer'}",
+            plain_consumer_cp=f"{kafka_libs}/*:{classes / 'PlainConsumer'}",
             log4j=log4j,
             workdir=workdir,
         )
