@@ -25,6 +25,7 @@ the interpreter that has pyspark, so SPARK_HOME is set explicitly."""
 BIN = SPARK_HOME / "bin"
 START_TIMEOUT_S = 240.0
 """A daemon's JVM start alone took two minutes while the suite's first clusters started beside it on 2 cores."""
+STOP_GRACE_S = 5.0
 LEAN_JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 """JVM options for Spark's short-lived JVMs on a shared 2-core machine: the client compiler only and the serial
 collector halve the CPU a master and a worker take to start and register (about 25 s to 12 s)."""
@@ -107,8 +108,9 @@ class SparkStandalone:
             return {}
 
     def stop(self) -> None:
-        """SIGTERM to each process group it started (spark-class execs one JVM per group), then SIGKILL; a
-        second call leaves the groups already reaped alone."""
+        """SIGTERM to each process group it started (spark-class execs one JVM per group), SIGKILL to what is
+        left after `STOP_GRACE_S` (nothing they hold outlives the test's directory); a second call leaves the
+        groups already reaped alone."""
         for proc in reversed(self.procs):
             if proc.returncode is not None:
                 continue
@@ -116,7 +118,7 @@ class SparkStandalone:
                 os.killpg(proc.pid, signal.SIGTERM)
         for proc in self.procs:
             try:
-                proc.wait(30)
+                proc.wait(STOP_GRACE_S)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)

@@ -2,7 +2,7 @@
 the pyspark installation), run with `spark-submit scripts/fleet_scan.py` exactly as docs/fleet.md tells a
 user, over a synthetic fleet (`scripts/make_fleet.py`) with real groups among it: our bridges, our legacy
 connector, the Scala old consumer, and a group mixing it with a bridge. Every status must be the one the
-local run (`migrator fleet-scan`, Spark's embedded local mode), made at the same time, gives.
+executors' own function gives run in the test process, without Spark.
 
 Every Spark JVM runs with `LEAN_JVM` options, and the daemons start before the session cluster and the peers'
 compilation, so that their starts overlap.
@@ -12,21 +12,22 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, scan_slice
 from tests.helpers.kafka import admin, make_topic, produce
 from tests.helpers.peers import ROOT, JvmPeers, Peers
 from tests.helpers.spark import BIN, LEAN_JVM, SparkStandalone, spark_env
 from tests.helpers.wait import wait_until
+from tests.helpers.zk import zk_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop, pytest.mark.timeout(900)]
 """Minutes on 2 cores (two JVMs of Spark daemons, two drivers, an executor, the dev cluster and eight
@@ -136,34 +137,34 @@ def statuses(out: Path) -> dict[tuple[str, str], tuple[str, tuple[str, ...]]]:
     }
 
 
-def test_the_fleet_scan_on_a_spark_standalone_cluster_matches_the_local_run(
+def test_the_fleet_scan_on_a_spark_standalone_cluster_matches_the_scan_without_spark(
     cluster, spark_cluster: SparkStandalone, synthetic_fleet: str, real_groups: dict[str, str], tmp_path: Path
 ) -> None:
     include = f"^({synthetic_fleet}-|{next(iter(real_groups)).rsplit('-', 1)[0]}-)"
-    lean = {"SPARK_SUBMIT_OPTS": LEAN_JVM, "SPARK_LAUNCHER_OPTS": LEAN_JVM}  # the drivers' JVMs
-    with ThreadPoolExecutor(1) as pool:
-        local = pool.submit(_local_scan, scan_args(cluster, include, tmp_path / "local"), lean)
-        cluster_s = _spark_submit(spark_cluster, scan_args(cluster, include, tmp_path / "cluster"), tmp_path, lean)
-        local_s = local.result()
-    print(f"\nfleet scan side by side: local {local_s:.1f}s, spark standalone {cluster_s:.1f}s")
+    lean = {"SPARK_SUBMIT_OPTS": LEAN_JVM, "SPARK_LAUNCHER_OPTS": LEAN_JVM}  # the driver's JVM
+    cluster_s = _spark_submit(spark_cluster, scan_args(cluster, include, tmp_path / "cluster"), tmp_path, lean)
+    print(f"\nfleet scan on the spark standalone cluster: {cluster_s:.1f}s")
 
-    on_cluster, locally = statuses(tmp_path / "cluster"), statuses(tmp_path / "local")
-    assert len(locally) == SYNTHETIC_GROUPS + len(real_groups)
-    assert on_cluster == locally
-    assert {g: s for (_, g), (s, _) in locally.items() if g in real_groups} == real_groups
+    on_cluster, in_process = statuses(tmp_path / "cluster"), statuses_in_process(cluster, include)
+    assert len(in_process) == SYNTHETIC_GROUPS + len(real_groups)
+    assert on_cluster == in_process
+    assert {g: s for (_, g), (s, _) in in_process.items() if g in real_groups} == real_groups
     # the job ran on the worker's executor, not in the driver: the worker launched one for the application
     apps = spark_cluster.state().get("completedapps", [])
     assert len(apps) == 1, apps
     assert list(spark_cluster.work_dir(0).glob("app-*/*/stderr")), "the worker ran no executor"
 
 
-def _local_scan(args: list[str], lean: dict[str, str]) -> float:
-    """`migrator fleet-scan` (Spark's embedded local mode), its driver lean; seconds it took."""
-    began = time.monotonic()
-    local = subprocess.run([sys.executable, "-m", "migrator", "fleet-scan", *args], cwd=ROOT, capture_output=True,
-                           text=True, timeout=300, env={**os.environ, **lean})  # fmt: skip
-    assert local.returncode == 0, local.stderr[-2000:]
-    return time.monotonic() - began
+def statuses_in_process(cluster: Any, include: str) -> dict[tuple[str, str], tuple[str, tuple[str, ...]]]:
+    """The oracle: what the executors' own function (`scan_slice`) says of the same groups, run here without
+    Spark (the local `migrator fleet-scan` run of the same code is `test_fleet_scan.py`'s)."""
+    with zk_client(cluster) as zk:
+        items = [(cluster.zookeeper, g) for g in list_groups(zk, group_filter(include, None))]
+    settings = ScanSettings(bootstrap={cluster.zookeeper: cluster.bootstrap_servers}, stable_for_ms=0, now_ms=now_ms())
+    return {
+        (r.ensemble, r.group): (r.status, tuple(sorted(x.split(":", 1)[0] for x in r.reasons)))
+        for r in scan_slice(items, settings)
+    }
 
 
 def _spark_submit(spark: SparkStandalone, args: list[str], tmp_path: Path, lean: dict[str, str]) -> float:
