@@ -48,8 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 SIZES = (25_000, 50_000, 100_000)
 QUICK_SIZES = (1_000, 2_000, 4_000)
-ZK_HEAP = "-Xmx1536m"
-"""~31 znodes per synthetic group: 25,000 groups are ~800,000 znodes in one server."""
+ZK_HEAP = "-Xmx3g"
+"""~29 znodes per synthetic group: 25,000 groups per server (100,000 over 4) are ~730,000 znodes in one server."""
 SESSION_TIMEOUT_S = 60
 SCAN_TIMEOUT_S = 3600
 
@@ -196,6 +196,19 @@ class ZooKeepers:
     @property
     def connect_strings(self) -> list[str]:
         return [f"127.0.0.1:{port}" for port in self.ports]
+
+    def rss_mib(self) -> list[int]:
+        """Each server's resident memory (MiB), 0 for one that is gone."""
+        out = []
+        for pid in self.pids:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                out.append(0)
+                continue
+            kib = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+            out.append(kib // 1024)
+        return out
 
     def stop(self) -> None:
         from migrator.devcluster import process
@@ -401,7 +414,8 @@ def run(sizes: Sequence[int], ensembles: int, workdir: Path, out: Path, executor
             done += batches
             total = sum(b.groups for b in done)
             result["writes"].append({"groups": total, "added": sum(b.groups for b in batches),
-                                     "write_s": round(write_s, 1), "load": load_average()})  # fmt: skip
+                                     "write_s": round(write_s, 1), "load": load_average(),
+                                     "zookeeper_rss_mib": zks.rss_mib()})  # fmt: skip
             print(f"{total} groups written ({write_s:.0f}s for this step)", flush=True)
             expected = expected_statuses(done)
             for count in executors if step % 2 == 0 else reversed(executors):
