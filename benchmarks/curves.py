@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import ConnectionLoss
 
 from benchmarks.common import (
     RESULTS,
@@ -208,16 +209,37 @@ def _started(
     """A converged group of `kind` under its producer, and the server's znode and watch counts taken after
     its topic was created, before its members started."""
     d, producer, _ = group_driver(c, size, f"curve-{kind}", log_dir, ADMIN_TIMEOUT_S)
+    tolerate_connection_loss(d)
     counts = _counts(c)
     producer.start()
     try:
         start_together(d, kind, [f"m{i}" for i in range(size.members)])
-        wait_for(d.converged, 90.0 + 5 * size.members, "the group to own every partition")
+        wait_for(d.converged, start_timeout_s(size.members), "the group to own every partition")
     except BaseException:
         _stop(producer)
         close_group(d)
         raise
     return d, producer, counts
+
+
+def start_timeout_s(members: int) -> float:
+    """How long a group's members are given to start and converge: at a load average of 67 on 2 cores, 32
+    member processes took over 3 minutes to import and join."""
+    return 120.0 + 15.0 * members
+
+
+def tolerate_connection_loss(d: GroupDriver) -> None:
+    """The driver's convergence check, with a lost connection read as "not yet" (kazoo reconnects): on the
+    loaded host the benchmark's own ZooKeeper client lost its connection while 32 members joined."""
+    check = d.converged
+
+    def converged() -> bool:
+        try:
+            return check()
+        except (ConnectionLoss, KafkaUnavailable):
+            return False
+
+    d.converged = converged  # type: ignore[method-assign]
 
 
 def start_together(d: GroupDriver, kind: str, names: Sequence[str]) -> None:
@@ -226,7 +248,7 @@ def start_together(d: GroupDriver, kind: str, names: Sequence[str]) -> None:
     every join rebalances every member already there: 32 bridges on 1,024 partitions took ~8 minutes so."""
     assert d.spawn is not None
     members = {name: d.spawn(kind, name) for name in names}
-    deadline = time.monotonic() + 90.0 + 5 * len(names)  # as long as the group is given to converge
+    deadline = time.monotonic() + start_timeout_s(len(names))
     for name, member in members.items():
         assert isinstance(member, RemoteMember)
         d.live[name] = member
