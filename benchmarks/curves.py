@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -455,6 +456,10 @@ def replot(suffix: str = "") -> dict[str, Any]:
     return report(saved_points(suffix), doc["rounds"], suffix)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_cluster_args(parser)
@@ -466,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="add the sizes measured now to the saved points")
     parser.add_argument("--replot", action="store_true", help="only redo the PNGs and fits from the saved JSON")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)  # a SIGTERM stops the members and the cluster like Ctrl-C
     if args.member_logs:
         Path(args.member_logs).mkdir(parents=True, exist_ok=True)
     if args.replot:

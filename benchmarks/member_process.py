@@ -213,6 +213,10 @@ class RemoteMember:
         return sent
 
     def shutdown(self) -> None:
+        if not self._ready.is_set():  # still starting (a teardown after a failed start): it holds nothing yet
+            self._process.kill()
+            self._process.join(timeout=30.0)
+            return
         with contextlib.suppress(OSError):  # the child is gone already: its error says why
             self._conn.send("stop")
         self._stopped.wait(60.0)
