@@ -97,7 +97,7 @@ def group_driver(
     admin = KafkaAdmin(c.bootstrap_servers, props, admin_timeout_s)
     create_topic(admin, zk, topic, size.partitions, timeout_s=max(30.0, admin_timeout_s))
     sizing = Sizing(size.members, size.streams, size.partitions, size.per_partition_rate * size.partitions,
-                    settle_s=0.3, step_timeout_s=90.0)  # fmt: skip
+                    settle_s=0.3, step_timeout_s=90.0 + 5 * size.members)  # fmt: skip
     log = LiveLog()
 
     def spawn(kind: str, name: str) -> RemoteMember:

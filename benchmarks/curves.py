@@ -83,8 +83,8 @@ FITTED = [(f, terms) for f in PAUSES for terms in (BY_MEMBERS, BY_PARTITIONS)] +
 a loaded host) is fitted against one of them at a time, and the two extrapolations bracket it."""
 
 
-def size_of(members: int, partitions: int) -> Size:
-    return Size(members, 1, partitions, per_partition_rate=min(100.0, TOTAL_RATE / partitions))
+def size_of(members: int, partitions: int, total_rate: float = TOTAL_RATE) -> Size:
+    return Size(members, 1, partitions, per_partition_rate=min(100.0, total_rate / partitions))
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,7 @@ class Point:
     plain_join_packets: tuple[int, ...] = ()
     load: tuple[float, ...] = ()
     seconds: float = 0.0
+    total_rate: float | None = None  # records/s the producer offered over the topic (None: `TOTAL_RATE`)
     note: str | None = None  # an error that ended the size, or what the producer could not deliver
 
 
@@ -307,13 +308,14 @@ def plain_group(c: Cluster, size: Size, rounds: int) -> tuple[tuple[float | None
     return pauses, join_packets, note
 
 
-def measure(c: Cluster, members: int, partitions: int, rounds: int, log_dir: str | None = None) -> Point:
+def measure(c: Cluster, members: int, partitions: int, rounds: int, log_dir: str | None = None,
+            total_rate: float = TOTAL_RATE) -> Point:  # fmt: skip
     """One size, bridges then the plain baseline; a failure is recorded in the point, not raised, so one
     size that the machine could not carry does not lose the others."""
-    size = size_of(members, partitions)
+    size = size_of(members, partitions, total_rate)
     print(f"== {members} members on {partitions} partitions", flush=True)
     started, load0 = time.monotonic(), os.getloadavg()[0]
-    base = Point(members, partitions)
+    base = Point(members, partitions, total_rate=total_rate)
     try:
         b = bridge_group(c, size, rounds, log_dir)
         ok = [v for v in b.switches_s if v is not None]
@@ -424,8 +426,8 @@ def warm_up(c: Cluster, timeout_s: float = 180.0) -> None:
                     raise
 
 
-def run(c: Cluster, quick: bool = False, sizes: list[tuple[int, int]] | None = None,
-        rounds: int | None = None, log_dir: str | None = None, keep: bool = False) -> dict[str, Any]:  # fmt: skip
+def run(c: Cluster, quick: bool = False, sizes: list[tuple[int, int]] | None = None, rounds: int | None = None,
+        log_dir: str | None = None, keep: bool = False, total_rate: float = TOTAL_RATE) -> dict[str, Any]:  # fmt: skip
     """Measure each size and save after each; `keep`: start from the saved points, the sizes measured now
     replacing theirs (to add a size that failed, each with its own baseline)."""
     quiet()
@@ -434,9 +436,9 @@ def run(c: Cluster, quick: bool = False, sizes: list[tuple[int, int]] | None = N
     doc: dict[str, Any] = {}
     warm_up(c)
     for members, partitions in sizes or (QUICK_SIZES if quick else SIZES):
-        point = measure(c, members, partitions, rounds, log_dir)
+        point = measure(c, members, partitions, rounds, log_dir, total_rate)
         if point.switch_pause_s is None and point.note:  # failed before measuring anything: once more
-            point = measure(c, members, partitions, rounds, log_dir)
+            point = measure(c, members, partitions, rounds, log_dir, total_rate)
         points = sorted([p for p in points if (p.members, p.partitions) != (members, partitions)] + [point],
                         key=lambda p: (p.members, p.partitions))  # fmt: skip
         print(point, flush=True)
@@ -468,6 +470,8 @@ def main(argv: list[str] | None = None) -> int:
                         f"{QUICK_ROUNDS})")  # fmt: skip
     parser.add_argument("--name", default=f"curves-{os.getpid()}", help="the dev cluster's name (when started)")
     parser.add_argument("--member-logs", metavar="DIR", help="write each bridge's rebalance log here")
+    parser.add_argument("--total-rate", type=float, default=TOTAL_RATE,
+                        help=f"records/s offered over a topic at most (default {TOTAL_RATE:g})")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="add the sizes measured now to the saved points")
     parser.add_argument("--replot", action="store_true", help="only redo the PNGs and fits from the saved JSON")
     args = parser.parse_args(argv)
@@ -481,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.sizes:
         sizes = [(int(m), int(p)) for m, p in (item.split("x") for item in args.sizes.split(","))]
     with cluster(args.zookeeper, args.bootstrap_servers, args.name) as c:
-        run(c, args.quick, sizes, args.rounds, args.member_logs, args.keep)
+        run(c, args.quick, sizes, args.rounds, args.member_logs, args.keep, args.total_rate)
     return 0
 
 
