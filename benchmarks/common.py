@@ -92,10 +92,12 @@ def group_driver(
 
     topic = unique(tag)
     zk = connect(c.zookeeper)
-    admin = KafkaAdmin(c.bootstrap_servers, {"logger": logging.getLogger(QUIET_LOGGER)}, admin_timeout_s)  # type: ignore[dict-item]
-    create_topic(admin, zk, topic, size.partitions)
+    # librdkafka also gives up on any request after socket.timeout.ms (60 s by default)
+    props = {"logger": logging.getLogger(QUIET_LOGGER), "socket.timeout.ms": int(max(60.0, admin_timeout_s) * 1000)}
+    admin = KafkaAdmin(c.bootstrap_servers, props, admin_timeout_s)
+    create_topic(admin, zk, topic, size.partitions, timeout_s=max(30.0, admin_timeout_s))
     sizing = Sizing(size.members, size.streams, size.partitions, size.per_partition_rate * size.partitions,
-                    settle_s=0.3, step_timeout_s=90.0)  # fmt: skip
+                    settle_s=0.3, step_timeout_s=90.0 + 5 * size.members)  # fmt: skip
     log = LiveLog()
 
     def spawn(kind: str, name: str) -> RemoteMember:

@@ -4,6 +4,7 @@
     python -m benchmarks.fleet_scale                                  # 25,000, 50,000, 100,000 groups
     python -m benchmarks.fleet_scale --sizes 2000,4000,8000 --ensembles 2
     python -m benchmarks.fleet_scale --quick                          # 1,000, 2,000, 4,000 groups
+    python -m benchmarks.fleet_scale --replot results/fleet_scale-….json   # its PNG again
 
 Starts `--ensembles` standalone ZooKeeper servers (each one "ensemble", from the project's jars) and a Spark
 standalone master with 2 workers of 1 core each (started from the pyspark installation, `tests.helpers.spark`).
@@ -16,7 +17,8 @@ the CLI measures (the Spark job, from its first task to the collected rows), gro
 rest of the submit (JVMs, session, executors registering, listing, writing the rows): start-up. Per executor
 count a least-squares line over the sizes gives the fixed cost, the cost per group and R^2; the 1-vs-2 ratio is
 scan time with one executor over scan time with two. Every scan's statuses are checked against those the
-synthetic layout must give. Results go to benchmarks/results/fleet_scale-*.json.
+synthetic layout must give. Results go to benchmarks/results/fleet_scale-*.json, with a PNG of the scan times
+against groups beside it.
 
 Everything started (ZooKeeper servers, writer processes, the Spark daemons) is stopped on exit, Ctrl-C included.
 """
@@ -48,8 +50,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 SIZES = (25_000, 50_000, 100_000)
 QUICK_SIZES = (1_000, 2_000, 4_000)
-ZK_HEAP = "-Xmx1536m"
-"""~31 znodes per synthetic group: 25,000 groups are ~800,000 znodes in one server."""
+ZK_HEAP = "-Xmx3g"
+"""~29 znodes per synthetic group: 25,000 groups per server (100,000 over 4) are ~730,000 znodes in one server."""
 SESSION_TIMEOUT_S = 60
 SCAN_TIMEOUT_S = 3600
 
@@ -196,6 +198,19 @@ class ZooKeepers:
     @property
     def connect_strings(self) -> list[str]:
         return [f"127.0.0.1:{port}" for port in self.ports]
+
+    def rss_mib(self) -> list[int]:
+        """Each server's resident memory (MiB), 0 for one that is gone."""
+        out = []
+        for pid in self.pids:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                out.append(0)
+                continue
+            kib = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+            out.append(kib // 1024)
+        return out
 
     def stop(self) -> None:
         from migrator.devcluster import process
@@ -401,7 +416,8 @@ def run(sizes: Sequence[int], ensembles: int, workdir: Path, out: Path, executor
             done += batches
             total = sum(b.groups for b in done)
             result["writes"].append({"groups": total, "added": sum(b.groups for b in batches),
-                                     "write_s": round(write_s, 1), "load": load_average()})  # fmt: skip
+                                     "write_s": round(write_s, 1), "load": load_average(),
+                                     "zookeeper_rss_mib": zks.rss_mib()})  # fmt: skip
             print(f"{total} groups written ({write_s:.0f}s for this step)", flush=True)
             expected = expected_statuses(done)
             for count in executors if step % 2 == 0 else reversed(executors):
@@ -458,7 +474,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-seed", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--reanalyse", nargs=2, metavar=("WORKDIR", "RESULT"),
                         help="add the executors' task windows of a --keep work directory to a result file")  # fmt: skip
+    parser.add_argument("--replot", metavar="RESULT", help="only draw RESULT's PNG (beside it) from its JSON")
     args = parser.parse_args(argv)
+    if args.replot:
+        print(f"saved {plot(json.loads(Path(args.replot).read_text()), Path(args.replot).with_suffix('.png'))}")
+        return 0
     if args.reanalyse:
         return reanalyse(Path(args.reanalyse[0]), Path(args.reanalyse[1]))
     signal.signal(signal.SIGTERM, _interrupt)  # a SIGTERM cleans up like Ctrl-C
@@ -470,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     with _workdir(args.keep) as workdir:
         result = run(sizes, args.ensembles, workdir, path, [int(n) for n in args.executors.split(",")])
     print(json.dumps({k: result[k] for k in ("fit", "ratio_1_to_2")}, indent=2))
-    print(f"saved {path}")
+    print(f"saved {path} and {plot(result, path.with_suffix('.png'))}")
     return 0 if all(p["statuses_expected"] for p in result["points"]) else 1
 
 
@@ -485,8 +505,40 @@ def reanalyse(workdir: Path, path: Path) -> int:
     result["points"] = [p.as_dict() for p in points]
     result.update(summarise(points))
     save(path, result)
+    plot(result, path.with_suffix(".png"))
     print(json.dumps({k: result[k] for k in ("fit", "ratio_1_to_2")}, indent=2))
     return 0
+
+
+def plot(result: dict, path: Path) -> Path:
+    """Scan time (and the executors' task window) against groups, one line per executor count, with the
+    least-squares lines; the load average before each point is printed beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for executors in sorted({p["executors"] for p in result["points"]}):
+        mine = sorted((p for p in result["points"] if p["executors"] == executors), key=lambda p: p["groups"])
+        xs = [p["groups"] for p in mine]
+        line = ax.plot(xs, [p["scan_s"] for p in mine], marker="o", label=f"{executors} executor(s): scan")[0]
+        ax.plot(xs, [p["tasks_s"] for p in mine], marker="x", linestyle=":", color=line.get_color(),
+                label=f"{executors} executor(s): tasks")  # fmt: skip
+        for p in mine:
+            ax.annotate(f"load {p['load_before']:.0f}", (p["groups"], p["scan_s"]), fontsize=7,
+                        textcoords="offset points", xytext=(4, 4))  # fmt: skip
+    ax.set_xlabel(f"groups ({result['ensembles']} ensembles)")
+    ax.set_ylabel("seconds")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"fleet-scan on Spark standalone, 1-core executors, {result['cpus']} cores shared", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
 
 
 def save(path: Path, result: dict) -> None:

@@ -189,7 +189,11 @@ class RemoteMember:
 
     @property
     def info(self) -> MemberInfo:
-        if not self._ready.wait(START_TIMEOUT_S) or self._info is None:
+        return self.wait_started(START_TIMEOUT_S)
+
+    def wait_started(self, timeout_s: float) -> MemberInfo:
+        """The member's info once its process is up (a connector: after its first rebalance)."""
+        if not self._ready.wait(timeout_s) or self._info is None:
             raise RuntimeError(f"member process did not start: {self._error or 'timeout'}")
         return self._info
 
@@ -209,6 +213,10 @@ class RemoteMember:
         return sent
 
     def shutdown(self) -> None:
+        if not self._ready.is_set():  # still starting (a teardown after a failed start): it holds nothing yet
+            self._process.kill()
+            self._process.join(timeout=30.0)
+            return
         with contextlib.suppress(OSError):  # the child is gone already: its error says why
             self._conn.send("stop")
         self._stopped.wait(60.0)

@@ -66,24 +66,25 @@ def _fill_bootstrap(
     bootstrap: dict[str, str | None],
     zks: dict[str, KazooClient],
     needed: list[str],
-    props: dict[str, str],
+    run: _Run,
     *,
     required: bool,
 ) -> dict[str, str | None]:
     """Ensembles without -b get the brokers registered under their /brokers/ids, at the endpoint of the
-    `security.protocol` in `props`. A run that switches modes (`required`: --apply, --rollback) refuses,
+    `security.protocol` of the run's properties. A run that switches modes (`required`: --apply, --rollback) refuses,
     before writing anything, when an ensemble's Kafka cannot be found: its preflight could not see plain
     Kafka consumers (set-mode refuses the same way)."""
-    from migrator.zk.brokers import published_bootstrap, registered_brokers
+    from migrator.fleet.discover import bulk_reads, first_published_bootstrap
+    from migrator.zk.brokers import registered_brokers
 
     filled = dict(bootstrap)
     for ensemble in needed:
         if not filled.get(ensemble):
             zk = zks[ensemble]
-            found = registered_brokers(zk, props.get("security.protocol"))
-            for group in [] if found else list_groups(zk):
-                if found := published_bootstrap(zk, group):  # a KRaft cluster: what its bridges joined
-                    break
+            found = registered_brokers(zk, run.props.get("security.protocol"))
+            if not found:  # a KRaft cluster: what its bridges joined
+                with bulk_reads(zk, ensemble, run.zk_auth, run.zk_tls, run.connect_timeout) as reads:
+                    found = first_published_bootstrap(reads, list_groups(zk))
             filled[ensemble] = found or None
     blind = [e for e in needed if not filled.get(e)]
     if required and blind:
@@ -285,7 +286,7 @@ def _rollback(run: _Run, rollback_file: Path) -> int:
     needed = sorted({e.ensemble for e in plan.groups} | {first}, key=lambda e: e != first)
     with _clients(run, needed) as zks:
         given = {e: run.bootstrap.get(e) or next(iter(run.bootstrap.values())) for e in needed}
-        plan_boot = _fill_bootstrap(given, zks, needed, run.props, required=True)
+        plan_boot = _fill_bootstrap(given, zks, needed, run, required=True)
         with FleetLock(zks[first], run.run_id) as rollback_lock:
             who = f"{run.who(who_am_i(run.zk_auth))} ({rollback_lock.identity})"
             with contextlib.closing(FleetIO(zks, plan_boot, {}, who, run.props)) as io:
@@ -328,7 +329,7 @@ def _scan_and_apply(run: _Run) -> int:
     with contextlib.ExitStack() as stack:
         zks = stack.enter_context(_clients(run, run.ensembles))
         # the dry run finds the brokers exactly as --apply does, so that it previews the apply
-        bootstrap = _fill_bootstrap(run.bootstrap, zks, run.ensembles, run.props, required=run.do_apply)
+        bootstrap = _fill_bootstrap(run.bootstrap, zks, run.ensembles, run, required=run.do_apply)
         lock = stack.enter_context(FleetLock(zks[run.ensembles[0]], run.run_id)) if run.do_apply else None
         settings, rows = _scan_fleet(run, zks, bootstrap)
         plan, wave_entries, plan_path = _plan(run, rows, lock.identity if lock else f"dry run {run.run_id}", settings)

@@ -315,6 +315,11 @@ def _read_batch(zk: KazooClient, groups: Sequence[str], timeout_s: float, full: 
     return {g.group: g.view() for g in _read_partials(_Pipeline(zk, timeout_s), groups, full)}
 
 
+def pipeline_of(source: KazooClient | ReadPipeline, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S) -> ReadPipeline:
+    """A `ReadPipeline` over kazoo's async calls for a client; another pipeline as it is."""
+    return _Pipeline(source, timeout_s) if isinstance(source, KazooClient) else source
+
+
 def read_groups_with_layout(
     source: KazooClient | ReadPipeline,
     groups: Sequence[str],
@@ -325,8 +330,7 @@ def read_groups_with_layout(
     """Each group's `GroupView` with the evidence of its layout dialect, in one pipelined batch (the caller
     bounds `groups`). Without `offsets` the offset nodes' data is not read (the view's `offsets` is empty):
     a reader that consults no Kafka log end needs only their existence, which it does not use either."""
-    pipe = _Pipeline(source, timeout_s) if isinstance(source, KazooClient) else source
-    partials = _read_partials(pipe, list(dict.fromkeys(groups)), offsets=offsets)
+    partials = _read_partials(pipeline_of(source, timeout_s), list(dict.fromkeys(groups)), offsets=offsets)
     return [(g.view(), g.evidence()) for g in partials]
 
 
