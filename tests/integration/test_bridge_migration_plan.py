@@ -150,6 +150,8 @@ def test_a_bridge_joining_plain_kafka_consumers_never_obeys_zookeeper_first(
         first = seen[0].get(unique_topic, {})
         plain_threads = {t for t in first.values() if not t.startswith(conn.consumer_id)}
         assert plain_threads, f"the first assignment gave every partition to the bridge: {first}"
+        # the bridge publishes its decision right after the listener has run
+        wait_until(lambda: conn.consumer_id in published(zk_client, unique_group), 10, what="its publication")
         assert published(zk_client, unique_group)[conn.consumer_id].authority.value == "kafka"
     finally:
         conn.shutdown()

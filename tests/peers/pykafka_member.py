@@ -64,6 +64,20 @@ def make_consumer(args: argparse.Namespace):
     )
 
 
+def around_broker_race(call, attempts: int = 5) -> None:
+    """`call()`, again while pykafka 2.8.0 trips over its own broker refresh: after a broker restart its
+    metadata thread can change `cluster.brokers` while a commit iterates it to find the group coordinator
+    (RuntimeError: dictionary changed size during iteration)."""
+    for attempt in range(attempts):
+        try:
+            call()
+            return
+        except RuntimeError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2)
+
+
 def main() -> int:
     args = parse_args()
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
@@ -88,8 +102,8 @@ def main() -> int:
                 "offset": message.offset, "start_ns": start, "end_ns": time.time_ns()}  # fmt: skip
         sink.write(json.dumps(line, separators=(",", ":")) + "\n")
         sink.flush()
-    consumer.commit_offsets()
-    consumer.stop()
+    around_broker_race(consumer.commit_offsets)
+    around_broker_race(consumer.stop)
     sink.close()
     print(f"stopped {cid}", flush=True)
     return 0
