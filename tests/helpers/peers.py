@@ -14,7 +14,6 @@ are cached), against the jars in that cache: the test sessions of every xdist wo
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import signal
 import subprocess
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from migrator.demo.workload import bridge_props
 from migrator.devcluster.paths import cache_root
+from tests.helpers.cache import built_once
 from tests.helpers.kafka import KafkaCluster
 from tests.helpers.wait import wait_until
 
@@ -47,20 +47,15 @@ def compiled_peers(old_libs: Path, kafka_libs: Path) -> Path:
     sources = sorted(JVM_SOURCES.glob("*.java"))
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + f"{old_libs}|{kafka_libs}".encode())
     out = cache_root() / f"jvm-peers-{digest.hexdigest()[:12]}"
-    done = out / ".compiled"
-    if done.exists():
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / f".{out.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            programs = {"OldConsumer": old_libs, "PlainConsumer": kafka_libs}
-            javacs = {name: _javac(name, libs, out / name) for name, libs in programs.items()}
-            for name, javac in javacs.items():
-                _, stderr = javac.communicate(timeout=180)
-                assert javac.returncode == 0, f"javac {name}.java failed:\n{stderr}"
-            done.touch()
-    return out
+
+    def compile_both() -> None:
+        programs = {"OldConsumer": old_libs, "PlainConsumer": kafka_libs}
+        javacs = {name: _javac(name, libs, out / name) for name, libs in programs.items()}
+        for name, javac in javacs.items():
+            _, stderr = javac.communicate(timeout=180)
+            assert javac.returncode == 0, f"javac {name}.java failed:\n{stderr}"
+
+    return built_once(out, ".compiled", compile_both)
 
 
 def _javac(name: str, libs: Path, out: Path) -> subprocess.Popen[str]:

@@ -14,7 +14,6 @@ moves to instead of managed pykafka.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import subprocess
@@ -24,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from migrator.devcluster.paths import cache_root
+from tests.helpers.cache import built_once
 from tests.helpers.member_proc import MemberProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,19 +36,13 @@ def pykafka_python() -> Path:
     stamp = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:12]
     venv = cache_root() / f"pykafka-{stamp}"
     python = venv / "bin" / "python"
-    done = venv / ".installed"
-    if done.exists():
-        return python
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f".pykafka-{stamp}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=300)
-            subprocess.run(
-                [str(python), "-m", "pip", "install", "--quiet", "-r", str(REQUIREMENTS)],
-                check=True, timeout=600,
-            )  # fmt: skip
-            done.touch()
+
+    def install() -> None:
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=300)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-r", str(REQUIREMENTS)],
+                       check=True, timeout=600)  # fmt: skip
+
+    built_once(venv, ".installed", install)
     return python
 
 
