@@ -175,7 +175,7 @@ class Soak:
         admin = AdminClient({"bootstrap.servers": self.cluster.bootstrap_servers})
         admin.create_topics([NewTopic(self.topic, self.config.partitions, 3)])[self.topic].result(30)
         self._wait(lambda: self._topic_ready(admin), 60, "the topic's leaders")
-        self.watcher = OwnersWatcher(self.cluster.zookeeper, self.group, poll_interval_s=0.05).start()
+        self.watcher = OwnersWatcher(self.cluster.zookeeper, self.group).start()
         self.producer = SequencedProducer(self.cluster.bootstrap_servers, self.topic, self.config.partitions,
                                           self.config.rate).start()  # fmt: skip
         for n in range(self.config.members):

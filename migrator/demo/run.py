@@ -134,7 +134,7 @@ def _migrate(demo: Demo, driver: GroupDriver) -> tuple[set[tuple[str, int, int]]
     """Walk the plan under a live producer and the owners watcher, then drain; what was produced and owned."""
     sizing, log = demo.sizing, driver.log
     producer = SequencedProducer(demo.bootstrap, driver.topic, sizing.partitions, sizing.rate)
-    with OwnersWatcher(demo.zookeeper, driver.group, poll_interval_s=0.02) as watcher:
+    with OwnersWatcher(demo.zookeeper, driver.group) as watcher:
         producer.start()
         try:
             _walk(driver, sizing.members, LEGACY_NAMES[demo.dialect])

@@ -28,10 +28,9 @@ class Commit:
 
 
 class CommitsWatcher(ZooKeeperTree):
-    """Record every observed write of one group's `/offsets` nodes; a context manager, like `OwnersWatcher`.
-    `poll_interval_s` is accepted and unused: the tree cache is told of every change."""
+    """Record every observed write of one group's `/offsets` nodes; a context manager, like `OwnersWatcher`."""
 
-    def __init__(self, zookeeper: str, group: str, poll_interval_s: float | None = None) -> None:
+    def __init__(self, zookeeper: str, group: str) -> None:
         super().__init__(zookeeper, GroupPaths(group).offsets, f"commits-watcher-{group}")
         self._seen: dict[tuple[str, int], int] = {}  # topic-partition -> last mzxid recorded
         self._commits: list[Commit] = []

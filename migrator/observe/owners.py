@@ -2,8 +2,8 @@
 `owners/<folder>/<leader>-<partition>` nodes, which hold a consumer id: `member_only` intervals).
 
 How it catches every change: a kazoo `TreeCache` of `owners` (`poller.ZooKeeperTree`, shared with
-`CommitsWatcher`) delivers each owner node's creation, rewrite and deletion with the node's stat, and reads
-the tree again after the watcher's own reconnects.
+`CommitsWatcher`) delivers each owner node's creation, rewrite and deletion with the node's stat, and a read
+of the whole tree every second delivers what the cache missed.
 
 How it dates them, so that checks against processing times err towards *no* false alarm:
 - an ownership starts at the node's `ctime` (set by the ZooKeeper server, wall clock, ms): the exact
@@ -105,14 +105,12 @@ def _owner_node(folder: str, child: str) -> Leaf | None:
 
 
 class OwnersWatcher(ZooKeeperTree):
-    """Watch one group's owner nodes; use as a context manager or `start()` / `stop()`. `poll_interval_s` is
-    accepted and unused: the tree cache is told of every change."""
+    """Watch one group's owner nodes; use as a context manager or `start()` / `stop()`."""
 
     def __init__(
         self,
         zookeeper: str,
         group: str,
-        poll_interval_s: float | None = None,
         use_server_ctime: bool = True,
         clock: Callable[[], int] = time.time_ns,
     ) -> None:

@@ -93,7 +93,7 @@ class Drill:
     def start(self, partitions: int = PARTITIONS, replication: int = 1, rate: float = RATE) -> Drill:
         self.partitions = partitions
         make_topic(self.cluster, self.topic, partitions, replication=replication)
-        self.watcher = OwnersWatcher(self.cluster.zookeeper, self.group, poll_interval_s=0.02).start()
+        self.watcher = OwnersWatcher(self.cluster.zookeeper, self.group).start()
         self.producer = SequencedProducer(self.cluster, self.topic, rate=rate).start()
         return self
 

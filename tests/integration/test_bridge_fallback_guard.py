@@ -52,7 +52,7 @@ def test_a_bridge_next_to_a_plain_consumer_holds_nothing_instead_of_falling_back
         p = pub()
         return p is not None and p.held and not bridge_partitions()
 
-    with OwnersWatcher(cluster.zookeeper, g, poll_interval_s=0.02) as watcher:
+    with OwnersWatcher(cluster.zookeeper, g) as watcher:
         producer = SequencedProducer(cluster, t, rate=300).start()
         # slow processing keeps the bridge busy on a partition, so sharing one with the plain consumer shows as
         # an overlap (two workers at once), not only as duplicates

@@ -47,7 +47,7 @@ def test_a_bridge_leaves_the_kafka_group_before_it_releases_and_nobody_warns_of_
     g, topic = unique_group, make_topic(cluster, unique_topic, PARTITIONS)
     logs = [tmp_path / f"{name}.jsonl" for name in ("a", "b", "c", "d")]
     admin = KafkaAdmin(cluster.bootstrap_servers)
-    with OwnersWatcher(cluster.zookeeper, g, poll_interval_s=0.02) as watcher:
+    with OwnersWatcher(cluster.zookeeper, g) as watcher:
         producer = SequencedProducer(cluster, topic, rate=400).start()
         try:
             set_mode(zk_client, g, "kafka")

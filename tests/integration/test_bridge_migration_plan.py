@@ -35,7 +35,7 @@ def test_full_migration_plan_and_rollback(cluster, unique_group, unique_topic, z
     make_topic(cluster, unique_topic, PARTITIONS)
     log = ProcessingLog()
     g, t = unique_group, unique_topic
-    with OwnersWatcher(cluster.zookeeper, g, poll_interval_s=0.02) as watcher:
+    with OwnersWatcher(cluster.zookeeper, g) as watcher:
         producer = SequencedProducer(cluster, t, rate=300).start()
         members: dict[str, Member | PlainConsumer] = {
             f"m{i}": Member(cluster.zookeeper, g, f"legacy{i}", {t: 2}, log) for i in range(3)
@@ -97,7 +97,7 @@ def test_group_larger_than_group_max_size_keeps_consuming_under_zookeeper(
     log = ProcessingLog()
     from tests.helpers.zk import zk_client as open_zk
 
-    with open_zk(small) as zk, OwnersWatcher(small.zookeeper, unique_group, poll_interval_s=0.02) as watcher:
+    with open_zk(small) as zk, OwnersWatcher(small.zookeeper, unique_group) as watcher:
         producer = SequencedProducer(small, unique_topic, rate=200).start()
         bridges = [start_bridge(small, unique_group, f"b{i}", unique_topic, 1, log) for i in range(3)]
         names = {f"{unique_group}_b{i}" for i in range(3)}

@@ -78,7 +78,7 @@ def _restart_under_load(cluster, group: str, topic: str, zk: KazooClient, static
     paths = GroupPaths(group)
     admin = KafkaAdmin(cluster.bootstrap_servers)
     log = ProcessingLog()
-    with OwnersWatcher(cluster.zookeeper, group, poll_interval_s=0.02) as watcher:
+    with OwnersWatcher(cluster.zookeeper, group) as watcher:
         producer = SequencedProducer(cluster, topic, rate=300).start()
         bridges: list[Member] = []
         try:

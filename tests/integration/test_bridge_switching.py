@@ -31,7 +31,7 @@ def test_ten_switches_under_load_keep_every_safety_property(cluster, unique_grou
     log = ProcessingLog()
     bridges = []
     rng = random.Random(125)
-    with OwnersWatcher(cluster.zookeeper, unique_group, poll_interval_s=0.02) as watcher:
+    with OwnersWatcher(cluster.zookeeper, unique_group) as watcher:
         producer = SequencedProducer(cluster, unique_topic, rate=800).start()
         names = {f"{unique_group}_b{i}" for i in range(4)}
         for i in range(4):
@@ -72,7 +72,7 @@ def test_legacy_connector_joining_in_kafka_mode_falls_back_and_returns(
     make_topic(cluster, unique_topic, partitions)
     log = ProcessingLog()
     names = {f"{unique_group}_b{i}" for i in range(2)}
-    with OwnersWatcher(cluster.zookeeper, unique_group, poll_interval_s=0.02) as watcher:
+    with OwnersWatcher(cluster.zookeeper, unique_group) as watcher:
         producer = SequencedProducer(cluster, unique_topic, rate=300).start()
         bridges = [start_bridge(cluster, unique_group, f"b{i}", unique_topic, 2, log) for i in range(2)]
         set_mode(zk_client, unique_group, "kafka")
@@ -149,7 +149,7 @@ def test_a_partition_that_stays_with_its_bridge_changes_thread_in_place(
     log = ProcessingLog()
     paths = GroupPaths(unique_group)
     name = f"{unique_group}_b0"
-    with OwnersWatcher(cluster.zookeeper, unique_group, poll_interval_s=0.02) as watcher:
+    with OwnersWatcher(cluster.zookeeper, unique_group) as watcher:
         producer = SequencedProducer(cluster, unique_topic, rate=400).start()
         bridge = start_bridge(cluster, unique_group, "b0", unique_topic, 2, log)
         wait_converged(zk_client, unique_group, unique_topic, 4, "zookeeper", {name})

@@ -126,7 +126,7 @@ def test_a_mixed_group_converges_to_the_same_owners(cluster, zk_client, peers: P
     strategy = {"partition.assignment.strategy": assignor}
     producer = SequencedProducer(cluster, topic, rate=RATE)
     with (
-        OwnersWatcher(cluster.zookeeper, group, poll_interval_s=0.02) as watcher,
+        OwnersWatcher(cluster.zookeeper, group) as watcher,
         CommitsWatcher(cluster.zookeeper, group) as commits,
     ):
         producer.start()
@@ -226,7 +226,7 @@ def test_a_scala_member_joining_under_mode_kafka_makes_the_bridges_fall_back(clu
     bridges = [peers.cid("bridge1"), peers.cid("bridge2")]
     producer = SequencedProducer(cluster, topic, rate=RATE)
     with (
-        OwnersWatcher(cluster.zookeeper, group, poll_interval_s=0.02) as watcher,
+        OwnersWatcher(cluster.zookeeper, group) as watcher,
         CommitsWatcher(cluster.zookeeper, group) as commits,
     ):
         producer.start()

@@ -42,7 +42,7 @@ def test_live_switches_and_a_plain_consumer_on_an_old_broker(
     g, t = unique_group, unique_topic
     make_topic(cluster, t, PARTITIONS)
     log = ProcessingLog()
-    with zk_client(cluster) as zk, OwnersWatcher(cluster.zookeeper, g, poll_interval_s=0.02) as watcher:
+    with zk_client(cluster) as zk, OwnersWatcher(cluster.zookeeper, g) as watcher:
         producer = SequencedProducer(cluster, t, rate=200).start()
         members: dict[str, Member | PlainConsumer] = {
             f"b{i}": start_bridge(cluster, g, f"b{i}", t, 2, log) for i in range(3)

@@ -65,3 +65,31 @@ def test_a_watcher_started_before_the_group_exists_writes_nothing_and_sees_its_o
     found = [(iv.owner, iv.start_ns, iv.end_ns) for iv in watcher.intervals()]
     assert found == [("c1-0", ctime_ns, mtime_ns), ("c1-1", mtime_ns, found[1][2])], found
     assert found[1][2] is not None and found[1][2] >= mtime_ns
+
+
+def test_a_hand_over_the_tree_cache_missed_is_on_the_timeline_from_the_new_nodes_creation(
+    cluster: KafkaCluster, zk_client: KazooClient, unique_group: str
+) -> None:
+    """A tree cache may stop watching a node for good (its re-read after a reconnect races the watch events of
+    that reconnect). The watcher's periodic read of the tree still finds a hand-over: the old owner's stretch
+    ends when the read learnt of it, the new owner's starts at its node's creation, so the new owner's records
+    are not owner violations and another member's still are."""
+    path = f"/consumers/{unique_group}/owners/t/0"
+    tp = TopicPartition("t", 0)
+    zk_client.create(path, b"c1-0", makepath=True)
+    with OwnersWatcher(cluster.zookeeper, unique_group) as watcher:
+        wait_until(lambda: watcher.current() == {tp: "c1-0"}, timeout=10.0, interval=0.01)
+        assert watcher._cache is not None
+        watcher._cache.close()  # the cache delivers nothing more
+        zk_client.delete(path)
+        zk_client.create(path, b"c2-0")
+        ctime_ns = zk_client.get(path)[1].ctime * 1_000_000
+        wait_until(lambda: watcher.current() == {tp: "c2-0"}, timeout=10.0, interval=0.05)
+    timeline = watcher.intervals()
+    assert [(iv.owner, iv.start_ns) for iv in timeline if iv.owner == "c2-0"] == [("c2-0", ctime_ns)], timeline
+
+    def processed(thread: str, start_ns: int) -> Processed:
+        return Processed(thread.rsplit("-", 1)[0], thread, "t", 0, 0, start_ns, start_ns + 1_000)
+
+    by_new_owner, by_another = processed("c2-0", ctime_ns + 1_000_000), processed("c3-0", ctime_ns + 1_000_000)
+    assert [v.record for v in owner_violations(timeline, [by_new_owner, by_another])] == [by_another]
