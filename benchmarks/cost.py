@@ -43,6 +43,7 @@ from migrator.kafka.admin import KafkaAdmin
 from migrator.zk.client import connect
 
 PARTITIONS = 16
+STREAMS = 4  # a connector's streams (application threads), as `cost_member.STREAMS`
 KINDS = ("plain", "bridge", "legacy")
 LOADS = (("idle", 20.0), ("800", 800.0), ("4000", 4000.0))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -53,12 +54,14 @@ class Member:
     """One member's process, its stdout counted line by line."""
 
     def __init__(self, kind: str, c: Cluster, topic: str, wrap: Sequence[str] = (), exit_after_s: float = 0,
-                 tree: Path | None = None) -> None:  # fmt: skip
-        """`tree`: run the `migrator` of that checkout (another revision) instead of this one's."""
-        self.kind = kind if tree is None else f"{kind}@{tree.name}"
+                 tree: Path | None = None, streams: int = STREAMS) -> None:  # fmt: skip
+        """`tree`: run the `migrator` of that checkout (another revision) instead of this one's; `streams`: a
+        connector's streams (labelled kind/N when not the default)."""
+        label = kind if streams == STREAMS or kind == "plain" else f"{kind}/{streams}"
+        self.kind = label if tree is None else f"{label}@{tree.name}"
         self.group = unique(f"cost-{kind}")
         cmd = [sys.executable, str(ROOT / "benchmarks" / "cost_member.py"), kind, c.zookeeper, c.bootstrap_servers,
-               self.group, topic, "--exit-after", str(exit_after_s)]  # fmt: skip
+               self.group, topic, "--exit-after", str(exit_after_s), "--streams", str(streams)]  # fmt: skip
         env = {**os.environ, "PYTHONPATH": str(tree or ROOT)}  # ahead of the editable install of this checkout
         self.process = subprocess.Popen([*wrap, *cmd], cwd=ROOT, stdout=subprocess.PIPE, env=env)
         self.lines = 0
@@ -284,13 +287,21 @@ def fresh_topic(c: Cluster) -> str:
     return topic
 
 
-def run(c: Cluster, quick: bool = False, profile: bool = False, compare: Path | None = None) -> dict[str, object]:
+def run(c: Cluster, quick: bool = False, profile: bool = False, compare: Sequence[Path] = (),
+        loads: Sequence[str] = (), kinds: Sequence[str] = KINDS, window_s: float | None = None,
+        name: str | None = None, one_stream: bool = False) -> dict[str, object]:  # fmt: skip
+    """Every kind of `kinds` (and each `compare` checkout's connectors) side by side at each of `loads` (all by
+    default); `name`: the results file (default `cost` or `cost-quick`)."""
     quiet()
-    warmup_s, window_s = (4.0, 15.0) if quick else (8.0, 30.0)
+    warmup_s, default_window_s = (4.0, 15.0) if quick else (8.0, 30.0)
+    window_s = window_s or default_window_s
+    chosen = [(load, rate) for load, rate in LOADS if not loads or load in loads]
     topic = fresh_topic(c)
-    members = [Member(kind, c, topic) for kind in KINDS]
-    if compare is not None:
-        members += [Member(kind, c, topic, tree=compare) for kind in KINDS[1:]]
+    members = [Member(kind, c, topic) for kind in KINDS if kind in kinds or kind == "plain"]
+    for tree in compare:
+        members += [Member(kind, c, topic, tree=tree) for kind in KINDS[1:] if kind in kinds]
+    if one_stream:  # what the hand-over between threads costs: the same connector with one stream
+        members += [Member(kind, c, topic, streams=1) for kind in KINDS[1:] if kind in kinds]
     samples: list[Sample] = []
     try:
         with producing(c, topic, LOADS[0][1]):
@@ -298,7 +309,7 @@ def run(c: Cluster, quick: bool = False, profile: bool = False, compare: Path | 
             for m in members:
                 if m.kind.startswith("bridge"):
                     to_kafka_mode(c, m.group)
-        for load, rate in LOADS:
+        for load, rate in chosen:
             with producing(c, topic, rate):
                 time.sleep(warmup_s)
                 samples += measure(members, load, window_s)
@@ -317,7 +328,7 @@ def run(c: Cluster, quick: bool = False, profile: bool = False, compare: Path | 
            "samples": [asdict(s) for s in samples], "ratios": ratios(samples)}  # fmt: skip
     for key, figures in doc["ratios"].items():  # type: ignore[attr-defined]
         print(f"{key:<12} " + "  ".join(f"{name} {value}x" for name, value in figures.items()), flush=True)
-    print(f"saved {save('cost-quick' if quick else 'cost', doc)}", flush=True)
+    print(f"saved {save(name or ('cost-quick' if quick else 'cost'), doc)}", flush=True)
     return doc
 
 
@@ -340,16 +351,27 @@ def ratios(samples: list[Sample]) -> dict[str, dict[str, float | None]]:
     return out
 
 
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_cluster_args(parser)
     parser.add_argument("--profile", action="store_true", help="py-spy flame graphs of the bridge per load")
-    parser.add_argument("--compare", type=Path, metavar="CHECKOUT",
+    parser.add_argument("--compare", type=Path, metavar="CHECKOUT", action="append", default=[],
                         help="also run the bridge and legacy connector of another checkout (e.g. `git worktree add "
-                        "/tmp/main main`) side by side, labelled kind@<its directory name>")  # fmt: skip
+                        "/tmp/main main`) side by side, labelled kind@<its directory name>; repeatable")  # fmt: skip
+    parser.add_argument("--loads", type=_names, default=(), help="only these loads, e.g. idle,4000")
+    parser.add_argument("--kinds", type=_names, default=KINDS, help="only these connectors, e.g. bridge (plain always)")
+    parser.add_argument("--window", type=float, help="seconds per window (default 30, 15 with --quick)")
+    parser.add_argument("--name", help="results file name (default cost, cost-quick with --quick)")
+    parser.add_argument("--one-stream", action="store_true", help="also each connector with 1 stream (kind/1)")
     args = parser.parse_args(argv)
     with cluster(args.zookeeper, args.bootstrap_servers) as c:
-        run(c, quick=args.quick, profile=args.profile, compare=args.compare.resolve() if args.compare else None)
+        run(c, quick=args.quick, profile=args.profile, compare=[tree.resolve() for tree in args.compare],
+            loads=args.loads, kinds=args.kinds, window_s=args.window, name=args.name,
+            one_stream=args.one_stream)  # fmt: skip
     return 0
 
 

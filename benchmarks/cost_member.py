@@ -4,7 +4,8 @@ writing one JSON line per record to stdout, a pipe the parent counts.
 Deliberately light: a plain member imports confluent-kafka only, as a plain application does, and a
 connector imports `migrator` only, so each process's RSS is what that kind of application needs.
 
-    python benchmarks/cost_member.py {plain,bridge,legacy} ZOOKEEPER BOOTSTRAP GROUP TOPIC [--exit-after S]
+    python benchmarks/cost_member.py {plain,bridge,legacy} ZOOKEEPER BOOTSTRAP GROUP TOPIC
+        [--exit-after S] [--streams N]
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def run_plain(bootstrap: str, group: str, topic: str, stop: threading.Event) -> 
         consumer.close()
 
 
-def run_connector(kind: str, zookeeper: str, bootstrap: str, group: str, topic: str, stop: threading.Event) -> None:
+def run_connector(kind: str, zookeeper: str, bootstrap: str, group: str, topic: str, stop: threading.Event,
+                  streams: int = STREAMS) -> None:  # fmt: skip
     from migrator import ConsumerConnector
 
     config = {"zookeeper.connect": zookeeper, "group.id": group, "auto.offset.reset": "smallest",
@@ -63,7 +65,7 @@ def run_connector(kind: str, zookeeper: str, bootstrap: str, group: str, topic: 
                 emit_line(m.topic, m.partition, m.offset, m.value)
 
     threads = [threading.Thread(target=drain, args=(s,), daemon=True)
-               for s in connector.create_message_streams({topic: STREAMS})[topic]]  # fmt: skip
+               for s in connector.create_message_streams({topic: streams})[topic]]  # fmt: skip
     for t in threads:
         t.start()
     stop.wait()
@@ -92,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("zookeeper", "bootstrap", "group", "topic"):
         parser.add_argument(name)
     parser.add_argument("--exit-after", type=float, default=0.0)
+    parser.add_argument("--streams", type=int, default=STREAMS, help="a connector's streams (threads)")
     args = parser.parse_args(argv)
     name_os_threads()
     for name in ("kazoo", "migrator", "quiet"):  # a leaving member's chatter is not a result
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.kind == "plain":
         worker = threading.Thread(target=run_plain, args=(args.bootstrap, args.group, args.topic, stop), daemon=True)
     else:
-        work = (args.kind, args.zookeeper, args.bootstrap, args.group, args.topic, stop)
+        work = (args.kind, args.zookeeper, args.bootstrap, args.group, args.topic, stop, args.streams)
         worker = threading.Thread(target=run_connector, args=work, daemon=True)
     worker.start()
     while not stop.wait(1.0):  # the main thread stays free for the signal handler

@@ -38,7 +38,7 @@ from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
-POLL_S = 0.02  # when records were already waiting (busy), how long a fetch waits to fill its batch
+POLL_S = 0.02  # when records were already waiting (busy), how long a fetch lets its batch fill
 WAIT_S = 0.2  # how long the fetch thread waits for a first record; a routing change may wait for it
 # confluent-kafka wakes every 200 ms inside a longer wait anyway (to check for signals), so a longer one would
 # save no wake-ups and only delay routing changes.
@@ -47,6 +47,7 @@ LEADER_CHECK_S = 5.0
 silently (its broker's connection errors go to the log, not to `consume`), so no fetch error would say so."""
 IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives; this only bounds a missed wake-up
 BATCH = 500  # records per poll
+TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
 """librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
 _first = operator.itemgetter(0)
@@ -316,20 +317,25 @@ class Fetcher:
 
     def _consume(self, wait_s: float) -> list[Any]:
         """A batch (under `_poll_lock`): a first record within `wait_s` and whatever was fetched with it; when
-        more than that was waiting (busy), topped up for up to `POLL_S`.
+        more than that was waiting but under `TOP_UP_BELOW` records (busy), also what arrives within `POLL_S`.
 
         librdkafka's batch consume returns only when the batch is full or its timeout is over, so one wait
         serves two purposes badly: short, an idle connector wakes every few milliseconds for nothing; long,
         records wait for it. A first record ends the long wait at once; idle, it goes out without waiting
         `POLL_S` for company that will not come (and each call on the client hands the GIL over once more).
+        Busy, the thread sleeps `POLL_S` and then takes what arrived without waiting: a wait inside the client
+        would wake it at every fetch response (several times a `POLL_S` at a few thousand records a second),
+        a sleep once. Records that arrive beyond the batch are taken at once by the next call, and a large first
+        batch (a backlog, a high rate) is not held back at all, so this bounds no rate.
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
         if time.monotonic() - self._leaders_checked > LEADER_CHECK_S:
             self._check_leaders()
         if batch:
             batch += self._consumer.consume(num_messages=BATCH - 1, timeout=0)
-            if 1 < len(batch) < BATCH:
-                batch += self._consumer.consume(num_messages=BATCH - len(batch), timeout=POLL_S)
+            if 1 < len(batch) < TOP_UP_BELOW:
+                time.sleep(POLL_S)
+                batch += self._consumer.consume(num_messages=BATCH - len(batch), timeout=0)
         return batch
 
     def _dispatch(self, batch: list[Any], caller: Destination | None = None) -> list[Chunk]:

@@ -12,7 +12,7 @@ from confluent_kafka import Message as KafkaMessage
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.stream import ConsumerTimeout, KafkaStream
 from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState
-from migrator.kafka.fetcher import Fetcher, Route
+from migrator.kafka.fetcher import POLL_S, TOP_UP_BELOW, Fetcher, Route
 from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition as TP
 
@@ -235,3 +235,41 @@ def test_an_owned_partition_that_cannot_be_fetched_is_logged_as_an_error_once(ca
     f._dispatch([_raw(1, 0)])
     assert f.fetch_state == FetchState()
     assert changes == [FetchState(FetchHealth.DENIED, (TP("t", 1),)), FetchState()]
+
+
+class ScriptedClient:
+    """A client whose `consume` calls return prepared batches, recording how long each was allowed to wait."""
+
+    def __init__(self, batches: list[list[KafkaMessage]]) -> None:
+        self.batches = batches
+        self.waits: list[float] = []
+
+    def consume(self, num_messages: int, timeout: float) -> list[KafkaMessage]:
+        self.waits.append(timeout)
+        return self.batches.pop(0)[:num_messages] if self.batches else []
+
+
+def _consuming_fetcher(batches: list[list[KafkaMessage]]) -> tuple[Fetcher, ScriptedClient]:
+    f = Fetcher.__new__(Fetcher)  # the batch logic only
+    f._consumer = ScriptedClient(batches)  # type: ignore[assignment]
+    f._leaders_checked = float("inf")  # no leader check
+    return f, f._consumer  # type: ignore[return-value]
+
+
+def test_a_small_busy_batch_fills_during_one_sleep_not_a_wait_in_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr("migrator.kafka.fetcher.time.sleep", slept.append)
+    f, client = _consuming_fetcher([[_raw(0, 0)], [_raw(0, 1), _raw(1, 0)], [_raw(0, 2)]])
+    assert [(m.partition(), m.offset()) for m in f._consume(0.2)] == [(0, 0), (0, 1), (1, 0), (0, 2)]
+    assert slept == [POLL_S] and client.waits == [0.2, 0, 0]  # woken once by the sleep, never inside the client
+
+
+def test_a_lone_record_or_a_large_batch_goes_out_without_waiting_for_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr("migrator.kafka.fetcher.time.sleep", slept.append)
+    f, client = _consuming_fetcher([[_raw(0, 0)], []])
+    assert len(f._consume(0.2)) == 1  # idle: a first record alone
+    large = [_raw(0, o) for o in range(TOP_UP_BELOW)]
+    f, client = _consuming_fetcher([large[:1], large[1:]])
+    assert len(f._consume(0.2)) == TOP_UP_BELOW  # a backlog or a high rate: not held back
+    assert slept == [] and client.waits == [0.2, 0]
