@@ -96,12 +96,23 @@ def server_properties(
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
-def jvm_command(java: str, libs: Path, log4j: Path, log_file: Path, heap: str, main: str, config: Path) -> list[str]:
-    """The java command line; `config` lives in the cluster dir, which is how `down` recognises its pids."""
+def jvm_command(
+    java: str,
+    libs: Path,
+    log4j: Path,
+    log_file: Path,
+    heap: str,
+    main: str,
+    config: Path,
+    options: Sequence[str] = (),
+) -> list[str]:
+    """The java command line; `config` lives in the cluster dir, which is how `down` recognises its pids.
+    `options` are further JVM options (e.g. the class archive's)."""
     return [
         java,
         heap,
         *FAST_START,
+        *options,
         "-XX:+UseG1GC",
         "-XX:MaxGCPauseMillis=20",
         "-XX:+ExitOnOutOfMemoryError",
