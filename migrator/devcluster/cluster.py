@@ -149,7 +149,7 @@ class DevCluster:
         process.terminate([p.pid for p in st.processes if p.broker_id is None and p.pid], marker, timeout=5.0)
         for proxy in self._proxies.values():
             proxy.close()
-        self._install_class_archives()
+        self._install_class_archives(st.processes)
         state.remove(st)
 
     def __enter__(self) -> DevCluster:
@@ -250,6 +250,7 @@ class DevCluster:
             process.terminate([proc.pid], self._state.cluster_dir, timeout=30.0, kill=kill)
         proc.pid = 0
         state.save(self._state)
+        self._install_class_archives([proc])
 
     def start_process(self, process_name: str, ready_timeout: float = READY_TIMEOUT_S) -> None:
         """Restart a stopped process on its old port and data dir; returns once it is ready again."""
@@ -317,14 +318,14 @@ class DevCluster:
         """Where `proc`'s JVM writes its class archive at exit when the cache has none yet."""
         return self.cluster_dir / f"{proc.name}{class_archive.SUFFIX}"
 
-    def _install_class_archives(self) -> None:
+    def _install_class_archives(self, stopped: list[state.ProcessState]) -> None:
         """Keep the first usable class archive of each kind of process for the next JVMs (`class_archive`)."""
         try:
             java = require_java()
         except EnvironmentProblem:
             return
         libs = Path(self._state.libs)
-        for proc in self._state.processes:
+        for proc in stopped:
             archive = class_archive.archive_path(java, libs, self._main(proc))
             class_archive.install(java, libs, archive, self._dumped(proc))
 
