@@ -47,8 +47,20 @@ def install(java: str, libs: Path, archive: Path, dumped: Path) -> None:
         return
     staged = archive.with_name(f"{archive.name}.{os.getpid()}.tmp")  # same file system: the rename is atomic
     try:
-        check = subprocess.run([java, "-Xshare:auto", f"-XX:SharedArchiveFile={dumped}", "-cp", f"{libs}/*",
-                                "-version"], capture_output=True, timeout=60)  # fmt: skip
+        check = subprocess.run(
+            [
+                java,
+                "-Xshare:auto",
+                f"-XX:SharedArchiveFile={dumped}",
+                "-XX:-CreateCoredumpOnCrash",
+                "-cp",
+                f"{libs}/*",
+                "-version",
+            ],
+            capture_output=True,
+            timeout=60,
+            cwd=dumped.parent,
+        )  # a crash report lands beside it
         if check.returncode != 0:
             return
         archive.parent.mkdir(parents=True, exist_ok=True)
