@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from types import TracebackType
 
-from migrator.devcluster import config, process, security, state
+from migrator.devcluster import class_archive, config, process, security, state
 from migrator.devcluster.jars import ensure_jars, ensure_old_consumer_jars, require_java
 from migrator.devcluster.paths import KAFKA_VERSION, OLD_CONSUMER_VERSION, valid_name
 from migrator.devcluster.ports import HOST, accepts, ensure_port_free, four_letter_word, free_port
@@ -149,6 +149,7 @@ class DevCluster:
         process.terminate([p.pid for p in st.processes if p.broker_id is None and p.pid], marker, timeout=5.0)
         for proxy in self._proxies.values():
             proxy.close()
+        self._install_class_archives(st.processes)
         state.remove(st)
 
     def __enter__(self) -> DevCluster:
@@ -249,6 +250,7 @@ class DevCluster:
             process.terminate([proc.pid], self._state.cluster_dir, timeout=30.0, kill=kill)
         proc.pid = 0
         state.save(self._state)
+        self._install_class_archives([proc])
 
     def start_process(self, process_name: str, ready_timeout: float = READY_TIMEOUT_S) -> None:
         """Restart a stopped process on its old port and data dir; returns once it is ready again."""
@@ -294,18 +296,38 @@ class DevCluster:
         st = self._state
         ensure_port_free(proc.port, proc.name)
         is_broker = proc.broker_id is not None
+        main = self._main(proc)
         cmd = config.jvm_command(
             java,
             Path(st.libs),
             self.cluster_dir / "log4j.properties",
             self.log_file(proc.name),
             config.BROKER_HEAP if is_broker else config.ZK_HEAP,
-            config.KAFKA_MAIN if is_broker else self._zookeeper_main(),
+            main,
             Path(proc.config),
+            class_archive.jvm_options(class_archive.archive_path(java, Path(st.libs), main), self._dumped(proc)),
         )
         tie = not st.detached and st.owner_pid == os.getpid()
         proc.pid = process.spawn(cmd, self.cluster_dir / f"{proc.name}.out", self.cluster_dir, tie)
         state.save(st)
+
+    def _main(self, proc: state.ProcessState) -> str:
+        return config.KAFKA_MAIN if proc.broker_id is not None else self._zookeeper_main()
+
+    def _dumped(self, proc: state.ProcessState) -> Path:
+        """Where `proc`'s JVM writes its class archive at exit when the cache has none yet."""
+        return self.cluster_dir / f"{proc.name}{class_archive.SUFFIX}"
+
+    def _install_class_archives(self, stopped: list[state.ProcessState]) -> None:
+        """Keep the first usable class archive of each kind of process for the next JVMs (`class_archive`)."""
+        try:
+            java = require_java()
+        except EnvironmentProblem:
+            return
+        libs = Path(self._state.libs)
+        for proc in stopped:
+            archive = class_archive.archive_path(java, libs, self._main(proc))
+            class_archive.install(java, libs, archive, self._dumped(proc))
 
     def _zookeeper_main(self) -> str:
         return config.ZK_QUORUM_MAIN if len(self._state.zookeeper_ports) > 1 else config.ZK_MAIN

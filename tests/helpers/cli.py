@@ -132,15 +132,21 @@ def interrupt(proc: subprocess.Popen[str], timeout: float = 60) -> CliRun:
     return CliRun(proc.returncode, out, err)
 
 
-def _subtree(zk: KazooClient, path: str, into: dict[str, tuple[bytes, int]]) -> None:
-    try:
-        data, stat = zk.get(path)
-        children = zk.get_children(path)
-    except NoNodeError:
-        return
-    into[path] = (data, stat.mzxid)
-    for child in children:
-        _subtree(zk, f"{path.rstrip('/')}/{child}", into)
+def _subtree(zk: KazooClient, paths: list[str], into: dict[str, tuple[bytes, int]]) -> None:
+    """Every node under `paths` (themselves included): (data, last-modified zxid). A level's requests are sent
+    together and answered in one round trip, so a large shared tree costs its depth, not its size, in round trips."""
+    level = list(paths)
+    while level:
+        pending = [(node, zk.get_async(node), zk.get_children_async(node)) for node in level]
+        level = []
+        for node, data_request, children_request in pending:
+            try:
+                data, stat = data_request.get()
+                children = children_request.get()
+            except NoNodeError:
+                continue
+            into[node] = (data, stat.mzxid)
+            level += [f"{node.rstrip('/')}/{child}" for child in children]
 
 
 def zk_state(zk: KazooClient) -> dict[str, tuple[bytes, int]]:
@@ -149,9 +155,7 @@ def zk_state(zk: KazooClient) -> dict[str, tuple[bytes, int]]:
     The root's children are part of it, so a node created at a mistyped chroot shows too.
     """
     state: dict[str, tuple[bytes, int]] = {}
-    for child in zk.get_children("/"):
-        if f"/{child}" not in KAFKA_OWN:
-            _subtree(zk, f"/{child}", state)
+    _subtree(zk, [f"/{child}" for child in zk.get_children("/") if f"/{child}" not in KAFKA_OWN], state)
     return state
 
 
@@ -165,7 +169,7 @@ def group_state(zk: KazooClient, group: str, chroot: str = "") -> dict[str, obje
         except NoNodeError:
             state[f"children {parent}"] = None
     subtree: dict[str, tuple[bytes, int]] = {}
-    _subtree(zk, f"{chroot}/consumers/{group}", subtree)
+    _subtree(zk, [f"{chroot}/consumers/{group}"], subtree)
     state.update(subtree)
     return state
 

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from migrator.demo.workload import bridge_props
+from migrator.devcluster.config import FAST_START
 from migrator.devcluster.paths import cache_root
 from tests.helpers.cache import built_once
 from tests.helpers.kafka import KafkaCluster
@@ -94,6 +95,7 @@ class JvmPeers:
         return [
             "java",
             "-Xmx128m",
+            *FAST_START,
             "-XX:+UseSerialGC",
             f"-Dlog4j.configuration=file:{self.log4j}",
             f"-Dmigrator.log.file={log_file}",

@@ -36,6 +36,9 @@ from tests.helpers.wait import wait_until
 PARTITIONS = 3
 ZK_OFFSETS = {0: 5, 1: 6, 2: 7}
 KAFKA_OFFSETS = {0: 1, 1: 2, 2: 3}
+STALL_MS = 20000
+"""How long a stalled member holds up a rebalance: the refused `set-mode` must run inside it (a CLI start takes
+a few seconds on a loaded host), and `--wait` lasts until it ends."""
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -341,7 +344,7 @@ def _stalled_member(bootstrap: str, group: str, topic: str, with_: set[str]) -> 
     """A plain member that polls until the group is stable with it and `with_`, then stops polling: the next
     rebalance waits for it (up to its max.poll.interval.ms), so the Kafka group stays PREPARING_REBALANCING
     long enough to be seen, then drops it and settles."""
-    member = PollingMember(bootstrap, group, topic, "stalled-app", config={"max.poll.interval.ms": 40000})
+    member = PollingMember(bootstrap, group, topic, "stalled-app", config={"max.poll.interval.ms": STALL_MS})
     admin = KafkaAdmin(bootstrap)
 
     def stable() -> bool:
@@ -397,7 +400,7 @@ def test_wait_timeout_names_the_reason_a_bridge_published(
     from migrator.protocol.codecs import Authority, PublishedAuthority
 
     why = "legacy connector(s) registered: g_old"
-    b1, proc = _switching(cluster, zk_client, fake_group, "--timeout", "8")
+    b1, proc = _switching(cluster, zk_client, fake_group, "--timeout", "5")
     refusal = PublishedAuthority(Authority.ZOOKEEPER, 2, int(time.time() * 1000), reason=why)
     zk_client.create(fake_group.paths.published_authority(b1), refusal.encode(), makepath=True, ephemeral=True)
     out, err = proc.communicate(timeout=60)

@@ -50,6 +50,7 @@ def test_jvm_command_names_the_config_so_down_can_recognise_it() -> None:
         Path("/c/zoo.cfg"),
     )
     assert cmd[0] == "java" and "-Xmx256m" in cmd and "-XX:+UseG1GC" in cmd
+    assert "-XX:TieredStopAtLevel=1" in cmd  # a (re)start on a busy host is not slowed by C2 compiling
     assert cmd[-2:] == [config.ZK_MAIN, "/c/zoo.cfg"]
     assert cmd[cmd.index("-cp") + 1] == "/libs/*"
 
