@@ -41,7 +41,7 @@ def recover(drills: dict[str, Drill], names: list[str], outage: Outage) -> float
 
 
 @pytest.mark.xfail(
-    reason="known liveness failure, open in issue 20, load-dependent (0 of 2 runs alone or beside the soak, 8 of 11 "
+    reason="known liveness failure, open in issue 20, load-dependent (0 of 2 runs alone or beside the soak, 8 of 12 "
     "with two to four copies side by side, on 2026-11-26): after a broker restart either one bridge process's record "
     "fetcher delivers nothing more of partitions it still owns and routes (no fetch error, no rebalance), or a "
     "group under Kafka authority does not converge within the bound; the drill stops there, before the verdict.",
