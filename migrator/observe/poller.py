@@ -5,12 +5,12 @@ node and delivers each addition, update and removal with the node's data and sta
 sees by the server's `ctime`, `mtime` and zxids). A watcher sees the partition nodes, `<root>/<topic>/<partition>`,
 in the order the cache delivers them.
 
-The cache alone is not trusted to stay complete: its re-read after a reconnect runs beside the watch events of
-that reconnect on other threads, and a node it drops there is never watched again. So the watcher also reads the
-whole subtree every `RECONCILE_S` and delivers what the cache missed: a node whose incarnation or last write
-(czxid, mzxid) differs from what was last delivered for it, or that appeared or vanished. A path the cache
-delivered while the read was under way is left to the cache (the read may predate it). Every such correction is
-logged at WARNING with the node, so a missed change is visible.
+The cache alone is not relied on to stay complete: it handles watch events and the results of its own reads on
+different threads, so a change lost between them (or a watch lost with a connection) would never be delivered.
+So the watcher also reads the whole subtree every `RECONCILE_S` and delivers what the cache missed: a node
+whose incarnation or last write (czxid, mzxid) differs from what was last delivered for it, or that appeared
+or vanished. A path the cache delivered while the read was under way is left to the cache (the read may
+predate it). Every such correction is logged at WARNING with the node, so a missed change is visible.
 
 It never writes to ZooKeeper. `TreeCache.start` creates its root when the root is absent, so the cache starts
 only once the root exists (a watch on the root says when). `stop` ends with a fresh read of the subtree, so
