@@ -267,4 +267,6 @@ class EmbeddedMember:
             reason = f"{error.name()} ({error.code()}): {error.str()}"
             self._post(KafkaLost(reason, connection=error.code() == KafkaError._ALL_BROKERS_DOWN))
         else:
-            log.info("embedded member: %s", error)
+            # librdkafka reports each failed reconnect here, many a second while a broker is down: through its
+            # logger, whose filter passes one line per condition and window with the count of the rest
+            librdkafka_logger().info("embedded member: %s", error)
