@@ -49,6 +49,33 @@ def run_plain(bootstrap: str, group: str, topic: str, stop: threading.Event) -> 
         consumer.close()
 
 
+def run_split_plain(bootstrap: str, group: str, topic: str, stop: threading.Event, clients: int) -> None:
+    """A plain application with one confluent-kafka client per thread, each assigned every `clients`-th
+    partition and polled `poll(1.0)` by its own thread: what a connector with one client per stream (no
+    hand-over between threads) would cost at best, beside the one-client `run_plain`."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    def one(index: int) -> None:
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                             "logger": logging.getLogger("quiet")})  # fmt: skip
+        partitions = sorted(consumer.list_topics(topic, timeout=30).topics[topic].partitions)
+        consumer.assign([TopicPartition(topic, p) for p in partitions[index::clients]])
+        try:
+            while not stop.is_set():
+                msg = consumer.poll(1.0)
+                if msg is None or msg.error() is not None:
+                    continue
+                emit_line(msg.topic(), msg.partition(), msg.offset(), msg.value())
+        finally:
+            consumer.close()
+
+    threads = [threading.Thread(target=one, args=(i,), name="run_p", daemon=True) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def run_connector(kind: str, zookeeper: str, bootstrap: str, group: str, topic: str, stop: threading.Event,
                   streams: int = STREAMS) -> None:  # fmt: skip
     from migrator import ConsumerConnector
@@ -94,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("zookeeper", "bootstrap", "group", "topic"):
         parser.add_argument(name)
     parser.add_argument("--exit-after", type=float, default=0.0)
-    parser.add_argument("--streams", type=int, default=STREAMS, help="a connector's streams (threads)")
+    parser.add_argument("--streams", type=int, default=STREAMS, help="a connector's streams (threads); for plain, more than 1: one client per thread")
     args = parser.parse_args(argv)
     name_os_threads()
     for name in ("kazoo", "migrator", "quiet"):  # a leaving member's chatter is not a result
@@ -103,7 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda _s, _f: stop.set())
     if args.exit_after:
         threading.Timer(args.exit_after, stop.set).start()
-    if args.kind == "plain":
+    if args.kind == "plain" and args.streams > 1:
+        work = (args.bootstrap, args.group, args.topic, stop, args.streams)
+        worker = threading.Thread(target=run_split_plain, args=work, daemon=True)
+    elif args.kind == "plain":
         worker = threading.Thread(target=run_plain, args=(args.bootstrap, args.group, args.topic, stop), daemon=True)
     else:
         work = (args.kind, args.zookeeper, args.bootstrap, args.group, args.topic, stop, args.streams)
