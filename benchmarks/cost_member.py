@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("zookeeper", "bootstrap", "group", "topic"):
         parser.add_argument(name)
     parser.add_argument("--exit-after", type=float, default=0.0)
-    parser.add_argument("--streams", type=int, default=STREAMS, help="a connector's streams (threads); for plain, more than 1: one client per thread")
+    parser.add_argument("--streams", type=int, help=f"a connector's streams (default {STREAMS}); a plain member's "
+                        "threads, each with its own client (default 1)")  # fmt: skip
     args = parser.parse_args(argv)
     name_os_threads()
     for name in ("kazoo", "migrator", "quiet"):  # a leaving member's chatter is not a result
@@ -130,13 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda _s, _f: stop.set())
     if args.exit_after:
         threading.Timer(args.exit_after, stop.set).start()
-    if args.kind == "plain" and args.streams > 1:
+    if args.kind == "plain" and (args.streams or 1) > 1:
         work = (args.bootstrap, args.group, args.topic, stop, args.streams)
         worker = threading.Thread(target=run_split_plain, args=work, daemon=True)
     elif args.kind == "plain":
         worker = threading.Thread(target=run_plain, args=(args.bootstrap, args.group, args.topic, stop), daemon=True)
     else:
-        work = (args.kind, args.zookeeper, args.bootstrap, args.group, args.topic, stop, args.streams)
+        work = (args.kind, args.zookeeper, args.bootstrap, args.group, args.topic, stop, args.streams or STREAMS)
         worker = threading.Thread(target=run_connector, args=work, daemon=True)
     worker.start()
     while not stop.wait(1.0):  # the main thread stays free for the signal handler
