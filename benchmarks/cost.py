@@ -16,7 +16,9 @@ and CPU µs per record (the run time of the member's threads from /proc/<pid>/ta
 `--profile` also records py-spy flame graphs of the bridge over the idle and the busiest window
 (`results/cost-bridge-<load>.svg`); py-spy must be installed (the `dev` extra). `--compare` runs the bridge
 and legacy connector of another checkout (another revision's `migrator`) in the same window, so a change is
-judged against its own baseline under the same load.
+judged against its own baseline under the same load. `--one-stream` adds each connector with one stream, and
+`--split-plain` a plain application of 4 threads, each polling its own client on a quarter of the partitions:
+what 4 application threads cost without any connector.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import threading
+from typing import Any
 
 STREAMS = 4
 AUTO_COMMIT_MS = "5000"  # confluent-kafka's default, given to the connectors too: the same commit work
@@ -33,12 +34,15 @@ def emit_line(topic: str | None, partition: int | None, offset: int | None, valu
     os.write(1, line.encode())
 
 
-def run_plain(bootstrap: str, group: str, topic: str, stop: threading.Event) -> None:
+def plain_consumer(bootstrap: str, group: str) -> Any:
     from confluent_kafka import Consumer
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-                         "logger": logging.getLogger("quiet")})  # fmt: skip
-    consumer.subscribe([topic])
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                     "logger": logging.getLogger("quiet")})  # fmt: skip
+
+
+def poll_loop(consumer: Any, stop: threading.Event) -> None:
+    """A plain application's loop: `poll(1.0)`, one line per record, until `stop`; then close."""
     try:
         while not stop.is_set():
             msg = consumer.poll(1.0)
@@ -49,25 +53,23 @@ def run_plain(bootstrap: str, group: str, topic: str, stop: threading.Event) -> 
         consumer.close()
 
 
+def run_plain(bootstrap: str, group: str, topic: str, stop: threading.Event) -> None:
+    consumer = plain_consumer(bootstrap, group)
+    consumer.subscribe([topic])
+    poll_loop(consumer, stop)
+
+
 def run_split_plain(bootstrap: str, group: str, topic: str, stop: threading.Event, clients: int) -> None:
     """A plain application with one confluent-kafka client per thread, each assigned every `clients`-th
     partition and polled `poll(1.0)` by its own thread: what a connector with one client per stream (no
     hand-over between threads) would cost at best, beside the one-client `run_plain`."""
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import TopicPartition
 
     def one(index: int) -> None:
-        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-                             "logger": logging.getLogger("quiet")})  # fmt: skip
+        consumer = plain_consumer(bootstrap, group)
         partitions = sorted(consumer.list_topics(topic, timeout=30).topics[topic].partitions)
         consumer.assign([TopicPartition(topic, p) for p in partitions[index::clients]])
-        try:
-            while not stop.is_set():
-                msg = consumer.poll(1.0)
-                if msg is None or msg.error() is not None:
-                    continue
-                emit_line(msg.topic(), msg.partition(), msg.offset(), msg.value())
-        finally:
-            consumer.close()
+        poll_loop(consumer, stop)
 
     threads = [threading.Thread(target=one, args=(i,), name="run_p", daemon=True) for i in range(clients)]
     for t in threads:

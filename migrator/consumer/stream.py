@@ -58,6 +58,8 @@ class KafkaStream:
         self.thread_id = thread_id
         self.queue: queue.SimpleQueue[object] = queue.SimpleQueue()  # the fetcher keeps it to `queue_chunks`
         self.queue_chunks = queue_chunks
+        self.room = threading.Event()  # set when a chunk is taken while the fetcher waits for room (`wants_room`)
+        self.wants_room = False
         self._mutex = threading.RLock()  # re-entrant: `shutdown()` may run in a signal handler on this thread
         self.lock = threading.Condition(self._mutex)
         self.waited_on = False  # set by a revoke waiting for our held record, so only then do we notify
@@ -210,7 +212,11 @@ class KafkaStream:
             if self._local:
                 return self._local.popleft()
             if not self.queue.empty():  # only this thread takes from it
-                return self.queue.get_nowait()
+                item = self.queue.get_nowait()
+                if self.wants_room:  # only a full queue is taken from here while the fetcher waits
+                    self.wants_room = False
+                    self.room.set()
+                return item
             remaining = _remaining(deadline)
             if remaining == 0.0:
                 raise ConsumerTimeout(f"no record for {self.thread_id} within consumer.timeout.ms")

@@ -46,7 +46,7 @@ LEADER_CHECK_S = 5.0
 """How often the metadata is asked whether an owned partition has no leader: librdkafka waits for a leader
 silently (its broker's connection errors go to the log, not to `consume`), so no fetch error would say so."""
 IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives; this only bounds a missed wake-up
-FULL_WAIT_S = POLL_S  # how often a fetch waiting for room in a stream's full queue looks again
+FULL_WAIT_S = 0.1  # how often a fetch waiting for room in a stream's full queue looks whether to stop or drop it
 BATCH = 500  # records per poll
 TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
@@ -58,12 +58,15 @@ _new_tuple = tuple.__new__
 
 class Destination(Protocol):
     """What the fetcher needs of a stream (`consumer.stream.KafkaStream`): the thread id its records carry, the
-    queue it takes chunks from, and how many chunks that queue may hold (the fetcher waits for room beyond). A
-    protocol, so the Kafka adapters never import the application's side."""
+    queue it takes chunks from, how many chunks that queue may hold, and how a fetch waits for room beyond (it
+    sets `wants_room`; the stream sets `room` when it takes a chunk then). A protocol, so the Kafka adapters
+    never import the application's side."""
 
     thread_id: str
     queue: queue.SimpleQueue[object]
     queue_chunks: int
+    room: threading.Event
+    wants_room: bool
 
 
 @dataclass(slots=True)
@@ -449,6 +452,11 @@ class Fetcher:
             pending = self._pending
             if pending is not None and (chunk.tp not in pending or pending[chunk.tp].epoch != chunk.epoch):
                 return  # the partition is being taken away; the stream would drop it anyway
-            if self._stop.wait(FULL_WAIT_S):
+            stream.room.clear()
+            stream.wants_room = True
+            if stream.queue.qsize() < stream.queue_chunks:  # taken before it could see `wants_room`
+                break
+            stream.room.wait(FULL_WAIT_S)
+            if self._stop.is_set():
                 return
         stream.queue.put(chunk)
