@@ -16,7 +16,9 @@ and CPU µs per record (the run time of the member's threads from /proc/<pid>/ta
 `--profile` also records py-spy flame graphs of the bridge over the idle and the busiest window
 (`results/cost-bridge-<load>.svg`); py-spy must be installed (the `dev` extra). `--compare` runs the bridge
 and legacy connector of another checkout (another revision's `migrator`) in the same window, so a change is
-judged against its own baseline under the same load.
+judged against its own baseline under the same load. `--one-stream` adds each connector with one stream, and
+`--split-plain` a plain application of 4 threads, each polling its own client on a quarter of the partitions:
+what 4 application threads cost without any connector.
 """
 
 from __future__ import annotations
@@ -54,10 +56,13 @@ class Member:
     """One member's process, its stdout counted line by line."""
 
     def __init__(self, kind: str, c: Cluster, topic: str, wrap: Sequence[str] = (), exit_after_s: float = 0,
-                 tree: Path | None = None, streams: int = STREAMS) -> None:  # fmt: skip
+                 tree: Path | None = None, streams: int | None = None) -> None:  # fmt: skip
         """`tree`: run the `migrator` of that checkout (another revision) instead of this one's; `streams`: a
-        connector's streams (labelled kind/N when not the default)."""
-        label = kind if streams == STREAMS or kind == "plain" else f"{kind}/{streams}"
+        connector's streams, or a plain application's threads, each with its own client (labelled kind/N when
+        not the default: `STREAMS` for a connector, 1 for a plain consumer)."""
+        default = 1 if kind == "plain" else STREAMS
+        streams = streams or default
+        label = kind if streams == default else f"{kind}/{streams}"
         self.kind = label if tree is None else f"{label}@{tree.name}"
         self.group = unique(f"cost-{kind}")
         cmd = [sys.executable, str(ROOT / "benchmarks" / "cost_member.py"), kind, c.zookeeper, c.bootstrap_servers,
@@ -289,7 +294,7 @@ def fresh_topic(c: Cluster) -> str:
 
 def run(c: Cluster, quick: bool = False, profile: bool = False, compare: Sequence[Path] = (),
         loads: Sequence[str] = (), kinds: Sequence[str] = KINDS, window_s: float | None = None,
-        name: str | None = None, one_stream: bool = False) -> dict[str, object]:  # fmt: skip
+        name: str | None = None, one_stream: bool = False, split_plain: bool = False) -> dict[str, object]:  # fmt: skip
     """Every kind of `kinds` (and each `compare` checkout's connectors) side by side at each of `loads` (all by
     default); `name`: the results file (default `cost` or `cost-quick`)."""
     quiet()
@@ -302,6 +307,8 @@ def run(c: Cluster, quick: bool = False, profile: bool = False, compare: Sequenc
         members += [Member(kind, c, topic, tree=tree) for kind in KINDS[1:] if kind in kinds]
     if one_stream:  # what the hand-over between threads costs: the same connector with one stream
         members += [Member(kind, c, topic, streams=1) for kind in KINDS[1:] if kind in kinds]
+    if split_plain:  # what one client per stream could cost at best: a plain application built that way
+        members.append(Member("plain", c, topic, streams=STREAMS))
     samples: list[Sample] = []
     try:
         with producing(c, topic, LOADS[0][1]):
@@ -367,11 +374,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=float, help="seconds per window (default 30, 15 with --quick)")
     parser.add_argument("--name", help="results file name (default cost, cost-quick with --quick)")
     parser.add_argument("--one-stream", action="store_true", help="also each connector with 1 stream (kind/1)")
+    parser.add_argument("--split-plain", action="store_true",
+                        help=f"also a plain application of {STREAMS} threads, each polling its own client on a "
+                        f"share of the partitions (plain/{STREAMS})")  # fmt: skip
     args = parser.parse_args(argv)
     with cluster(args.zookeeper, args.bootstrap_servers) as c:
         run(c, quick=args.quick, profile=args.profile, compare=[tree.resolve() for tree in args.compare],
             loads=args.loads, kinds=args.kinds, window_s=args.window, name=args.name,
-            one_stream=args.one_stream)  # fmt: skip
+            one_stream=args.one_stream, split_plain=args.split_plain)  # fmt: skip
     return 0
 
 

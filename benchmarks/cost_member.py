@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import threading
+from typing import Any
 
 STREAMS = 4
 AUTO_COMMIT_MS = "5000"  # confluent-kafka's default, given to the connectors too: the same commit work
@@ -33,12 +34,15 @@ def emit_line(topic: str | None, partition: int | None, offset: int | None, valu
     os.write(1, line.encode())
 
 
-def run_plain(bootstrap: str, group: str, topic: str, stop: threading.Event) -> None:
+def plain_consumer(bootstrap: str, group: str) -> Any:
     from confluent_kafka import Consumer
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-                         "logger": logging.getLogger("quiet")})  # fmt: skip
-    consumer.subscribe([topic])
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                     "logger": logging.getLogger("quiet")})  # fmt: skip
+
+
+def poll_loop(consumer: Any, stop: threading.Event) -> None:
+    """A plain application's loop: `poll(1.0)`, one line per record, until `stop`; then close."""
     try:
         while not stop.is_set():
             msg = consumer.poll(1.0)
@@ -47,6 +51,31 @@ def run_plain(bootstrap: str, group: str, topic: str, stop: threading.Event) -> 
             emit_line(msg.topic(), msg.partition(), msg.offset(), msg.value())
     finally:
         consumer.close()
+
+
+def run_plain(bootstrap: str, group: str, topic: str, stop: threading.Event) -> None:
+    consumer = plain_consumer(bootstrap, group)
+    consumer.subscribe([topic])
+    poll_loop(consumer, stop)
+
+
+def run_split_plain(bootstrap: str, group: str, topic: str, stop: threading.Event, clients: int) -> None:
+    """A plain application with one confluent-kafka client per thread, each assigned every `clients`-th
+    partition and polled `poll(1.0)` by its own thread: what a connector with one client per stream (no
+    hand-over between threads) would cost at best, beside the one-client `run_plain`."""
+    from confluent_kafka import TopicPartition
+
+    def one(index: int) -> None:
+        consumer = plain_consumer(bootstrap, group)
+        partitions = sorted(consumer.list_topics(topic, timeout=30).topics[topic].partitions)
+        consumer.assign([TopicPartition(topic, p) for p in partitions[index::clients]])
+        poll_loop(consumer, stop)
+
+    threads = [threading.Thread(target=one, args=(i,), name="run_p", daemon=True) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def run_connector(kind: str, zookeeper: str, bootstrap: str, group: str, topic: str, stop: threading.Event,
@@ -94,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("zookeeper", "bootstrap", "group", "topic"):
         parser.add_argument(name)
     parser.add_argument("--exit-after", type=float, default=0.0)
-    parser.add_argument("--streams", type=int, default=STREAMS, help="a connector's streams (threads)")
+    parser.add_argument("--streams", type=int, help=f"a connector's streams (default {STREAMS}); a plain member's "
+                        "threads, each with its own client (default 1)")  # fmt: skip
     args = parser.parse_args(argv)
     name_os_threads()
     for name in ("kazoo", "migrator", "quiet"):  # a leaving member's chatter is not a result
@@ -103,10 +133,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda _s, _f: stop.set())
     if args.exit_after:
         threading.Timer(args.exit_after, stop.set).start()
-    if args.kind == "plain":
+    if args.kind == "plain" and (args.streams or 1) > 1:
+        work = (args.bootstrap, args.group, args.topic, stop, args.streams)
+        worker = threading.Thread(target=run_split_plain, args=work, daemon=True)
+    elif args.kind == "plain":
         worker = threading.Thread(target=run_plain, args=(args.bootstrap, args.group, args.topic, stop), daemon=True)
     else:
-        work = (args.kind, args.zookeeper, args.bootstrap, args.group, args.topic, stop, args.streams)
+        work = (args.kind, args.zookeeper, args.bootstrap, args.group, args.topic, stop, args.streams or STREAMS)
         worker = threading.Thread(target=run_connector, args=work, daemon=True)
     worker.start()
     while not stop.wait(1.0):  # the main thread stays free for the signal handler

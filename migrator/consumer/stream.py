@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import operator
@@ -57,7 +56,10 @@ class KafkaStream:
     def __init__(self, thread_id: str, handoff: Handoff, consumer_timeout_ms: int = -1,
                  queue_chunks: int = DEFAULT_QUEUE_CHUNKS) -> None:  # fmt: skip
         self.thread_id = thread_id
-        self.queue: queue.Queue[object] = queue.Queue(maxsize=queue_chunks)
+        self.queue: queue.SimpleQueue[object] = queue.SimpleQueue()  # the fetcher keeps it to `queue_chunks`
+        self.queue_chunks = queue_chunks
+        self.room = threading.Event()  # set when a chunk is taken while the fetcher waits for room (`wants_room`)
+        self.wants_room = False
         self._mutex = threading.RLock()  # re-entrant: `shutdown()` may run in a signal handler on this thread
         self.lock = threading.Condition(self._mutex)
         self.waited_on = False  # set by a revoke waiting for our held record, so only then do we notify
@@ -209,8 +211,12 @@ class KafkaStream:
         while True:
             if self._local:
                 return self._local.popleft()
-            with contextlib.suppress(queue.Empty):
-                return self.queue.get_nowait()
+            if not self.queue.empty():  # only this thread takes from it
+                item = self.queue.get_nowait()
+                if self.wants_room:  # only a full queue is taken from here while the fetcher waits
+                    self.wants_room = False
+                    self.room.set()
+                return item
             remaining = _remaining(deadline)
             if remaining == 0.0:
                 raise ConsumerTimeout(f"no record for {self.thread_id} within consumer.timeout.ms")
@@ -333,7 +339,7 @@ class KafkaStream:
             self._handed = len(self._messages) - len(list(it))
 
     def shutdown(self) -> None:
-        """Wake the thread and end its iteration (it may need room in a full queue first)."""
+        """Wake the thread and end its iteration."""
         self._shut = True
         self._put(_SHUTDOWN)
 
@@ -342,13 +348,7 @@ class KafkaStream:
         self._put(_WAKE)
 
     def _put(self, signal: object) -> None:
-        while True:
-            try:
-                self.queue.put_nowait(signal)
-                return
-            except queue.Full:
-                with contextlib.suppress(queue.Empty):
-                    self.queue.get_nowait()
+        self.queue.put(signal)  # unbounded: a signal never waits for room behind chunks
 
 
 FETCH_WAIT_S = 0.1  # how long a stream fetching for itself waits for a first record before it waits on its queue

@@ -46,6 +46,7 @@ LEADER_CHECK_S = 5.0
 """How often the metadata is asked whether an owned partition has no leader: librdkafka waits for a leader
 silently (its broker's connection errors go to the log, not to `consume`), so no fetch error would say so."""
 IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives; this only bounds a missed wake-up
+FULL_WAIT_S = 0.1  # how often a fetch waiting for room in a stream's full queue looks whether to stop or drop it
 BATCH = 500  # records per poll
 TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
@@ -56,11 +57,16 @@ _new_tuple = tuple.__new__
 
 
 class Destination(Protocol):
-    """What the fetcher needs of a stream (`consumer.stream.KafkaStream`): the thread id its records carry, and
-    the queue it takes chunks from. A protocol, so the Kafka adapters never import the application's side."""
+    """What the fetcher needs of a stream (`consumer.stream.KafkaStream`): the thread id its records carry, the
+    queue it takes chunks from, how many chunks that queue may hold, and how a fetch waits for room beyond (it
+    sets `wants_room`; the stream sets `room` when it takes a chunk then). A protocol, so the Kafka adapters
+    never import the application's side."""
 
     thread_id: str
-    queue: queue.Queue[object]
+    queue: queue.SimpleQueue[object]
+    queue_chunks: int
+    room: threading.Event
+    wants_room: bool
 
 
 @dataclass(slots=True)
@@ -223,7 +229,7 @@ class Fetcher:
         """A stream starts (+1) or stops (-1) waiting on its queue; the fetch thread polls while any waits."""
         with self._pending_lock:
             self._waiting += delta
-        if delta > 0:
+        if delta > 0 and not self._serving:  # a serving fetch thread looks at `_waiting` before it sleeps
             self._wake.set()
 
     # -- the fetch thread ----------------------------------------------------------------------------
@@ -286,7 +292,8 @@ class Fetcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._wake.clear()  # before looking: a wake-up from now on is not lost
+            if self._wake.is_set():
+                self._wake.clear()  # before looking: a wake-up from now on is not lost
             if self._pending is None and (not self._waiting or not self._routes):
                 self._wake.wait(IDLE_S)  # streams fetch for themselves; nothing to do for them here
                 continue
@@ -438,11 +445,18 @@ class Fetcher:
         return list(map(_new_tuple, repeat(Message, n), fields))
 
     def _put(self, route: Route, chunk: Chunk) -> None:
-        while not self._stop.is_set():
-            try:
-                route.stream.queue.put(chunk, timeout=0.1)
+        """Queue `chunk` on its stream once its queue has room (a `SimpleQueue`: putting, waiting and taking run
+        no Python code, which is most of what an idle record costs otherwise; its bound is kept here)."""
+        stream = route.stream
+        while stream.queue.qsize() >= stream.queue_chunks:
+            pending = self._pending
+            if pending is not None and (chunk.tp not in pending or pending[chunk.tp].epoch != chunk.epoch):
+                return  # the partition is being taken away; the stream would drop it anyway
+            stream.room.clear()
+            stream.wants_room = True
+            if stream.queue.qsize() < stream.queue_chunks:  # taken before it could see `wants_room`
+                break
+            stream.room.wait(FULL_WAIT_S)
+            if self._stop.is_set():
                 return
-            except queue.Full:
-                pending = self._pending
-                if pending is not None and (chunk.tp not in pending or pending[chunk.tp].epoch != chunk.epoch):
-                    return  # the partition is being taken away; the stream would drop it anyway
+        stream.queue.put(chunk)

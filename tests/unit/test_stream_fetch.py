@@ -273,3 +273,38 @@ def test_a_lone_record_or_a_large_batch_goes_out_without_waiting_for_more(monkey
     f, client = _consuming_fetcher([large[:1], large[1:]])
     assert len(f._consume(0.2)) == TOP_UP_BELOW  # a backlog or a high rate: not held back
     assert slept == [] and client.waits == [0.2, 0]
+
+
+def _full_stream(chunks: int) -> tuple[Fetcher, KafkaStream, Handoff]:
+    h = Handoff()
+    s = KafkaStream("a-0", h, queue_chunks=chunks)
+    f = Fetcher.__new__(Fetcher)  # the queueing only: no client
+    f._stop, f._pending = threading.Event(), None
+    e = h.open({TP("t", 0): 0})
+    for i in range(chunks):
+        s.queue.put(chunk(e, i))
+    return f, s, h
+
+
+def test_a_fetch_waits_for_room_in_a_full_queue_and_the_stream_taking_a_chunk_makes_it() -> None:
+    f, s, h = _full_stream(2)
+    e = h.epochs[TP("t", 0)]
+    putter = threading.Thread(target=f._put, args=(Route(s, e, 3), chunk(e, 2)))
+    putter.start()
+    putter.join(0.3)
+    assert putter.is_alive() and s.queue.qsize() == 2  # the bound holds
+    it = iter(s)
+    assert next(it).offset == 0  # the stream takes a chunk: room for one
+    putter.join(2.0)
+    assert not putter.is_alive()
+    assert [next(it).offset for _ in range(2)] == [1, 2]
+
+
+def test_a_fetch_waiting_for_room_drops_a_chunk_of_a_partition_being_taken_away() -> None:
+    f, s, h = _full_stream(1)
+    e = h.epochs[TP("t", 0)]
+    putter = threading.Thread(target=f._put, args=(Route(s, e, 3), chunk(e, 1)))
+    putter.start()
+    f._pending = {}  # a routing change without the partition
+    putter.join(2.0)
+    assert not putter.is_alive() and s.queue.qsize() == 1
