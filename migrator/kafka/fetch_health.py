@@ -1,10 +1,14 @@
 """Whether the fetcher can read the partitions it was given: a `FetchHealth` decided from librdkafka's error
 codes (never from message text), and a tracker that says when the picture changes, so that a bridge that
 owns partitions it cannot fetch says so loudly, once per change, instead of keeping them silently.
+
+Also whether the fetcher's client is stranded: it knows no broker at all, a state librdkafka never leaves by
+itself (see `brokers_known`), so the fetcher replaces the client once it has lasted `STRANDED_S`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Mapping
 
 from confluent_kafka import KafkaError
@@ -12,7 +16,21 @@ from confluent_kafka import KafkaError
 from migrator.protocol.fetch import FetchHealth, FetchState
 from migrator.protocol.partition import TopicPartition
 
-__all__ = ["FetchHealth", "FetchHealthTracker", "FetchState", "health_of", "leaderless"]
+__all__ = [
+    "FetchHealth",
+    "FetchHealthTracker",
+    "FetchState",
+    "brokerless_since",
+    "brokers_known",
+    "health_of",
+    "leaderless",
+    "stranded",
+]
+
+STRANDED_S = 10.0
+"""How long a client may know no broker before it is replaced. librdkafka leaves that state, when it leaves it
+at all, within milliseconds (a re-bootstrap drops the learned brokers and adds the bootstrap servers at once)."""
+_REAL_BROKER_SOURCES = frozenset({"configured", "learned"})  # not librdkafka's "internal" and "logical" handles
 
 
 _BY_CODE: Mapping[int, FetchHealth] = {
@@ -91,3 +109,35 @@ class FetchHealthTracker:
             return None
         self.state = state
         return state
+
+
+def brokers_known(statistics: str) -> int | None:
+    """How many real brokers (bootstrap servers or brokers learned from metadata) a librdkafka client knows,
+    from its statistics JSON; None when the JSON says nothing about brokers.
+
+    Zero is a dead end: when a Metadata answer lists no broker (a restarted broker answers so until the
+    controller has sent it the cluster's metadata), librdkafka drops every broker it knew, bootstrap servers
+    included. With no broker it sends no request, so neither its re-bootstrap on "all brokers down" (no broker
+    goes down any more) nor its re-bootstrap timer (armed by a metadata request) ever fires: no fetch error, no
+    record, for good."""
+    try:
+        brokers = json.loads(statistics).get("brokers")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(brokers, dict):
+        return None
+    return sum(1 for b in brokers.values() if isinstance(b, dict) and b.get("source") in _REAL_BROKER_SOURCES)
+
+
+def brokerless_since(since: float | None, known: int | None, now: float) -> float | None:
+    """Since when the client has known no broker (`since` carried over), or None while it knows one."""
+    if known is None:
+        return since
+    if known:
+        return None
+    return now if since is None else since
+
+
+def stranded(since: float | None, now: float, grace_s: float = STRANDED_S) -> bool:
+    """The client has known no broker for `grace_s`: replace it."""
+    return since is not None and now - since >= grace_s

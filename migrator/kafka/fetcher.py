@@ -32,7 +32,16 @@ from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.kafka.commit import commit_sync
-from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of, leaderless
+from migrator.kafka.fetch_health import (
+    FetchHealth,
+    FetchHealthTracker,
+    FetchState,
+    brokerless_since,
+    brokers_known,
+    health_of,
+    leaderless,
+    stranded,
+)
 from migrator.logs import librdkafka_logger
 from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
@@ -48,6 +57,9 @@ silently (its broker's connection errors go to the log, not to `consume`), so no
 IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives; this only bounds a missed wake-up
 BATCH = 500  # records per poll
 TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
+STATISTICS_MS = 1000
+"""How often the client reports its statistics, from which the fetcher learns whether it still knows a broker
+(`fetch_health.brokers_known`); `fetcher.statistics.interval.ms=0` turns that check off."""
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
 """librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
 _first = operator.itemgetter(0)
@@ -86,10 +98,14 @@ class Fetcher:
             "enable.auto.offset.store": False,
             "enable.partition.eof": False,
             "fetch.wait.max.ms": 100,
+            "statistics.interval.ms": STATISTICS_MS,
             "logger": librdkafka_logger(),
         }
         conf.update(properties or {})
-        self._consumer = Consumer(conf)
+        self._conf = conf
+        self._clients = 0  # clients made so far: a replaced client's late statistics are ignored
+        self._brokerless_since: float | None = None  # monotonic; while the client knows no broker
+        self._consumer = self._new_client()
         self._routes: dict[TopicPartition, Route] = {}
         self._health = FetchHealthTracker()
         self.on_health_change: Callable[[FetchState], None] | None = None
@@ -180,6 +196,37 @@ class Fetcher:
             return
         with self._poll_lock:  # a stream thread may be polling: wait for it
             self._close_client()
+
+    def _new_client(self) -> Consumer:
+        self._clients += 1
+        client = self._clients
+        return Consumer({**self._conf, "stats_cb": lambda stats: self._on_statistics(client, stats)})
+
+    def _on_statistics(self, client: int, statistics: str) -> None:
+        """On the polling thread (under `_poll_lock`), from inside a `consume` of client number `client`."""
+        if client == self._clients:
+            self._brokerless_since = brokerless_since(self._brokerless_since, brokers_known(statistics),
+                                                      time.monotonic())  # fmt: skip
+
+    def _replace_stranded_client(self) -> None:
+        """Under `_poll_lock`: a client that knows no broker never fetches again (`fetch_health.brokers_known`),
+        so a new one takes over every routed partition at the route's next offset, where the old one stopped
+        handing records over (nothing is skipped, nothing handed out twice). The old one is closed on a thread
+        of its own: closing a client without a broker can wait for its timeouts."""
+        log.warning(
+            "the Kafka fetcher's client has known no broker for %.0fs (librdkafka dropped them all and does not "
+            "bootstrap again): replacing it; %d owned partitions resume at their positions",
+            time.monotonic() - (self._brokerless_since or time.monotonic()),
+            len(self._routes),
+        )
+        old, self._consumer = self._consumer, self._new_client()
+        self._brokerless_since = None
+        self._partition_counts = {}
+        if self._routes:
+            self._consumer.incremental_assign(
+                [KafkaTopicPartition(tp.topic, tp.partition, r.next_offset) for tp, r in self._routes.items()]
+            )
+        threading.Thread(target=_close_quietly, args=(old,), name="fetcher-close-stranded", daemon=True).start()
 
     def _close_client(self) -> None:
         """Under `_poll_lock`."""
@@ -329,6 +376,8 @@ class Fetcher:
         batch (a backlog, a high rate) is not held back at all, so this bounds no rate.
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
+        if not batch and stranded(self._brokerless_since, time.monotonic()):
+            self._replace_stranded_client()
         if time.monotonic() - self._leaders_checked > LEADER_CHECK_S:
             self._check_leaders()
         if batch:
@@ -446,3 +495,10 @@ class Fetcher:
                 pending = self._pending
                 if pending is not None and (chunk.tp not in pending or pending[chunk.tp].epoch != chunk.epoch):
                     return  # the partition is being taken away; the stream would drop it anyway
+
+
+def _close_quietly(client: Consumer) -> None:
+    try:
+        client.close()
+    except Exception:  # a stranded client: nothing of it is needed any more
+        log.debug("closing a replaced fetch client failed", exc_info=True)

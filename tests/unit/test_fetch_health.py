@@ -3,9 +3,21 @@ librdkafka's error codes, never from message text."""
 
 from __future__ import annotations
 
+import json
+
 from confluent_kafka import KafkaError
 
-from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of, leaderless
+from migrator.kafka.fetch_health import (
+    STRANDED_S,
+    FetchHealth,
+    FetchHealthTracker,
+    FetchState,
+    brokerless_since,
+    brokers_known,
+    health_of,
+    leaderless,
+    stranded,
+)
 from migrator.protocol.partition import TopicPartition
 
 A, B, C = (TopicPartition("orders", p) for p in range(3))
@@ -40,3 +52,27 @@ def test_an_owned_partition_without_a_leader_is_unreachable() -> None:
     leaders = {a: -1, b: 1, c: -1}
     assert leaderless(leaders, [a, b]) == {a: FetchHealth.UNREACHABLE}
     assert leaderless({}, [a]) == {}  # not in the metadata: not judged here
+
+
+def _statistics(*sources: str) -> str:
+    return json.dumps({"brokers": {f"b{i}": {"source": s, "state": "INIT"} for i, s in enumerate(sources)}})
+
+
+def test_only_bootstrap_and_learned_brokers_count_as_known() -> None:
+    assert brokers_known(_statistics("learned", "configured", "logical", "internal")) == 2
+    assert brokers_known(_statistics("logical", "internal")) == 0  # the dead end: a group coordinator handle only
+    assert brokers_known(_statistics()) == 0
+    assert brokers_known("{not json") is None
+    assert brokers_known(json.dumps({"name": "rdkafka#consumer-1"})) is None
+
+
+def test_a_client_is_stranded_only_after_knowing_no_broker_for_the_whole_grace() -> None:
+    since = brokerless_since(None, 0, now=100.0)
+    assert since == 100.0
+    since = brokerless_since(since, 0, now=105.0)
+    assert since == 100.0  # the first moment is kept
+    assert not stranded(since, now=105.0, grace_s=10.0)
+    assert stranded(brokerless_since(since, None, now=110.0), now=110.0, grace_s=10.0)  # no news is no change
+    assert brokerless_since(since, 1, now=110.0) is None  # a broker again: the clock restarts
+    assert not stranded(None, now=1e9)
+    assert STRANDED_S > 1.0
