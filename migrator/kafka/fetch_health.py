@@ -2,8 +2,8 @@
 codes (never from message text), and a tracker that says when the picture changes, so that a bridge that
 owns partitions it cannot fetch says so loudly, once per change, instead of keeping them silently.
 
-Also whether the fetcher's client is stranded: it knows no broker at all, a state librdkafka never leaves by
-itself (see `brokers_known`), so the fetcher replaces the client once it has lasted `STRANDED_S`.
+Also whether the fetcher's client is stranded: it has no broker left to connect to, a state librdkafka never
+leaves by itself (see `brokers_usable`), so the fetcher replaces the client once it has lasted `STRANDED_S`.
 """
 
 from __future__ import annotations
@@ -21,15 +21,16 @@ __all__ = [
     "FetchHealthTracker",
     "FetchState",
     "brokerless_since",
-    "brokers_known",
+    "brokers_usable",
     "health_of",
     "leaderless",
     "stranded",
 ]
 
 STRANDED_S = 10.0
-"""How long a client may know no broker before it is replaced. librdkafka leaves that state, when it leaves it
-at all, within milliseconds (a re-bootstrap drops the learned brokers and adds the bootstrap servers at once)."""
+"""How long a client that fetches may have no usable broker before it is replaced. librdkafka leaves that state,
+when it leaves it at all, within milliseconds (a re-bootstrap adds the bootstrap servers at once, and a broker
+it needs moves on from INIT to connecting)."""
 _REAL_BROKER_SOURCES = frozenset({"configured", "learned"})  # not librdkafka's "internal" and "logical" handles
 
 
@@ -111,33 +112,39 @@ class FetchHealthTracker:
         return state
 
 
-def brokers_known(statistics: str) -> int | None:
-    """How many real brokers (bootstrap servers or brokers learned from metadata) a librdkafka client knows,
-    from its statistics JSON; None when the JSON says nothing about brokers.
+def brokers_usable(statistics: str) -> int | None:
+    """How many real brokers (bootstrap servers or brokers learned from metadata) a librdkafka client can still
+    connect to, from its statistics JSON: those in any state but INIT; None when the JSON names no brokers.
 
     Zero is a dead end: when a Metadata answer lists no broker (a restarted broker answers so until the
-    controller has sent it the cluster's metadata), librdkafka drops every broker it knew, bootstrap servers
-    included. With no broker it sends no request, so neither its re-bootstrap on "all brokers down" (no broker
-    goes down any more) nor its re-bootstrap timer (armed by a metadata request) ever fires: no fetch error, no
-    record, for good."""
+    controller has sent it the cluster's metadata), librdkafka drops every broker not in it, bootstrap servers
+    included. A dropped broker may stay listed for good, in INIT, held by a reference, but is never connected
+    again. With no usable broker the client sends no request, so neither its re-bootstrap on "all brokers
+    down" (no broker goes down any more) nor its re-bootstrap timer (armed by a metadata request) fires: no
+    fetch error, no record, for good. A usable broker the client needs never rests in INIT: it is connected,
+    or it cycles through connecting and down while unreachable."""
     try:
         brokers = json.loads(statistics).get("brokers")
     except (ValueError, AttributeError):
         return None
     if not isinstance(brokers, dict):
         return None
-    return sum(1 for b in brokers.values() if isinstance(b, dict) and b.get("source") in _REAL_BROKER_SOURCES)
+    return sum(
+        1
+        for b in brokers.values()
+        if isinstance(b, dict) and b.get("source") in _REAL_BROKER_SOURCES and b.get("state") != "INIT"
+    )
 
 
-def brokerless_since(since: float | None, known: int | None, now: float) -> float | None:
-    """Since when the client has known no broker (`since` carried over), or None while it knows one."""
-    if known is None:
+def brokerless_since(since: float | None, usable: int | None, now: float) -> float | None:
+    """Since when the client has had no usable broker (`since` carried over), or None while it has one."""
+    if usable is None:
         return since
-    if known:
+    if usable:
         return None
     return now if since is None else since
 
 
 def stranded(since: float | None, now: float, grace_s: float = STRANDED_S) -> bool:
-    """The client has known no broker for `grace_s`: replace it."""
+    """The client has had no usable broker for `grace_s`: replace it."""
     return since is not None and now - since >= grace_s

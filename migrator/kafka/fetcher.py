@@ -37,7 +37,7 @@ from migrator.kafka.fetch_health import (
     FetchHealthTracker,
     FetchState,
     brokerless_since,
-    brokers_known,
+    brokers_usable,
     health_of,
     leaderless,
     stranded,
@@ -59,7 +59,7 @@ BATCH = 500  # records per poll
 TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
 STATISTICS_MS = 1000
 """How often the client reports its statistics, from which the fetcher learns whether it still knows a broker
-(`fetch_health.brokers_known`); `fetcher.statistics.interval.ms=0` turns that check off."""
+(`fetch_health.brokers_usable`); `fetcher.statistics.interval.ms=0` turns that check off."""
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
 """librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
 _first = operator.itemgetter(0)
@@ -203,19 +203,24 @@ class Fetcher:
         return Consumer({**self._conf, "stats_cb": lambda stats: self._on_statistics(client, stats)})
 
     def _on_statistics(self, client: int, statistics: str) -> None:
-        """On the polling thread (under `_poll_lock`), from inside a `consume` of client number `client`."""
-        if client == self._clients:
-            self._brokerless_since = brokerless_since(self._brokerless_since, brokers_known(statistics),
-                                                      time.monotonic())  # fmt: skip
+        """On the polling thread (under `_poll_lock`), from inside a `consume` of client number `client`. Only
+        while partitions are routed: an idle client connects to no broker, and needs none."""
+        if client != self._clients:
+            return
+        if not self._routes:
+            self._brokerless_since = None
+            return
+        usable = brokers_usable(statistics)
+        self._brokerless_since = brokerless_since(self._brokerless_since, usable, time.monotonic())
 
     def _replace_stranded_client(self) -> None:
-        """Under `_poll_lock`: a client that knows no broker never fetches again (`fetch_health.brokers_known`),
+        """Under `_poll_lock`: a client without a usable broker never fetches again (`fetch_health.brokers_usable`),
         so a new one takes over every routed partition at the route's next offset, where the old one stopped
         handing records over (nothing is skipped, nothing handed out twice). The old one is closed on a thread
         of its own: closing a client without a broker can wait for its timeouts."""
         log.warning(
-            "the Kafka fetcher's client has known no broker for %.0fs (librdkafka dropped them all and does not "
-            "bootstrap again): replacing it; %d owned partitions resume at their positions",
+            "the Kafka fetcher's client has had no broker to connect to for %.0fs (librdkafka dropped them all "
+            "and does not bootstrap again): replacing it; %d owned partitions resume at their positions",
             time.monotonic() - (self._brokerless_since or time.monotonic()),
             len(self._routes),
         )

@@ -13,7 +13,7 @@ from migrator.kafka.fetch_health import (
     FetchHealthTracker,
     FetchState,
     brokerless_since,
-    brokers_known,
+    brokers_usable,
     health_of,
     leaderless,
     stranded,
@@ -54,16 +54,19 @@ def test_an_owned_partition_without_a_leader_is_unreachable() -> None:
     assert leaderless({}, [a]) == {}  # not in the metadata: not judged here
 
 
-def _statistics(*sources: str) -> str:
-    return json.dumps({"brokers": {f"b{i}": {"source": s, "state": "INIT"} for i, s in enumerate(sources)}})
+def _statistics(*brokers: tuple[str, str]) -> str:
+    return json.dumps({"brokers": {f"b{i}": {"source": src, "state": st} for i, (src, st) in enumerate(brokers)}})
 
 
-def test_only_bootstrap_and_learned_brokers_count_as_known() -> None:
-    assert brokers_known(_statistics("learned", "configured", "logical", "internal")) == 2
-    assert brokers_known(_statistics("logical", "internal")) == 0  # the dead end: a group coordinator handle only
-    assert brokers_known(_statistics()) == 0
-    assert brokers_known("{not json") is None
-    assert brokers_known(json.dumps({"name": "rdkafka#consumer-1"})) is None
+def test_only_bootstrap_and_learned_brokers_not_at_rest_count_as_usable() -> None:
+    up, connecting = ("learned", "UP"), ("configured", "TRY_CONNECT")
+    assert brokers_usable(_statistics(up, connecting, ("logical", "UP"), ("internal", "UP"))) == 2
+    assert brokers_usable(_statistics(("learned", "DOWN"))) == 1  # unreachable, but the client keeps trying
+    assert brokers_usable(_statistics(("logical", "UP"))) == 0  # the dead end: a group coordinator handle only
+    assert brokers_usable(_statistics(("learned", "INIT"), ("logical", "INIT"))) == 0  # a dropped broker lingers
+    assert brokers_usable(_statistics()) == 0
+    assert brokers_usable("{not json") is None
+    assert brokers_usable(json.dumps({"name": "rdkafka#consumer-1"})) is None
 
 
 def test_a_client_is_stranded_only_after_knowing_no_broker_for_the_whole_grace() -> None:
