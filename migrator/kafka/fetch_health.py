@@ -2,14 +2,16 @@
 codes (never from message text), and a tracker that says when the picture changes, so that a bridge that
 owns partitions it cannot fetch says so loudly, once per change, instead of keeping them silently.
 
-Also whether the fetcher's client is stranded: it has no broker left to connect to, a state librdkafka never
-leaves by itself (see `brokers_usable`), so the fetcher replaces the client once it has lasted `STRANDED_S`.
+Also whether the fetcher's client is stranded: not connected to any broker and no longer trying to, a state
+librdkafka never leaves by itself (see `reach_of`), so the fetcher replaces the client once it has lasted
+`STRANDED_S`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 
 from confluent_kafka import KafkaError
 
@@ -17,20 +19,21 @@ from migrator.protocol.fetch import FetchHealth, FetchState
 from migrator.protocol.partition import TopicPartition
 
 __all__ = [
+    "STRANDED_S",
     "FetchHealth",
     "FetchHealthTracker",
     "FetchState",
-    "brokerless_since",
-    "brokers_usable",
+    "Reach",
+    "Stranding",
     "health_of",
     "leaderless",
-    "stranded",
+    "reach_of",
 ]
 
-STRANDED_S = 10.0
-"""How long a client that fetches may have no usable broker before it is replaced. librdkafka leaves that state,
-when it leaves it at all, within milliseconds (a re-bootstrap adds the bootstrap servers at once, and a broker
-it needs moves on from INIT to connecting)."""
+STRANDED_S = 20.0
+"""How long a fetching client may go without a connected broker and without trying to connect to one before it
+is replaced. While a broker is merely unreachable librdkafka tries again at least every reconnect backoff
+(10 s at most, with jitter), so a longer stillness means it will never try again."""
 _REAL_BROKER_SOURCES = frozenset({"configured", "learned"})  # not librdkafka's "internal" and "logical" handles
 
 
@@ -112,39 +115,52 @@ class FetchHealthTracker:
         return state
 
 
-def brokers_usable(statistics: str) -> int | None:
-    """How many real brokers (bootstrap servers or brokers learned from metadata) a librdkafka client can still
-    connect to, from its statistics JSON: those in any state but INIT; None when the JSON names no brokers.
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What a client's statistics say of its real brokers (bootstrap servers and learned brokers, not
+    librdkafka's internal and logical handles): whether one is connected, and each one's name, state and
+    connection attempts so far, whose change shows the client still trying."""
 
-    Zero is a dead end: when a Metadata answer lists no broker (a restarted broker answers so until the
-    controller has sent it the cluster's metadata), librdkafka drops every broker not in it, bootstrap servers
-    included. A dropped broker may stay listed for good, in INIT, held by a reference, but is never connected
-    again. With no usable broker the client sends no request, so neither its re-bootstrap on "all brokers
-    down" (no broker goes down any more) nor its re-bootstrap timer (armed by a metadata request) fires: no
-    fetch error, no record, for good. A usable broker the client needs never rests in INIT: it is connected,
-    or it cycles through connecting and down while unreachable."""
+    connected: bool
+    attempts: tuple[tuple[str, str, int], ...]
+
+
+def reach_of(statistics: str) -> Reach | None:
+    """The `Reach` in a librdkafka statistics JSON; None when it names no brokers.
+
+    A client that is not connected and stops trying is in a dead end: when a Metadata answer lists no broker
+    (a restarted broker answers so until its controller has sent it the cluster's metadata), librdkafka drops
+    every broker not in it, bootstrap servers included. A dropped broker may stay listed for good, in INIT,
+    held by a reference, but is never connected again. With no broker to ask, the client sends nothing, so
+    neither its re-bootstrap on "all brokers down" (no broker goes down any more) nor its re-bootstrap timer
+    (armed by a metadata request) fires: no fetch error, no record, for good."""
     try:
         brokers = json.loads(statistics).get("brokers")
     except (ValueError, AttributeError):
         return None
     if not isinstance(brokers, dict):
         return None
-    return sum(
-        1
-        for b in brokers.values()
-        if isinstance(b, dict) and b.get("source") in _REAL_BROKER_SOURCES and b.get("state") != "INIT"
-    )
+    real = [b for b in brokers.values() if isinstance(b, dict) and b.get("source") in _REAL_BROKER_SOURCES]
+    attempts = tuple(sorted((str(b.get("name")), str(b.get("state")), int(b.get("connects") or 0)) for b in real))
+    return Reach(any(b.get("state") == "UP" for b in real), attempts)
 
 
-def brokerless_since(since: float | None, usable: int | None, now: float) -> float | None:
-    """Since when the client has had no usable broker (`since` carried over), or None while it has one."""
-    if usable is None:
-        return since
-    if usable:
-        return None
-    return now if since is None else since
+@dataclass(frozen=True, slots=True)
+class Stranding:
+    """Since when (monotonic) a client has been neither connected nor trying, and the attempts seen then."""
 
+    since: float | None = None
+    attempts: tuple[tuple[str, str, int], ...] = ()
 
-def stranded(since: float | None, now: float, grace_s: float = STRANDED_S) -> bool:
-    """The client has had no usable broker for `grace_s`: replace it."""
-    return since is not None and now - since >= grace_s
+    def observe(self, reach: Reach | None, now: float) -> Stranding:
+        if reach is None:
+            return self
+        if reach.connected:
+            return Stranding(None, reach.attempts)
+        if self.since is None or reach.attempts != self.attempts:
+            return Stranding(now, reach.attempts)  # not connected, but (still) trying: the clock starts again
+        return self
+
+    def stranded(self, now: float, grace_s: float = STRANDED_S) -> bool:
+        """Neither connected nor trying for `grace_s`: replace the client."""
+        return self.since is not None and now - self.since >= grace_s

@@ -36,11 +36,10 @@ from migrator.kafka.fetch_health import (
     FetchHealth,
     FetchHealthTracker,
     FetchState,
-    brokerless_since,
-    brokers_usable,
+    Stranding,
     health_of,
     leaderless,
-    stranded,
+    reach_of,
 )
 from migrator.logs import librdkafka_logger
 from migrator.protocol.message import Chunk, Message
@@ -58,8 +57,8 @@ IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives;
 BATCH = 500  # records per poll
 TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
 STATISTICS_MS = 1000
-"""How often the client reports its statistics, from which the fetcher learns whether it still knows a broker
-(`fetch_health.brokers_usable`); `fetcher.statistics.interval.ms=0` turns that check off."""
+"""How often the client reports its statistics, from which the fetcher learns whether it is connected to a broker
+or still trying (`fetch_health.reach_of`); `fetcher.statistics.interval.ms=0` turns that check off."""
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
 """librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
 _first = operator.itemgetter(0)
@@ -104,7 +103,7 @@ class Fetcher:
         conf.update(properties or {})
         self._conf = conf
         self._clients = 0  # clients made so far: a replaced client's late statistics are ignored
-        self._brokerless_since: float | None = None  # monotonic; while the client knows no broker
+        self._stranding = Stranding()  # whether the client is connected to a broker or still trying
         self._consumer = self._new_client()
         self._routes: dict[TopicPartition, Route] = {}
         self._health = FetchHealthTracker()
@@ -208,24 +207,24 @@ class Fetcher:
         if client != self._clients:
             return
         if not self._routes:
-            self._brokerless_since = None
+            self._stranding = Stranding()
             return
-        usable = brokers_usable(statistics)
-        self._brokerless_since = brokerless_since(self._brokerless_since, usable, time.monotonic())
+        self._stranding = self._stranding.observe(reach_of(statistics), time.monotonic())
 
     def _replace_stranded_client(self) -> None:
-        """Under `_poll_lock`: a client without a usable broker never fetches again (`fetch_health.brokers_usable`),
+        """Under `_poll_lock`: a client neither connected nor trying never fetches again (`fetch_health.reach_of`),
         so a new one takes over every routed partition at the route's next offset, where the old one stopped
         handing records over (nothing is skipped, nothing handed out twice). The old one is closed on a thread
         of its own: closing a client without a broker can wait for its timeouts."""
         log.warning(
-            "the Kafka fetcher's client has had no broker to connect to for %.0fs (librdkafka dropped them all "
-            "and does not bootstrap again): replacing it; %d owned partitions resume at their positions",
-            time.monotonic() - (self._brokerless_since or time.monotonic()),
+            "the Kafka fetcher's client has had no broker connection and made no attempt for %.0fs (librdkafka "
+            "dropped its brokers and does not bootstrap again): replacing it; %d owned partitions resume at "
+            "their positions",
+            time.monotonic() - (self._stranding.since or time.monotonic()),
             len(self._routes),
         )
         old, self._consumer = self._consumer, self._new_client()
-        self._brokerless_since = None
+        self._stranding = Stranding()
         self._partition_counts = {}
         if self._routes:
             self._consumer.incremental_assign(
@@ -381,7 +380,7 @@ class Fetcher:
         batch (a backlog, a high rate) is not held back at all, so this bounds no rate.
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
-        if not batch and stranded(self._brokerless_since, time.monotonic()):
+        if not batch and self._stranding.stranded(time.monotonic()):
             self._replace_stranded_client()
         if time.monotonic() - self._leaders_checked > LEADER_CHECK_S:
             self._check_leaders()

@@ -12,11 +12,11 @@ from migrator.kafka.fetch_health import (
     FetchHealth,
     FetchHealthTracker,
     FetchState,
-    brokerless_since,
-    brokers_usable,
+    Reach,
+    Stranding,
     health_of,
     leaderless,
-    stranded,
+    reach_of,
 )
 from migrator.protocol.partition import TopicPartition
 
@@ -54,28 +54,37 @@ def test_an_owned_partition_without_a_leader_is_unreachable() -> None:
     assert leaderless({}, [a]) == {}  # not in the metadata: not judged here
 
 
-def _statistics(*brokers: tuple[str, str]) -> str:
-    return json.dumps({"brokers": {f"b{i}": {"source": src, "state": st} for i, (src, st) in enumerate(brokers)}})
+def _statistics(*brokers: tuple[str, str, int]) -> str:
+    described = {f"b{i}": {"name": f"b{i}", "source": src, "state": st, "connects": n}
+                 for i, (src, st, n) in enumerate(brokers)}  # fmt: skip
+    return json.dumps({"brokers": described})
 
 
-def test_only_bootstrap_and_learned_brokers_not_at_rest_count_as_usable() -> None:
-    up, connecting = ("learned", "UP"), ("configured", "TRY_CONNECT")
-    assert brokers_usable(_statistics(up, connecting, ("logical", "UP"), ("internal", "UP"))) == 2
-    assert brokers_usable(_statistics(("learned", "DOWN"))) == 1  # unreachable, but the client keeps trying
-    assert brokers_usable(_statistics(("logical", "UP"))) == 0  # the dead end: a group coordinator handle only
-    assert brokers_usable(_statistics(("learned", "INIT"), ("logical", "INIT"))) == 0  # a dropped broker lingers
-    assert brokers_usable(_statistics()) == 0
-    assert brokers_usable("{not json") is None
-    assert brokers_usable(json.dumps({"name": "rdkafka#consumer-1"})) is None
+def test_reach_counts_only_bootstrap_and_learned_brokers() -> None:
+    reach = reach_of(_statistics(("learned", "INIT", 3), ("logical", "UP", 1), ("internal", "UP", 0)))
+    assert reach == Reach(False, (("b0", "INIT", 3),))  # a group coordinator handle connects nothing to fetch
+    assert reach_of(_statistics(("configured", "TRY_CONNECT", 0), ("learned", "UP", 1))) == Reach(
+        True, (("b0", "TRY_CONNECT", 0), ("b1", "UP", 1))
+    )
+    assert reach_of(_statistics(("learned", "UP", 1))) == Reach(True, (("b0", "UP", 1),))
+    assert reach_of(_statistics()) == Reach(False, ())
+    assert reach_of("{not json") is None
+    assert reach_of(json.dumps({"name": "rdkafka#consumer-1"})) is None
 
 
-def test_a_client_is_stranded_only_after_knowing_no_broker_for_the_whole_grace() -> None:
-    since = brokerless_since(None, 0, now=100.0)
-    assert since == 100.0
-    since = brokerless_since(since, 0, now=105.0)
-    assert since == 100.0  # the first moment is kept
-    assert not stranded(since, now=105.0, grace_s=10.0)
-    assert stranded(brokerless_since(since, None, now=110.0), now=110.0, grace_s=10.0)  # no news is no change
-    assert brokerless_since(since, 1, now=110.0) is None  # a broker again: the clock restarts
-    assert not stranded(None, now=1e9)
-    assert STRANDED_S > 1.0
+def test_a_client_is_stranded_only_when_neither_connected_nor_trying_for_the_whole_grace() -> None:
+    dropped = Reach(False, (("b1", "INIT", 4),))  # a dropped broker left in INIT: never tried again
+    s = Stranding().observe(dropped, now=100.0)
+    s = s.observe(dropped, now=110.0)
+    assert s.since == 100.0 and not s.stranded(now=110.0, grace_s=20.0)
+    assert s.observe(None, now=120.0).stranded(now=120.0, grace_s=20.0)  # no statistics is no change
+    assert Stranding().observe(Reach(False, ()), now=0.0).stranded(now=20.0, grace_s=20.0)  # no broker at all
+
+
+def test_an_unreachable_broker_that_is_retried_or_a_connected_one_restarts_the_clock() -> None:
+    s = Stranding().observe(Reach(False, (("boot", "TRY_CONNECT", 1),)), now=100.0)
+    s = s.observe(Reach(False, (("boot", "INIT", 2),)), now=115.0)  # another attempt since
+    assert s.since == 115.0 and not s.stranded(now=130.0, grace_s=20.0)
+    s = s.observe(Reach(True, (("b1", "UP", 1),)), now=131.0)
+    assert s.since is None and not s.stranded(now=1e9)
+    assert STRANDED_S > 15.0  # longer than librdkafka's longest reconnect backoff (10 s, with jitter)
