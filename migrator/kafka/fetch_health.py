@@ -2,9 +2,9 @@
 codes (never from message text), and a tracker that says when the picture changes, so that a bridge that
 owns partitions it cannot fetch says so loudly, once per change, instead of keeping them silently.
 
-Also whether the fetcher's client is stranded: not connected to any broker and no longer trying to, a state
-librdkafka never leaves by itself (see `reach_of`), so the fetcher replaces the client once it has lasted
-`STRANDED_S`.
+Also whether the fetcher's client may be stranded: not connected to any broker and not trying to, which after
+a dead end librdkafka never leaves by itself (see `reach_of`); the fetcher replaces such a client once it has
+lasted `STRANDED_S` while a bootstrap server answers.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ __all__ = [
     "reach_of",
 ]
 
-STRANDED_S = 20.0
-"""How long a fetching client may go without a connected broker and without trying to connect to one before it
-is replaced. While a broker is merely unreachable librdkafka tries again at least every reconnect backoff
-(10 s at most, with jitter), so a longer stillness means it will never try again."""
+STRANDED_S = 10.0
+"""How long a fetching client may go without a broker connection and without a connection attempt before the
+fetcher checks whether a bootstrap server answers, and if one does replaces the client. librdkafka also rests
+between attempts while every broker is down (hence the check), and a client replaced while it would still
+have reconnected by itself costs only the new connection."""
 _REAL_BROKER_SOURCES = frozenset({"configured", "learned"})  # not librdkafka's "internal" and "logical" handles
 
 

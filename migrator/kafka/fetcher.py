@@ -20,6 +20,7 @@ import bisect
 import logging
 import operator
 import queue
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -212,14 +213,14 @@ class Fetcher:
         self._stranding = self._stranding.observe(reach_of(statistics), time.monotonic())
 
     def _replace_stranded_client(self) -> None:
-        """Under `_poll_lock`: a client neither connected nor trying never fetches again (`fetch_health.reach_of`),
-        so a new one takes over every routed partition at the route's next offset, where the old one stopped
-        handing records over (nothing is skipped, nothing handed out twice). The old one is closed on a thread
-        of its own: closing a client without a broker can wait for its timeouts."""
+        """Under `_poll_lock`: a client neither connected nor trying while a broker answers may never fetch again
+        (`fetch_health.reach_of`), so a new one takes over every routed partition at the route's next offset,
+        where the old one stopped handing records over (nothing is skipped, nothing handed out twice). The old
+        one is closed on a thread of its own: closing a client without a broker can wait for its timeouts."""
         log.warning(
-            "the Kafka fetcher's client has had no broker connection and made no attempt for %.0fs (librdkafka "
-            "dropped its brokers and does not bootstrap again): replacing it; %d owned partitions resume at "
-            "their positions",
+            "the Kafka fetcher's client has had no broker connection and made no attempt for %.0fs while a "
+            "bootstrap server answers (librdkafka may have dropped its brokers for good): replacing it; %d owned "
+            "partitions resume at their positions",
             time.monotonic() - (self._stranding.since or time.monotonic()),
             len(self._routes),
         )
@@ -381,7 +382,10 @@ class Fetcher:
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
         if not batch and self._stranding.stranded(time.monotonic()):
-            self._replace_stranded_client()
+            if _any_accepts(self._conf["bootstrap.servers"]):
+                self._replace_stranded_client()
+            else:  # the brokers are down: librdkafka's own retries are what is needed, not a new client
+                self._stranding = Stranding()
         if time.monotonic() - self._leaders_checked > LEADER_CHECK_S:
             self._check_leaders()
         if batch:
@@ -506,3 +510,16 @@ def _close_quietly(client: Consumer) -> None:
         client.close()
     except Exception:  # a stranded client: nothing of it is needed any more
         log.debug("closing a replaced fetch client failed", exc_info=True)
+
+
+def _any_accepts(bootstrap_servers: str, timeout_s: float = 1.0) -> bool:
+    """Whether one of the bootstrap servers accepts a TCP connection: a client that has stopped trying while a
+    broker answers is stranded, one that rests while every broker is down is merely waiting."""
+    for address in bootstrap_servers.split(","):
+        host, _, port = address.strip().rpartition("//")[2].rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
