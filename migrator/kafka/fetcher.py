@@ -12,6 +12,9 @@ thread blocked in librdkafka and the streams blocked on their queues, not thread
 that finds the fetch thread polling waits on its queue at once (the fetch thread serves it) instead of for the
 poll lock. Every poll, and the routing of what it returned, happen under `_poll_lock`, so the chunks of one
 partition are queued in offset order.
+
+A client that librdkafka has left with no broker to ask (`fetch_health.reach_of`) is replaced, under the same
+lock, by a new one assigned every routed partition at its position.
 """
 
 from __future__ import annotations
