@@ -8,10 +8,11 @@ each is needed; librdkafka issue https://github.com/confluentinc/librdkafka/issu
 - A coordinator-routed request (DescribeConsumerGroups, AlterConsumerGroupOffsets) never reaches librdkafka's
   own timeout on a live client: librdkafka gets `COORDINATOR_MARGIN_S` more than this adapter waits, and a
   client left with such a request unanswered is replaced (destroying it ends the request safely).
-  A replaced client is destroyed on the thread that replaced it, outside the lock, as soon as that request
-  returns: nothing keeps a reference to it (the errors handed out carry no traceback through it). Left to the
+  A replaced client is destroyed on a thread of its own, started as soon as that request returns: nothing
+  else keeps a reference to it (the errors handed out carry no traceback through it). Destroying it once its
+  broker is back can block for as long as the request lives, which the caller must not wait for; left to the
   garbage collector, it would be destroyed later on whatever thread allocates then, e.g. a fetch thread holding
-  its poll lock, and destroying it once its broker is back can block for as long as the request lives.
+  its poll lock.
 - After a NOT_COORDINATOR answer the next coordinator request goes through a new client, which looks the
   coordinator up afresh: librdkafka never forgets a cached coordinator that moved away from a live broker.
 - Committed offsets are read with a never-subscribed consumer of the group, never with the AdminClient's
@@ -126,6 +127,14 @@ def _read_committed(
     return {_tp(tp): (tp.offset if tp.offset >= 0 else -1) for tp in result}
 
 
+def _destroy_aside(last_reference: list[Any]) -> None:
+    """Destroy the client in `last_reference` (its only reference) on a thread of its own. Destroying a client
+    whose coordinator request is still pending blocks until that request ends, up to `COORDINATOR_MARGIN_S`
+    after the caller stopped waiting, once the broker is back: the caller (a rebalance) must not wait for it.
+    Handed over explicitly, it is never left to a garbage collection on whatever thread allocates."""
+    threading.Thread(target=last_reference.clear, name="kafka-admin-destroy", daemon=True).start()
+
+
 def _without_frames(exc: KafkaUnavailable) -> KafkaUnavailable:
     """`exc` with no traceback on it or on its cause: a kept error must not keep the frames it passed through
     alive, nor the Kafka client in their locals (see the module docstring)."""
@@ -235,14 +244,15 @@ class KafkaAdmin:
         log.debug("replaced the Kafka admin client: %s", why)
         return client
 
-    def _after_coordinator_request(self, client: Any, moved: bool, unanswered: bool) -> None:
-        """Replace `client` if a request was left unanswered (the caller's reference is then its last one), or
-        mark it stale if the coordinator moved."""
+    def _after_coordinator_request(self, client: Any, moved: bool, unanswered: bool) -> bool:
+        """Replace `client` if a request was left unanswered (True: the caller's reference is then its last
+        one), or mark it stale if the coordinator moved."""
         with self._lock:
             if unanswered:
-                self._replace(client, "a coordinator request was left unanswered")
-            elif moved and self._client is client:
+                return self._replace(client, "a coordinator request was left unanswered") is not None
+            if moved and self._client is client:
                 self._stale_coordinator = True
+        return False
 
     def _result(self, client: Any, future: Future[T], what: str, deadline: float | None = None) -> T:
         wait = self.timeout_s if deadline is None else max(0.0, deadline - time.monotonic())
@@ -278,6 +288,7 @@ class KafkaAdmin:
         futures = send(client)
         deadline = time.monotonic() + self.timeout_s
         results: dict[K, Any] = {}
+        retired: list[Any] = []
         try:
             for key, future in futures.items():
                 try:
@@ -286,7 +297,11 @@ class KafkaAdmin:
                     results[key] = _without_frames(exc)
         finally:
             moved = any(isinstance(r, NotCoordinator) for r in results.values())
-            self._after_coordinator_request(client, moved, not all(f.done() for f in futures.values()))
+            if self._after_coordinator_request(client, moved, not all(f.done() for f in futures.values())):
+                retired.append(client)
+        del client
+        if retired:
+            _destroy_aside(retired)
         return results
 
     def _coordinator_request(self, send: Callable[[Any], Future[T]], what: str) -> T:

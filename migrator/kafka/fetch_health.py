@@ -1,18 +1,41 @@
 """Whether the fetcher can read the partitions it was given: a `FetchHealth` decided from librdkafka's error
 codes (never from message text), and a tracker that says when the picture changes, so that a bridge that
 owns partitions it cannot fetch says so loudly, once per change, instead of keeping them silently.
+
+Also whether the fetcher's client may be stranded: not connected to any broker and not trying to, which after
+a dead end librdkafka never leaves by itself (see `reach_of`); the fetcher replaces such a client once it has
+lasted `STRANDED_S` while a bootstrap server answers.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 
 from confluent_kafka import KafkaError
 
 from migrator.protocol.fetch import FetchHealth, FetchState
 from migrator.protocol.partition import TopicPartition
 
-__all__ = ["FetchHealth", "FetchHealthTracker", "FetchState", "health_of", "leaderless"]
+__all__ = [
+    "STRANDED_S",
+    "FetchHealth",
+    "FetchHealthTracker",
+    "FetchState",
+    "Reach",
+    "Stranding",
+    "health_of",
+    "leaderless",
+    "reach_of",
+]
+
+STRANDED_S = 10.0
+"""How long a fetching client may go without a broker connection and without a connection attempt before the
+fetcher checks whether a bootstrap server answers, and if one does replaces the client. librdkafka also rests
+between attempts while every broker is down (hence the check), and a client replaced while it would still
+have reconnected by itself costs only the new connection."""
+_REAL_BROKER_SOURCES = frozenset({"configured", "learned"})  # not librdkafka's "internal" and "logical" handles
 
 
 _BY_CODE: Mapping[int, FetchHealth] = {
@@ -91,3 +114,54 @@ class FetchHealthTracker:
             return None
         self.state = state
         return state
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What a client's statistics say of its real brokers (bootstrap servers and learned brokers, not
+    librdkafka's internal and logical handles): whether one is connected, and each one's name, state and
+    connection attempts so far, whose change shows the client still trying."""
+
+    connected: bool
+    attempts: tuple[tuple[str, str, int], ...]
+
+
+def reach_of(statistics: str) -> Reach | None:
+    """The `Reach` in a librdkafka statistics JSON; None when it names no brokers.
+
+    A client that is not connected and stops trying is in a dead end: when a Metadata answer lists no broker
+    (a restarted broker answers so until its controller has sent it the cluster's metadata), librdkafka drops
+    every broker not in it, bootstrap servers included. A dropped broker may stay listed for good, in INIT,
+    held by a reference, but is never connected again. With no broker to ask, the client sends nothing, so
+    neither its re-bootstrap on "all brokers down" (no broker goes down any more) nor its re-bootstrap timer
+    (armed by a metadata request) fires: no fetch error, no record, for good."""
+    try:
+        brokers = json.loads(statistics).get("brokers")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(brokers, dict):
+        return None
+    real = [b for b in brokers.values() if isinstance(b, dict) and b.get("source") in _REAL_BROKER_SOURCES]
+    attempts = tuple(sorted((str(b.get("name")), str(b.get("state")), int(b.get("connects") or 0)) for b in real))
+    return Reach(any(b.get("state") == "UP" for b in real), attempts)
+
+
+@dataclass(frozen=True, slots=True)
+class Stranding:
+    """Since when (monotonic) a client has been neither connected nor trying, and the attempts seen then."""
+
+    since: float | None = None
+    attempts: tuple[tuple[str, str, int], ...] = ()
+
+    def observe(self, reach: Reach | None, now: float) -> Stranding:
+        if reach is None:
+            return self
+        if reach.connected:
+            return Stranding(None, reach.attempts)
+        if self.since is None or reach.attempts != self.attempts:
+            return Stranding(now, reach.attempts)  # not connected, but (still) trying: the clock starts again
+        return self
+
+    def stranded(self, now: float, grace_s: float = STRANDED_S) -> bool:
+        """Neither connected nor trying for `grace_s`: replace the client."""
+        return self.since is not None and now - self.since >= grace_s

@@ -12,6 +12,9 @@ thread blocked in librdkafka and the streams blocked on their queues, not thread
 that finds the fetch thread polling waits on its queue at once (the fetch thread serves it) instead of for the
 poll lock. Every poll, and the routing of what it returned, happen under `_poll_lock`, so the chunks of one
 partition are queued in offset order.
+
+A client that librdkafka has left with no broker to ask (`fetch_health.reach_of`) is replaced, under the same
+lock, by a new one assigned every routed partition at its position.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import bisect
 import logging
 import operator
 import queue
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -32,7 +36,15 @@ from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.kafka.commit import commit_sync
-from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of, leaderless
+from migrator.kafka.fetch_health import (
+    FetchHealth,
+    FetchHealthTracker,
+    FetchState,
+    Stranding,
+    health_of,
+    leaderless,
+    reach_of,
+)
 from migrator.logs import librdkafka_logger
 from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
@@ -49,6 +61,9 @@ IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives;
 FULL_WAIT_S = 0.1  # how often a fetch waiting for room in a stream's full queue looks whether to stop or drop it
 BATCH = 500  # records per poll
 TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
+STATISTICS_MS = 1000
+"""How often the client reports its statistics, from which the fetcher learns whether it is connected to a broker
+or still trying (`fetch_health.reach_of`); `fetcher.statistics.interval.ms=0` turns that check off."""
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
 """librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
 _first = operator.itemgetter(0)
@@ -92,10 +107,14 @@ class Fetcher:
             "enable.auto.offset.store": False,
             "enable.partition.eof": False,
             "fetch.wait.max.ms": 100,
+            "statistics.interval.ms": STATISTICS_MS,
             "logger": librdkafka_logger(),
         }
         conf.update(properties or {})
-        self._consumer = Consumer(conf)
+        self._conf = conf
+        self._clients = 0  # clients made so far: a replaced client's late statistics are ignored
+        self._stranding = Stranding()  # whether the client is connected to a broker or still trying
+        self._consumer = self._new_client()
         self._routes: dict[TopicPartition, Route] = {}
         self._health = FetchHealthTracker()
         self.on_health_change: Callable[[FetchState], None] | None = None
@@ -186,6 +205,42 @@ class Fetcher:
             return
         with self._poll_lock:  # a stream thread may be polling: wait for it
             self._close_client()
+
+    def _new_client(self) -> Consumer:
+        self._clients += 1
+        client = self._clients
+        return Consumer({**self._conf, "stats_cb": lambda stats: self._on_statistics(client, stats)})
+
+    def _on_statistics(self, client: int, statistics: str) -> None:
+        """On the polling thread (under `_poll_lock`), from inside a `consume` of client number `client`. Only
+        while partitions are routed: an idle client connects to no broker, and needs none."""
+        if client != self._clients:
+            return
+        if not self._routes:
+            self._stranding = Stranding()
+            return
+        self._stranding = self._stranding.observe(reach_of(statistics), time.monotonic())
+
+    def _replace_stranded_client(self) -> None:
+        """Under `_poll_lock`: a client neither connected nor trying while a broker answers may never fetch again
+        (`fetch_health.reach_of`), so a new one takes over every routed partition at the route's next offset,
+        where the old one stopped handing records over (nothing is skipped, nothing handed out twice). The old
+        one is closed on a thread of its own: closing a client without a broker can wait for its timeouts."""
+        log.warning(
+            "the Kafka fetcher's client has had no broker connection and made no attempt for %.0fs while a "
+            "bootstrap server answers (librdkafka may have dropped its brokers for good): replacing it; %d owned "
+            "partitions resume at their positions",
+            time.monotonic() - (self._stranding.since or time.monotonic()),
+            len(self._routes),
+        )
+        old, self._consumer = self._consumer, self._new_client()
+        self._stranding = Stranding()
+        self._partition_counts = {}
+        if self._routes:
+            self._consumer.incremental_assign(
+                [KafkaTopicPartition(tp.topic, tp.partition, r.next_offset) for tp, r in self._routes.items()]
+            )
+        threading.Thread(target=_close_quietly, args=(old,), name="fetcher-close-stranded", daemon=True).start()
 
     def _close_client(self) -> None:
         """Under `_poll_lock`."""
@@ -336,6 +391,11 @@ class Fetcher:
         batch (a backlog, a high rate) is not held back at all, so this bounds no rate.
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
+        if not batch and self._stranding.stranded(time.monotonic()):
+            if _any_accepts(self._conf["bootstrap.servers"]):
+                self._replace_stranded_client()
+            else:  # the brokers are down: librdkafka's own retries are what is needed, not a new client
+                self._stranding = Stranding()
         if time.monotonic() - self._leaders_checked > LEADER_CHECK_S:
             self._check_leaders()
         if batch:
@@ -460,3 +520,23 @@ class Fetcher:
             if self._stop.is_set():
                 return
         stream.queue.put(chunk)
+
+
+def _close_quietly(client: Consumer) -> None:
+    try:
+        client.close()
+    except Exception:  # a stranded client: nothing of it is needed any more
+        log.debug("closing a replaced fetch client failed", exc_info=True)
+
+
+def _any_accepts(bootstrap_servers: str, timeout_s: float = 1.0) -> bool:
+    """Whether one of the bootstrap servers accepts a TCP connection: a client that has stopped trying while a
+    broker answers is stranded, one that rests while every broker is down is merely waiting."""
+    for address in bootstrap_servers.split(","):
+        host, _, port = address.strip().rpartition("//")[2].rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False

@@ -7,6 +7,8 @@ tests/integration/test_fleet_coordinator_moves.py; here each path is pinned with
 from __future__ import annotations
 
 import gc
+import threading
+import time
 import weakref
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -127,17 +129,20 @@ def no_cyclic_gc() -> Iterator[None]:
 
 
 @pytest.mark.parametrize("first_answer", [None, KafkaError.NOT_COORDINATOR], ids=["unanswered", "not coordinator"])
-def test_a_replaced_client_is_gone_once_the_request_that_replaced_it_returns(
+def test_a_replaced_client_is_destroyed_once_the_request_that_replaced_it_returns(
     no_cyclic_gc: None, first_answer: int | None
 ) -> None:
-    """Destroying a client can block, so it must happen on the thread whose request replaced it, right then,
-    and never later inside a garbage collection on whatever thread allocates (e.g. a fetch thread holding its
-    poll lock). The errors handed out, kept by their caller, must not keep it alive either."""
+    """Destroying a client can block, so it must happen right after the request that replaced it, and never
+    later inside a garbage collection on whatever thread allocates (e.g. a fetch thread holding its poll lock).
+    One whose request is still pending can block until that request's own timeout: it is destroyed on a thread
+    of its own, never the caller's. The errors handed out, kept by their caller, must not keep it alive."""
     made: list[weakref.ref[Client]] = []
+    destroyed_on: list[threading.Thread] = []
 
     def factory(_conf: dict[str, Any]) -> Client:
         client = Client({"g": first_answer} if not made else {})
         made.append(weakref.ref(client))
+        weakref.finalize(client, lambda: destroyed_on.append(threading.current_thread()))
         return client
 
     kafka = KafkaAdmin("localhost:9", timeout_s=0.05, client_factory=factory)
@@ -145,4 +150,9 @@ def test_a_replaced_client_is_gone_once_the_request_that_replaced_it_returns(
         kafka.describe_group("g")
     kept = raised.value  # an error the caller holds on to
     kafka.describe_group("g")  # after NOT_COORDINATOR the replacement happens at the next coordinator request
+    deadline = time.monotonic() + 5
+    while made[0]() is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert len(made) == 2 and made[0]() is None, f"the replaced client outlived the request that failed ({kept})"
+    if first_answer is None:
+        assert destroyed_on and destroyed_on[0] is not threading.current_thread()
