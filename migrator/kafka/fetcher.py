@@ -61,9 +61,12 @@ IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives;
 FULL_WAIT_S = 0.1  # how often a fetch waiting for room in a stream's full queue looks whether to stop or drop it
 BATCH = 500  # records per poll
 TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
-STATISTICS_MS = 1000
+STATISTICS_MS = 5000
 """How often the client reports its statistics, from which the fetcher learns whether it is connected to a broker
-or still trying (`fetch_health.reach_of`); `fetcher.statistics.interval.ms=0` turns that check off."""
+or still trying (`fetch_health.reach_of`); `fetcher.statistics.interval.ms=0` turns that check off. Each report
+costs librdkafka a JSON document and Python its parse: every second, about 0.1% of a core, an eighth of what an
+idle bridge costs above a plain consumer; every five, a stranded client is still replaced 10-15 s after its last
+connection attempt."""
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
 """librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
 _first = operator.itemgetter(0)
