@@ -23,7 +23,6 @@ import bisect
 import logging
 import operator
 import queue
-import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -37,10 +36,13 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.kafka.commit import commit_sync
 from migrator.kafka.fetch_health import (
+    STATISTICS_MS,
     FetchHealth,
     FetchHealthTracker,
     FetchState,
     Stranding,
+    bootstrap_answers,
+    close_aside,
     health_of,
     leaderless,
     reach_of,
@@ -61,12 +63,6 @@ IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives;
 FULL_WAIT_S = 0.1  # how often a fetch waiting for room in a stream's full queue looks whether to stop or drop it
 BATCH = 500  # records per poll
 TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
-STATISTICS_MS = 5000
-"""How often the client reports its statistics, from which the fetcher learns whether it is connected to a broker
-or still trying (`fetch_health.reach_of`); `fetcher.statistics.interval.ms=0` turns that check off. Each report
-costs librdkafka a JSON document and Python its parse: every second, about 0.1% of a core, an eighth of what an
-idle bridge costs above a plain consumer; every five, a stranded client is still replaced 10-15 s after its last
-connection attempt."""
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
 """librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
 _first = operator.itemgetter(0)
@@ -243,7 +239,7 @@ class Fetcher:
             self._consumer.incremental_assign(
                 [KafkaTopicPartition(tp.topic, tp.partition, r.next_offset) for tp, r in self._routes.items()]
             )
-        threading.Thread(target=_close_quietly, args=(old,), name="fetcher-close-stranded", daemon=True).start()
+        close_aside(old, "fetcher-close-stranded")
 
     def _close_client(self) -> None:
         """Under `_poll_lock`."""
@@ -395,7 +391,7 @@ class Fetcher:
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
         if not batch and self._stranding.stranded(time.monotonic()):
-            if _any_accepts(self._conf["bootstrap.servers"]):
+            if bootstrap_answers(self._conf["bootstrap.servers"]):
                 self._replace_stranded_client()
             else:  # the brokers are down: librdkafka's own retries are what is needed, not a new client
                 self._stranding = Stranding()
@@ -523,23 +519,3 @@ class Fetcher:
             if self._stop.is_set():
                 return
         stream.queue.put(chunk)
-
-
-def _close_quietly(client: Consumer) -> None:
-    try:
-        client.close()
-    except Exception:  # a stranded client: nothing of it is needed any more
-        log.debug("closing a replaced fetch client failed", exc_info=True)
-
-
-def _any_accepts(bootstrap_servers: str, timeout_s: float = 1.0) -> bool:
-    """Whether one of the bootstrap servers accepts a TCP connection: a client that has stopped trying while a
-    broker answers is stranded, one that rests while every broker is down is merely waiting."""
-    for address in bootstrap_servers.split(","):
-        host, _, port = address.strip().rpartition("//")[2].rpartition(":")
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
-                return True
-        except (OSError, ValueError):
-            continue
-    return False

@@ -25,6 +25,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.kafka.commit import commit_sync
+from migrator.kafka.fetch_health import STATISTICS_MS, Stranding, bootstrap_answers, close_aside, reach_of
 from migrator.logs import librdkafka_logger
 from migrator.protocol.events import Event, KafkaAssigned, KafkaLost, KafkaRevoked
 from migrator.protocol.partition import TopicPartition
@@ -64,14 +65,17 @@ class EmbeddedMember:
             "enable.auto.offset.store": False,
             "session.timeout.ms": 10000,
             "heartbeat.interval.ms": 1000,
+            "statistics.interval.ms": STATISTICS_MS,
             "logger": librdkafka_logger(),
         }
         conf.update(properties)
         conf["enable.auto.commit"] = False
-        conf["error_cb"] = self._on_error
         self._post = post
         self._wait_s = min(poll_interval_ms / 1000.0, CALL_WAIT_S)  # the longest a queued call waits
-        self._consumer = Consumer(conf)
+        self._conf = conf
+        self._clients = 0  # clients made so far: a replaced client's late statistics are ignored
+        self._stranding = Stranding()  # whether the client is connected to a broker or still trying
+        self._consumer = self._new_client()
         self._topics: Sequence[str] | None = None
         self._subscribed: tuple[str, ...] = ()
         self._closing = threading.Event()
@@ -212,7 +216,9 @@ class EmbeddedMember:
                 # put its heartbeats out of phase with the other members', a further wait at the next one).
                 msg = self._consumer.poll(self._wait_s)
                 error = msg.error() if msg is not None else None
-                if error is not None:
+                if msg is None:
+                    self._replace_if_stranded()
+                elif error is not None:
                     self._on_error(error)
                 elif msg is not None:
                     # paused partitions deliver nothing; a record here means a pause raced an assign
@@ -229,7 +235,49 @@ class EmbeddedMember:
             except (KafkaException, RuntimeError):
                 log.debug("embedded member close failed", exc_info=True)
 
+    def _new_client(self) -> Consumer:
+        """A client whose callbacks count only while it is the member's: a replaced one closes on another thread."""
+        self._clients += 1
+        client = self._clients
+
+        def on_error(error: KafkaError) -> None:
+            if client == self._clients:
+                self._on_error(error)
+
+        return Consumer(
+            {**self._conf, "error_cb": on_error, "stats_cb": lambda stats: self._on_statistics(client, stats)}
+        )
+
+    def _on_statistics(self, client: int, statistics: str) -> None:
+        """On the poll thread, inside a poll of client number `client`."""
+        if client == self._clients:
+            self._stranding = self._stranding.observe(reach_of(statistics), time.monotonic())
+
+    def _replace_if_stranded(self) -> None:
+        """On the poll thread: a client neither connected nor trying while a broker answers never joins the group
+        again (`fetch_health.reach_of`), so a new client joins in its place. Whatever the old one still holds is
+        revoked as lost first (librdkafka has mostly done so at its session timeout already)."""
+        if not self._stranding.stranded(time.monotonic()):
+            return
+        if not bootstrap_answers(self._conf["bootstrap.servers"]):
+            self._stranding = Stranding()  # every broker is down: librdkafka's own retries are what is needed
+            return
+        log.warning(
+            "the embedded member's client has had no broker connection and made no attempt for %.0fs while a "
+            "bootstrap server answers (librdkafka may have dropped its brokers for good): a new client joins the "
+            "group",
+            time.monotonic() - (self._stranding.since or time.monotonic()),
+        )
+        if self._assignment:
+            self._on_revoke(self._consumer, [], lost=True)
+        old, self._consumer = self._consumer, self._new_client()
+        self._stranding = Stranding()
+        self._subscribed = ()  # the loop subscribes the new client
+        close_aside(old, "embedded-close-stranded")
+
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        if consumer is not self._consumer:  # a replaced client, closing
+            return
         # Assign explicitly so confluent-kafka does not assign again after we return (which would undo the
         # pause), then pause everything: the embedded member never fetches.
         consumer.assign(partitions)
@@ -243,6 +291,8 @@ class EmbeddedMember:
         self.joined.set()
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition], lost: bool = False) -> None:
+        if consumer is not self._consumer:  # a replaced client, closing
+            return
         self._assignment = ()
         if self._closing.is_set():
             return

@@ -28,6 +28,7 @@ import pytest
 from kazoo.exceptions import NoNodeError
 
 from migrator.devcluster.ports import accepts
+from tests.helpers.bridge import set_mode
 from tests.helpers.cluster import restart_process
 from tests.helpers.wait import wait_until
 
@@ -42,6 +43,7 @@ HOLD_S = 5.0  # the broker answers Metadata without brokers this long after it a
 # `HOLD_S` and drops it on every run. Under the default (re-bootstrap) the same answer strands the client only
 # while the learned broker's handle is still being torn down, a matter of load and timing.
 TRAPPED = {"fetcher.metadata.recovery.strategy": "none", "fetcher.reconnect.backoff.max.ms": "1000"}
+MEMBER_TRAPPED = {f"coordination.migration.{key.removeprefix('fetcher.')}": value for key, value in TRAPPED.items()}
 RESUME_BOUND_S = 40.0  # broker ready -> every partition processed a record produced after it
 CONTROLLER = "/controller"
 
@@ -78,4 +80,27 @@ def test_a_member_fetches_again_after_metadata_without_brokers(drill_on: Callabl
 
     d.resumes(timeout=RESUME_BOUND_S)
     print(f"resumed {time.monotonic() - ready_at:.1f}s after the broker was ready")
+    d.finish()
+
+
+def test_a_bridge_rejoins_kafka_after_metadata_without_brokers(drill_on: Callable[..., Drill]) -> None:
+    """The embedded member meets the same answer: without a new client it never joins the group again, and the
+    group stays under ZooKeeper authority for good (still consuming, but off Kafka)."""
+    d = drill_on().start(partitions=4, rate=100.0)
+    d.spawn_bridge("b0", **TRAPPED, **MEMBER_TRAPPED)
+    set_mode(d.zk, d.group, "kafka")
+    d.settle("kafka", ["b0"])
+    d.resumes(timeout=30)
+
+    port = int(d.cluster.bootstrap_servers.rsplit(":", 1)[1])
+    d.cluster.stop_process("broker-1")
+    releaser = hold_controller_until_released(d, port)
+    restart_process(d.cluster, "broker-1")
+    releaser.join(5)
+    ready_at = time.monotonic()
+    d.assert_alive()
+
+    d.resumes(timeout=RESUME_BOUND_S)
+    d.settle("kafka", ["b0"])
+    print(f"back under Kafka authority {time.monotonic() - ready_at:.1f}s after the broker was ready")
     d.finish()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from migrator.kafka.fetcher import _any_accepts
+from migrator.kafka.fetch_health import bootstrap_answers
 
 
 def test_a_listening_bootstrap_server_answers_and_a_closed_port_does_not() -> None:
@@ -13,6 +13,6 @@ def test_a_listening_bootstrap_server_answers_and_a_closed_port_does_not() -> No
         listening.listen()
         closed.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
         port, dead = listening.getsockname()[1], closed.getsockname()[1]
-        assert _any_accepts(f"127.0.0.1:{dead}, PLAINTEXT://127.0.0.1:{port}")
-        assert not _any_accepts(f"127.0.0.1:{dead}")
-        assert not _any_accepts("no-port-here")
+        assert bootstrap_answers(f"127.0.0.1:{dead}, PLAINTEXT://127.0.0.1:{port}")
+        assert not bootstrap_answers(f"127.0.0.1:{dead}")
+        assert not bootstrap_answers("no-port-here")
