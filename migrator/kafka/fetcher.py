@@ -13,7 +13,7 @@ that finds the fetch thread polling waits on its queue at once (the fetch thread
 poll lock. Every poll, and the routing of what it returned, happen under `_poll_lock`, so the chunks of one
 partition are queued in offset order.
 
-A client that librdkafka has left with no broker to ask (`fetch_health.reach_of`) is replaced, under the same
+A client that librdkafka has left with no broker to ask (`stranding.reach_of`) is replaced, under the same
 lock, by a new one assigned every routed partition at its position.
 """
 
@@ -35,18 +35,8 @@ from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.kafka.commit import commit_sync
-from migrator.kafka.fetch_health import (
-    STATISTICS_MS,
-    FetchHealth,
-    FetchHealthTracker,
-    FetchState,
-    Stranding,
-    bootstrap_answers,
-    close_aside,
-    health_of,
-    leaderless,
-    reach_of,
-)
+from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of, leaderless
+from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside
 from migrator.logs import librdkafka_logger
 from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
@@ -111,8 +101,7 @@ class Fetcher:
         }
         conf.update(properties or {})
         self._conf = conf
-        self._clients = 0  # clients made so far: a replaced client's late statistics are ignored
-        self._stranding = Stranding()  # whether the client is connected to a broker or still trying
+        self._stranding = StrandingWatch(conf.get("bootstrap.servers", ""))
         self._consumer = self._new_client()
         self._routes: dict[TopicPartition, Route] = {}
         self._health = FetchHealthTracker()
@@ -206,34 +195,30 @@ class Fetcher:
             self._close_client()
 
     def _new_client(self) -> Consumer:
-        self._clients += 1
-        client = self._clients
+        client = self._stranding.new_client()
         return Consumer({**self._conf, "stats_cb": lambda stats: self._on_statistics(client, stats)})
 
     def _on_statistics(self, client: int, statistics: str) -> None:
         """On the polling thread (under `_poll_lock`), from inside a `consume` of client number `client`. Only
         while partitions are routed: an idle client connects to no broker, and needs none."""
-        if client != self._clients:
-            return
-        if not self._routes:
-            self._stranding = Stranding()
-            return
-        self._stranding = self._stranding.observe(reach_of(statistics), time.monotonic())
+        if self._routes:
+            self._stranding.observe(client, statistics)
+        else:
+            self._stranding.reset()
 
     def _replace_stranded_client(self) -> None:
         """Under `_poll_lock`: a client neither connected nor trying while a broker answers may never fetch again
-        (`fetch_health.reach_of`), so a new one takes over every routed partition at the route's next offset,
+        (`stranding.reach_of`), so a new one takes over every routed partition at the route's next offset,
         where the old one stopped handing records over (nothing is skipped, nothing handed out twice). The old
         one is closed on a thread of its own: closing a client without a broker can wait for its timeouts."""
         log.warning(
             "the Kafka fetcher's client has had no broker connection and made no attempt for %.0fs while a "
             "bootstrap server answers (librdkafka may have dropped its brokers for good): replacing it; %d owned "
             "partitions resume at their positions",
-            time.monotonic() - (self._stranding.since or time.monotonic()),
+            self._stranding.stranded_for(),
             len(self._routes),
         )
         old, self._consumer = self._consumer, self._new_client()
-        self._stranding = Stranding()
         self._partition_counts = {}
         if self._routes:
             self._consumer.incremental_assign(
@@ -390,11 +375,8 @@ class Fetcher:
         batch (a backlog, a high rate) is not held back at all, so this bounds no rate.
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
-        if not batch and self._stranding.stranded(time.monotonic()):
-            if bootstrap_answers(self._conf["bootstrap.servers"]):
-                self._replace_stranded_client()
-            else:  # the brokers are down: librdkafka's own retries are what is needed, not a new client
-                self._stranding = Stranding()
+        if not batch and self._stranding.replace_due():
+            self._replace_stranded_client()
         if time.monotonic() - self._leaders_checked > LEADER_CHECK_S:
             self._check_leaders()
         if batch:

@@ -25,7 +25,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.kafka.commit import commit_sync
-from migrator.kafka.fetch_health import STATISTICS_MS, Stranding, bootstrap_answers, close_aside, reach_of
+from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside
 from migrator.logs import librdkafka_logger
 from migrator.protocol.events import Event, KafkaAssigned, KafkaLost, KafkaRevoked
 from migrator.protocol.partition import TopicPartition
@@ -73,8 +73,7 @@ class EmbeddedMember:
         self._post = post
         self._wait_s = min(poll_interval_ms / 1000.0, CALL_WAIT_S)  # the longest a queued call waits
         self._conf = conf
-        self._clients = 0  # clients made so far: a replaced client's late statistics are ignored
-        self._stranding = Stranding()  # whether the client is connected to a broker or still trying
+        self._stranding = StrandingWatch(conf.get("bootstrap.servers", ""))
         self._consumer = self._new_client()
         self._topics: Sequence[str] | None = None
         self._subscribed: tuple[str, ...] = ()
@@ -215,12 +214,11 @@ class EmbeddedMember:
                 # `poll.interval.ms` kept the whole group waiting up to that long twice per rebalance (and
                 # put its heartbeats out of phase with the other members', a further wait at the next one).
                 msg = self._consumer.poll(self._wait_s)
-                error = msg.error() if msg is not None else None
                 if msg is None:
                     self._replace_if_stranded()
-                elif error is not None:
+                elif (error := msg.error()) is not None:
                     self._on_error(error)
-                elif msg is not None:
+                else:
                     # paused partitions deliver nothing; a record here means a pause raced an assign
                     topic, partition = msg.topic(), msg.partition()
                     log.warning("embedded member received a record of %s-%s; pausing", topic, partition)
@@ -237,41 +235,31 @@ class EmbeddedMember:
 
     def _new_client(self) -> Consumer:
         """A client whose callbacks count only while it is the member's: a replaced one closes on another thread."""
-        self._clients += 1
-        client = self._clients
+        client = self._stranding.new_client()
 
         def on_error(error: KafkaError) -> None:
-            if client == self._clients:
+            if self._stranding.is_current(client):
                 self._on_error(error)
 
         return Consumer(
-            {**self._conf, "error_cb": on_error, "stats_cb": lambda stats: self._on_statistics(client, stats)}
+            {**self._conf, "error_cb": on_error, "stats_cb": lambda stats: self._stranding.observe(client, stats)}
         )
-
-    def _on_statistics(self, client: int, statistics: str) -> None:
-        """On the poll thread, inside a poll of client number `client`."""
-        if client == self._clients:
-            self._stranding = self._stranding.observe(reach_of(statistics), time.monotonic())
 
     def _replace_if_stranded(self) -> None:
         """On the poll thread: a client neither connected nor trying while a broker answers never joins the group
-        again (`fetch_health.reach_of`), so a new client joins in its place. Whatever the old one still holds is
+        again (`stranding.reach_of`), so a new client joins in its place. Whatever the old one still holds is
         revoked as lost first (librdkafka has mostly done so at its session timeout already)."""
-        if not self._stranding.stranded(time.monotonic()):
-            return
-        if not bootstrap_answers(self._conf["bootstrap.servers"]):
-            self._stranding = Stranding()  # every broker is down: librdkafka's own retries are what is needed
+        if not self._stranding.replace_due():
             return
         log.warning(
             "the embedded member's client has had no broker connection and made no attempt for %.0fs while a "
             "bootstrap server answers (librdkafka may have dropped its brokers for good): a new client joins the "
             "group",
-            time.monotonic() - (self._stranding.since or time.monotonic()),
+            self._stranding.stranded_for(),
         )
         if self._assignment:
             self._on_revoke(self._consumer, [], lost=True)
         old, self._consumer = self._consumer, self._new_client()
-        self._stranding = Stranding()
         self._subscribed = ()  # the loop subscribes the new client
         close_aside(old, "embedded-close-stranded")
 

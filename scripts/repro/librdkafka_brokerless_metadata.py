@@ -4,7 +4,7 @@
 A Kafka broker that starts serves requests before its controller has sent it the cluster's metadata; until then its
 Metadata answers list no broker. librdkafka drops every broker missing from such an answer, bootstrap servers
 included, and with no broker left it sends no request again: a consumer with assigned partitions receives nothing
-more and reports no error. The migrator fetcher replaces such a client (`migrator.kafka.fetch_health.reach_of`).
+more and reports no error. The migrator fetcher replaces such a client (`migrator.kafka.stranding`).
 
 Steps: assign one partition to a long-lived consumer (which keeps its learned broker through the outage:
 `metadata.recovery.strategy=none`, so it asks the restarted broker on every run), stop the only broker, take

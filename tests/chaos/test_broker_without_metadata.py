@@ -5,7 +5,7 @@ Metadata answer lists no broker and calls every topic unknown. librdkafka takes 
 drops every broker it knew, bootstrap servers included, and with no broker left it never asks again: its
 record fetcher delivers nothing more, with no error. Under load the window lasts seconds and a client that
 asks for metadata in it is stranded (seen in drill 4 as a bridge whose partitions stopped). The fetcher
-replaces a client that has been neither connected nor trying for `fetch_health.STRANDED_S`.
+replaces a client that has been neither connected nor trying for `stranding.STRANDED_S`.
 
 Here the window is held open on purpose: while the only broker is down, the test's own ZooKeeper session
 takes the `/controller` node (for a broker id that does not exist), so the restarted broker cannot become the

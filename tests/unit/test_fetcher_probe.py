@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from migrator.kafka.fetch_health import bootstrap_answers
+from migrator.kafka.stranding import bootstrap_answers
 
 
 def test_a_listening_bootstrap_server_answers_and_a_closed_port_does_not() -> None:
