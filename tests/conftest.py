@@ -7,6 +7,8 @@ Set MIGRATOR_TEST_ZOOKEEPER and MIGRATOR_TEST_BOOTSTRAP to run against an extern
 
 from __future__ import annotations
 
+import faulthandler
+import os
 import re
 import sys
 import uuid
@@ -77,6 +79,42 @@ def _module_rank(items: list[pytest.Item]) -> dict[pytest.Item, tuple[int, int]]
     for item in items:
         by_module[item.path] = min(by_module.get(item.path, (9, 0)), _item_rank(item))
     return {item: by_module[item.path] for item in items}
+
+
+_STACKS_BEFORE_TIMEOUT_S = 5
+"""How long before pytest-timeout ends a hung test's worker its threads' stacks are written to stderr."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Write every thread's stack to stderr shortly before a test's timeout.
+
+    pytest-timeout's thread method (pyproject.toml) ends a test stuck in a call that never returns to Python
+    (a librdkafka close, say), which its signal method cannot interrupt; but under xdist the stacks it prints
+    are lost with the worker, and they are what tells a hang apart.
+    """
+    timeout = _timeout_of(item)
+    if timeout > _STACKS_BEFORE_TIMEOUT_S:
+        faulthandler.dump_traceback_later(timeout - _STACKS_BEFORE_TIMEOUT_S, file=item.config.stash[_STDERR])
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+_STDERR = pytest.StashKey[int]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep a copy of stderr as it is between tests (pytest captures it during a test and a conftest's import)."""
+    config.stash[_STDERR] = os.dup(2)
+
+
+def _timeout_of(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("timeout")
+    if marker is not None and marker.args:
+        return float(marker.args[0])
+    return float(item.config.getini("timeout") or 0)
 
 
 @pytest.fixture(scope="session")
