@@ -188,9 +188,15 @@ class EmbeddedMember:
         return not self._thread.is_alive()
 
     def close(self) -> None:
-        """Leave the group. The worker has released everything already, so revoke callbacks return at once."""
+        """Leave the group. The worker has released everything already, so revoke callbacks return at once.
+
+        A member never started closes its client on a thread of its own (it never joined, but a close can wait
+        for the client's timeouts): left to the garbage collector, the client would be destroyed on whatever
+        thread happens to allocate, maybe one holding a lock its destruction needs."""
         self.leave()
-        if self._thread.is_alive():
+        if self._thread.ident is None:
+            close_aside(self._consumer, "embedded-close-unstarted")
+        elif self._thread.is_alive():
             self._thread.join(timeout=30)
 
     # -- the poll thread -----------------------------------------------------------------------------
