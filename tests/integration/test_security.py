@@ -22,6 +22,7 @@ from tests.helpers.zk import zk_client
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = 40
+PARTITIONS = 4
 
 
 def _secured(cluster: Any) -> Any:
@@ -81,7 +82,7 @@ def test_bridges_over_ssl_and_sasl_ssl_consume_and_switch_both_ways(
 ) -> None:
     """Two bridges of one group, one over SSL and one over SASL_SSL (SASL/PLAIN): every record is printed
     once under zookeeper authority, after a switch to kafka and after the switch back."""
-    make_topic(cluster, unique_topic, partitions=4)
+    make_topic(cluster, unique_topic, partitions=PARTITIONS)
     for protocol in ("SSL", "SASL_SSL"):
         config = _bridge_file(cluster, unique_group, protocol, tmp_path / f"{protocol}.properties")
         consumers.append(Consumer(cluster, unique_group, unique_topic, config))
@@ -89,15 +90,18 @@ def test_bridges_over_ssl_and_sasl_ssl_consume_and_switch_both_ways(
 
         def both_own() -> bool:
             held = owners(zk, unique_group, unique_topic)
-            return len(held) == 4 and len({thread.rsplit("-", 1)[0] for thread in held.values()}) == 2
+            return len(held) == PARTITIONS and len({thread.rsplit("-", 1)[0] for thread in held.values()}) == 2
 
         wait_until(both_own, 90, what="both bridges owning partitions")
     sent: list[str] = []
 
     def send_and_read(batch: str) -> None:
-        values = [f"{batch}-{i}" for i in range(RECORDS)]
-        produce(cluster, unique_topic, values)
-        sent.extend(values)
+        # to every partition alike: keyless records produced within librdkafka's sticky-partitioning linger
+        # (10 ms) would all go to one partition, and so to one bridge
+        for partition in range(PARTITIONS):
+            values = [f"{batch}-{partition}-{i}" for i in range(RECORDS // PARTITIONS)]
+            produce(cluster, unique_topic, values, partition=partition)
+            sent.extend(values)
         wait_until(lambda: sum(len(c.lines) for c in consumers) >= len(sent), 90, what=f"the {batch} records")
 
     send_and_read("zookeeper")
