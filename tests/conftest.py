@@ -81,6 +81,14 @@ def _module_rank(items: list[pytest.Item]) -> dict[pytest.Item, tuple[int, int]]
     return {item: by_module[item.path] for item in items}
 
 
+_STDERR = pytest.StashKey[int]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep a copy of stderr as it is between tests (pytest captures it during a test and a conftest's import)."""
+    config.stash[_STDERR] = os.dup(2)
+
+
 _STACKS_BEFORE_TIMEOUT_S = 5
 """How long before pytest-timeout ends a hung test's worker its threads' stacks are written to stderr."""
 
@@ -91,7 +99,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
     pytest-timeout's thread method (pyproject.toml) ends a test stuck in a call that never returns to Python
     (a librdkafka close, say), which its signal method cannot interrupt; but under xdist the stacks it prints
-    are lost with the worker, and they are what tells a hang apart.
+    are lost with the worker, and they are what tells one hang from another.
     """
     timeout = _timeout_of(item)
     if timeout > _STACKS_BEFORE_TIMEOUT_S:
@@ -100,14 +108,6 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         yield
     finally:
         faulthandler.cancel_dump_traceback_later()
-
-
-_STDERR = pytest.StashKey[int]()
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Keep a copy of stderr as it is between tests (pytest captures it during a test and a conftest's import)."""
-    config.stash[_STDERR] = os.dup(2)
 
 
 def _timeout_of(item: pytest.Item) -> float:
