@@ -14,6 +14,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,28 +94,21 @@ _STACKS_BEFORE_TIMEOUT_S = 5
 """How long before pytest-timeout ends a hung test's worker its threads' stacks are written to stderr."""
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """Write every thread's stack to stderr shortly before a test's timeout.
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> None:
+    """Arm a dump of every thread's stack to stderr shortly before the test's timeout (pytest-timeout's own
+    timer, armed after this, with the same resolved `settings`, ends the test).
 
     pytest-timeout's thread method (pyproject.toml) ends a test stuck in a call that never returns to Python
     (a librdkafka close, say), which its signal method cannot interrupt; but under xdist the stacks it prints
     are lost with the worker, and they are what tells one hang from another.
     """
-    timeout = _timeout_of(item)
-    if timeout > _STACKS_BEFORE_TIMEOUT_S:
-        faulthandler.dump_traceback_later(timeout - _STACKS_BEFORE_TIMEOUT_S, file=item.config.stash[_STDERR])
-    try:
-        yield
-    finally:
-        faulthandler.cancel_dump_traceback_later()
+    if settings.timeout > _STACKS_BEFORE_TIMEOUT_S:
+        dump_at = settings.timeout - _STACKS_BEFORE_TIMEOUT_S
+        faulthandler.dump_traceback_later(dump_at, file=item.config.stash[_STDERR])
 
 
-def _timeout_of(item: pytest.Item) -> float:
-    marker = item.get_closest_marker("timeout")
-    if marker is not None and marker.args:
-        return float(marker.args[0])
-    return float(item.config.getini("timeout") or 0)
+def pytest_timeout_cancel_timer(item: pytest.Item) -> None:
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="session")
