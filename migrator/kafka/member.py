@@ -182,8 +182,8 @@ class EmbeddedMember:
 
     def wait_left(self, timeout_s: float) -> bool:
         """Whether the client has closed (LeaveGroup sent) within `timeout_s`."""
-        if self._thread.ident is None:
-            return True  # never started: never joined
+        if self._never_started():
+            return True  # never joined
         self._thread.join(timeout=timeout_s)
         return not self._thread.is_alive()
 
@@ -194,10 +194,13 @@ class EmbeddedMember:
         for the client's timeouts): left to the garbage collector, the client would be destroyed on whatever
         thread happens to allocate, maybe one holding a lock its destruction needs."""
         self.leave()
-        if self._thread.ident is None:
+        if self._never_started():
             close_aside(self._consumer, "embedded-close-unstarted")
         elif self._thread.is_alive():
             self._thread.join(timeout=30)
+
+    def _never_started(self) -> bool:
+        return self._thread.ident is None
 
     # -- the poll thread -----------------------------------------------------------------------------
     def _run(self) -> None:

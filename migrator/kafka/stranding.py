@@ -107,8 +107,8 @@ def bootstrap_answers(bootstrap_servers: str, timeout_s: float = 1.0) -> bool:
 
 
 def close_aside(client: Any, thread_name: str) -> None:
-    """Close a replaced, stranded client on a thread of its own: closing a client without a broker waits for its
-    timeouts, and nothing of it is needed any more."""
+    """Close a client nothing needs any more (a replaced, stranded one; a never-started member's) on a thread of
+    its own: closing a client without a broker waits for its timeouts."""
 
     def close() -> None:
         try:
