@@ -299,14 +299,19 @@ def restore_nodes(zk: KazooClient, group: str, nodes: Sequence[TreeNode], max_op
     return tuple(taken)
 
 
-def restore_tree(zk: KazooClient, archive: Archive, max_ops: int = MAX_OPS) -> int:
-    """Put an archived group back, data, children and ACLs exactly; refused (nothing written) while the group
-    exists in ZooKeeper. Returns the nodes created."""
-    group = archive.group
+def refuse_present(zk: KazooClient, group: str) -> None:
+    """A restore puts back a cleaned group only: it never mixes archived nodes into a live tree."""
     if zk.exists(GroupPaths(group).root) is not None:
         raise RefusedError(
             f"group {group} exists in ZooKeeper: restore puts back a cleaned group only; nothing was restored"
         )
+
+
+def restore_tree(zk: KazooClient, archive: Archive, max_ops: int = MAX_OPS) -> int:
+    """Put an archived group back, data, children and ACLs exactly; refused (nothing written) while the group
+    exists in ZooKeeper. Returns the nodes created."""
+    group = archive.group
+    refuse_present(zk, group)
     zk.ensure_path(CONSUMERS)
     ordered = list(archive.tree.nodes)
     for start in range(0, len(ordered), max_ops):
