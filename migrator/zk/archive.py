@@ -226,6 +226,9 @@ def transactions(tree: GroupTree, max_ops: int = MAX_OPS, max_bytes: int = MAX_T
             size = 0
         batches[-1].append(node)
         size += len(node.path) + 64
+    if batches and len(batches[-1]) + len(last) <= max_ops and size < max_bytes:
+        batches[-1] += last  # a group that fits in one transaction goes whole or not at all
+        return batches
     return [*batches, last] if last else batches
 
 

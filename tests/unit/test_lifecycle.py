@@ -25,6 +25,7 @@ from migrator.protocol.lifecycle import (
     refusal,
 )
 from migrator.protocol.partition import TopicPartition as TP
+from migrator.zk.archive import transactions
 
 DAY_MS = 86_400_000
 NOW = 100 * DAY_MS
@@ -177,3 +178,18 @@ def test_finished_on_offsets_holds_exactly_when_kafka_is_at_or_beyond_zookeeper_
 def test_recent_commit_blocks_exactly_within_the_limit(age_ms: int, after_s: int) -> None:
     quiet = facts(finished_tree(mtime=NOW - age_ms), committed={}, state=KafkaGroupState.DEAD)
     assert (abandoned_blockers(quiet, NOW, after_s) == ()) is (age_ms >= after_s * 1000)
+
+
+@given(paths, st.integers(5, 30))  # the last transaction holds up to the 5 membership nodes
+def test_deletions_fit_their_transactions_membership_folders_and_root_last(parts_lists, max_ops: int) -> None:
+    tree = closed_tree([["ids"], ["migration", "ids"], ["owners"], *parts_lists])
+    batches = transactions(tree, max_ops)
+    flat = [n.path for batch in batches for n in batch]
+    assert sorted(flat) == sorted(n.path for n in tree.nodes)
+    assert all(len(b) <= max_ops for b in batches)
+    position = {p: i for i, p in enumerate(flat)}
+    for path in flat:
+        if path:
+            assert position[path.rsplit("/", 1)[0] if "/" in path else ""] > position[path]
+    assert {n.path for n in batches[-1]} >= {"", "ids", "owners", "migration", "migration/ids"}
+    assert (len(batches) == 1) is (len(tree.nodes) <= max_ops)
