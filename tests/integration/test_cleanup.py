@@ -242,3 +242,34 @@ def test_a_group_changing_mid_delete_gets_back_what_was_removed(
         assert data == b"2"
         after[f"{p.offsets}/old-topic-699"] = (b"1", acls, children)
     assert after == before
+
+
+def test_a_member_registering_while_the_command_deletes_gets_the_tree_put_back(
+    cluster: Any, zk_client: KazooClient, admin: KafkaAdmin, unique_group: str, unique_topic: str, tmp_path: Path
+) -> None:
+    """A real concurrent registration: the member registers the moment the first transaction lands, while the
+    command still has thousands of nodes to delete."""
+    make_topic(cluster, unique_topic, partitions=PARTITIONS)
+    p = finished_group(zk_client, admin, unique_group, unique_topic)
+    for start in range(0, 3000, 1000):
+        txn = zk_client.transaction()
+        for i in range(start, start + 1000):
+            txn.create(f"{p.offsets}/old-{i:05d}", b"1")
+        assert all(isinstance(r, str) for r in txn.commit())
+    before = tree_of(zk_client, p.root)
+    first = json.loads(cleanup(cluster, "-g", unique_group, "--json").stdout)["paths"][0]
+    member = p.member(f"{unique_group}_late")
+
+    def on_first_delete(event: Any) -> None:
+        if event.type == "DELETED":
+            zk_client.create_async(member, Registration({unique_topic: 1}).encode(), ephemeral=True)
+
+    assert zk_client.exists(first, watch=on_first_delete) is not None
+    raced = cleanup(cluster, "-g", unique_group, "--execute", "--archive", str(tmp_path / "race.json"))
+    line = raced.single_error(1)
+    assert f"{p.ids} gained a child" in line and "put back the" in line, line
+    after = tree_of(zk_client, p.root)
+    assert member in after
+    del after[member]
+    after[p.ids] = (after[p.ids][0], after[p.ids][1], [])
+    assert after == before

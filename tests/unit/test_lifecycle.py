@@ -17,8 +17,10 @@ from migrator.protocol.lifecycle import (
     NodeAcl,
     NodeStat,
     Perm,
+    Rule,
     TreeNode,
     abandoned_blockers,
+    cleanup_blockers,
     finished_blockers,
     lacking,
     last_commit_ms,
@@ -193,3 +195,16 @@ def test_deletions_fit_their_transactions_membership_folders_and_root_last(parts
             assert position[path.rsplit("/", 1)[0] if "/" in path else ""] > position[path]
     assert {n.path for n in batches[-1]} >= {"", "ids", "owners", "migration", "migration/ids"}
     assert (len(batches) == 1) is (len(tree.nodes) <= max_ops)
+
+
+def test_a_cleanup_is_judged_by_its_rule_then_by_who_may_delete() -> None:
+    world_read = (NodeAcl(int(Perm.READ), "world", "anyone"), NodeAcl(31, *ADMIN))
+    tree = GroupTree("g", tuple(replace(n, acls=world_read) if n.path == "" else n for n in finished_tree().nodes))
+    quiet = facts(tree, committed={}, state=KafkaGroupState.DEAD)
+
+    def judged(rule: Rule, identities=frozenset()) -> list[BlockerKind]:
+        return kinds(cleanup_blockers(quiet, rule, container_acls=WORLD_ALL, identities=identities, now_ms=NOW))
+
+    assert judged(Rule.FINISHED) == [BlockerKind.KAFKA_OFFSET_MISSING, BlockerKind.PROTECTED]
+    assert judged(Rule.ABANDONED) == [BlockerKind.PROTECTED]
+    assert judged(Rule.ABANDONED, frozenset({ADMIN})) == []

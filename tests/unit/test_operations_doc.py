@@ -18,12 +18,12 @@ from migrator.cli import offsets as offsets_cli
 from migrator.cli.main import _register, cli
 from migrator.errors import EXIT_CODES
 from migrator.ops import offsets as ops
-from migrator.ops.cleanup import CleanupPlan, Outcome, Rule
+from migrator.ops.cleanup import CleanupPlan, Outcome
 from migrator.ops.groups import group_row
 from migrator.ops.reset import ResetRow
 from migrator.protocol.codecs import AuditEntry, ModeNode
 from migrator.protocol.group_view import GroupView
-from migrator.protocol.lifecycle import GroupTree
+from migrator.protocol.lifecycle import GroupTree, Rule
 from migrator.protocol.partition import TopicPartition
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
