@@ -122,6 +122,9 @@ def test_a_protected_group_needs_the_admin_identity_and_comes_back_with_its_acls
     done = cleanup(cluster, "-g", unique_group, "--execute", "--archive", str(archive), "--zk-auth", ADMIN)
     assert done.code == 0, done.stderr
     assert zk_client.exists(p.root) is None
+    without = cleanup(cluster, "--restore", str(archive), "--execute")
+    assert "is protected: protected:" in without.single_error(2) and "needs create on" in without.stderr
+    assert zk_client.exists(p.root) is None
     assert cleanup(cluster, "--restore", str(archive), "--execute", "--zk-auth", ADMIN).code == 0
     assert tree_of(zk_client, p.root) == before
 
