@@ -1,0 +1,222 @@
+"""`migrator cutover` with the real peers, the CLI as an operator runs it, the observer as the judge.
+
+A Scala 1.1.1 group under load is fenced (a stale Scala member started then fails to register and consumes
+nothing), the command is stopped by its --timeout and by Ctrl-C while waiting and run again, the old
+members leave, Java 3.9 and confluent-kafka consumers take over, and the group is rolled back to Scala
+consumers. A pykafka 2.8.0 group goes to confluent-kafka consumers the same way. Each refusal leaves
+ZooKeeper and Kafka as they were. The observer finds nothing lost, nothing processed twice or by two
+members at once; the downtime each cutover causes is printed beside a plain consumer's join time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+from kazoo.security import Permissions
+
+from migrator.kafka.admin import KafkaAdmin
+from migrator.observe import Processed, duplicates, load_many, lost, overlaps
+from migrator.protocol.partition import TopicPartition
+from migrator.zk.paths import GroupPaths
+from tests.helpers import cli
+from tests.helpers.kafka import make_topic
+from tests.helpers.peers import JvmPeers, Peers
+from tests.helpers.pykafka_peer import ConfluentMember, PykafkaMember
+from tests.helpers.wait import wait_until
+from tests.helpers.workload import SequencedProducer
+
+pytestmark = pytest.mark.interop
+
+PARTITIONS = 4
+ADMIN = "digest:ops:s3cret"
+
+
+class Walk:
+    """One group's members (each logging to its own file), the CLI on its cluster, and the judge."""
+
+    def __init__(self, cluster: Any, zk: KazooClient, peers: Peers, group: str, topic: str, tmp: Path) -> None:
+        self.cluster, self.zk, self.peers, self.group, self.topic, self.tmp = cluster, zk, peers, group, topic, tmp
+        self.others: dict[str, Any] = {}
+        self.started_at: dict[str, int] = {}
+
+    def args(self, *extra: str, auth: bool = True) -> list[str]:
+        base = ["cutover", "-g", self.group, "-z", self.cluster.zookeeper, "-b", self.cluster.bootstrap_servers]
+        return [*base, *(["--zk-auth", ADMIN] if auth else []), *extra]
+
+    def cutover(self, *extra: str, auth: bool = True, timeout: float = 120) -> cli.CliRun:
+        return cli.run(*self.args(*extra, auth=auth), timeout=timeout)
+
+    def log(self, name: str) -> Path:
+        return self.tmp / f"{name}.jsonl"
+
+    def note_start(self, name: str) -> None:
+        self.started_at[name] = time.time_ns()
+
+    def confluent(self, name: str) -> ConfluentMember:
+        self.note_start(name)
+        member = ConfluentMember(self.cluster.bootstrap_servers, self.group, self.topic, name, self.log(name))
+        self.others[name] = member
+        return member
+
+    def pykafka(self, name: str) -> PykafkaMember:
+        member = PykafkaMember(self.cluster.zookeeper, self.cluster.bootstrap_servers, self.group, self.topic,
+                               self.log(name))  # fmt: skip
+        self.others[name] = member
+        return member
+
+    def stop(self, name: str) -> None:
+        if name in self.others:
+            assert self.others[name].stop() == 0, self.others[name].death()
+        else:
+            self.peers.started[name].stop()
+
+    def records(self) -> list[Processed]:
+        paths = [self.log(n) for n in [*self.others, *self.peers.started] if self.log(n).exists()]
+        return load_many(paths)
+
+    def processed(self, produced: Iterable[tuple[str, int, int]], what: str, timeout: float = 90) -> None:
+        wanted = list(produced)
+        wait_until(lambda: not lost(wanted, self.records()), timeout, interval=0.5, what=what)
+
+    def fenced(self) -> bool:
+        acls, _ = self.zk.get_acls(GroupPaths(self.group).ids)
+        return not any(a.id.scheme == "world" and a.perms & Permissions.CREATE for a in acls)
+
+    def close(self) -> None:
+        for member in self.others.values():
+            if member.alive():
+                member.kill()
+        self.peers.close()
+
+
+@pytest.fixture
+def walk(cluster: Any, zk_client: KazooClient, jvm_peers: JvmPeers, unique_group: str, unique_topic: str,
+         tmp_path: Path) -> Iterator[Walk]:  # fmt: skip
+    make_topic(cluster, unique_topic, partitions=PARTITIONS)
+    peers = Peers(cluster, jvm_peers, unique_group, unique_topic, tmp_path)
+    w = Walk(cluster, zk_client, peers, unique_group, unique_topic, tmp_path)
+    yield w
+    w.close()
+
+
+def judged(w: Walk, produced: set[tuple[str, int, int]]) -> list[Processed]:
+    """The observer's verdict: every record processed, none twice, none by two members at once."""
+    w.processed(produced, "every produced record processed")
+    records = w.records()
+    assert not lost(produced, records)
+    assert not duplicates(records), duplicates(records)[:3]
+    assert not overlaps(records), overlaps(records)[:3]
+    return records
+
+
+def handover_s(w: Walk, old: set[str], new: set[str]) -> float:
+    """Downtime as a user sees it: the last record processed by `old` members to the first by `new` ones."""
+    last_old = max(r.end_ns for r in load_many([w.log(n) for n in old]))
+    first_new = min(r.start_ns for r in load_many([w.log(n) for n in new]))
+    return (first_new - last_old) / 1e9
+
+
+def join_s(w: Walk, name: str) -> float:
+    """A plain consumer's join time: its process started to its first record processed."""
+    return (min(r.start_ns for r in load_many([w.log(name)])) - w.started_at[name]) / 1e9
+
+
+def steps(run: cli.CliRun) -> dict[str, dict[str, Any]]:
+    assert run.code == 0, run
+    return {s["step"]: s for s in json.loads(run.stdout)["steps"]}
+
+
+def test_a_scala_group_cuts_over_to_kafka_consumers_and_back(walk: Walk) -> None:
+    w = walk
+    producer = SequencedProducer(w.cluster, w.topic, rate=40).start()
+    w.peers.scala("s0")
+    w.peers.scala("s1")
+    wait_until(lambda: len(w.records()) > 20, 60, what="the Scala members process")
+    before = cli.group_state(w.zk, w.group)
+    refused = w.cutover(auth=False)
+    assert "--zk-auth" in refused.single_error(2)
+    assert cli.group_state(w.zk, w.group) == before, "a refusal wrote"
+    # the fence goes up; the wait expires with the members still running; the fence stays
+    expired = w.cutover("--timeout", "2")
+    assert "did not empty" in expired.single_error(1) and w.fenced()
+    with pytest.raises(AssertionError, match="stale exited"):
+        w.peers.scala("stale")
+    assert "NoAuth" in (w.tmp / "stale.stderr").read_text()
+    # Ctrl-C while waiting, then the run that finishes while the old deployment stops
+    waiting = cli.start(*w.args("--timeout", "60"))
+    time.sleep(3)
+    interrupted = cli.interrupt(waiting)
+    assert "run `migrator cutover" in interrupted.single_error(130)
+    finishing = cli.start(*w.args("--timeout", "90", "--json"))
+    w.stop("s0")
+    w.stop("s1")
+    out, err = finishing.communicate(timeout=120)
+    forward = steps(cli.CliRun(finishing.returncode, out, err))
+    assert "fence" not in forward and {"carry-offsets", "record-mode"} <= set(forward)
+    again = w.cutover("--json")
+    assert steps(again) == {} and json.loads(again.stdout)["state"] == "cut-over"
+    # the Kafka consumers take over where the Scala ones stopped
+    w.note_start("p0")
+    w.peers.plain("p0")
+    w.confluent("c0")
+    time.sleep(5)
+    # rollback: the Kafka consumers leave, the offsets come back, the fence is lifted, Scala members return
+    live = w.cutover("--rollback")
+    assert "live member" in live.single_error(2)
+    w.stop("p0")
+    w.stop("c0")
+    rollback = w.cutover("--rollback", "--json")
+    assert set(steps(rollback)) == {"carry-offsets-back", "record-mode-back", "lift-fence"}
+    w.peers.scala("s2")
+    time.sleep(3)
+    judged(w, producer.stop())
+    assert not load_many([w.log("stale")]), "the stale member consumed"
+    old, new = {"s0", "s1"}, {"p0", "c0"}
+    carried = forward["record-mode"]["started_s"] + forward["record-mode"]["seconds"]
+    left = forward.get("wait-empty", forward["carry-offsets"])["started_s"]
+    print(
+        f"scala cutover: handover {handover_s(w, old, new):.2f}s (last Scala record to first Kafka one); "
+        f"migrator after the members left {carried - left:.2f}s; plain join p0 {join_s(w, 'p0'):.2f}s, "
+        f"c0 {join_s(w, 'c0'):.2f}s; rollback handover {handover_s(w, new, {'s2'}):.2f}s"
+    )
+
+
+def test_a_pykafka_group_cuts_over_to_confluent_consumers(walk: Walk) -> None:
+    w = walk
+    producer = SequencedProducer(w.cluster, w.topic, rate=40).start()
+    w.pykafka("k0")
+    w.pykafka("k1")
+    wait_until(lambda: len(w.records()) > 20, 60, what="the pykafka members process")
+    admin = KafkaAdmin(w.cluster.bootstrap_servers)
+    running = cli.start(*w.args("--timeout", "90", "--json"))
+    wait_until(w.fenced, 30, what="the fence")
+    stale = w.pykafka("stale")  # pykafka says `ready` before it registers, then fails to
+    wait_until(lambda: not stale.alive(), 30, what="the stale pykafka member to fail")
+    assert stale.returncode != 0 and "NoAuth" in stale.stderr_path.read_text()
+    time.sleep(2)
+    w.stop("k0")
+    w.stop("k1")
+    committed = admin.group_offsets(w.group)
+    out, err = running.communicate(timeout=120)
+    forward = steps(cli.CliRun(running.returncode, out, err))
+    assert "carry-offsets" not in forward and admin.group_offsets(w.group) == committed
+    assert json.loads(out)["dialect"] == "pykafka"
+    resume = {TopicPartition(e["topic"], e["partition"]): e["offset"] for e in json.loads(out)["resume_at"]}
+    assert resume == committed
+    w.confluent("c0")
+    w.confluent("c1")
+    time.sleep(3)
+    judged(w, producer.stop())
+    assert not w.log("stale").exists() or not load_many([w.log("stale")]), "the stale member consumed"
+    print(
+        f"pykafka cutover: handover {handover_s(w, {'k0', 'k1'}, {'c0', 'c1'}):.2f}s; migrator fence to "
+        f"offsets checked {forward['record-mode']['started_s'] - forward['fence']['started_s']:.2f}s (incl. "
+        f"the members' stop); plain join c0 {join_s(w, 'c0'):.2f}s"
+    )
+    admin.close()
