@@ -25,7 +25,7 @@ from migrator.observe import Processed, duplicates, load_many, lost, overlaps
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers import cli
-from tests.helpers.kafka import make_topic
+from tests.helpers.kafka import make_topic, produce
 from tests.helpers.peers import JvmPeers, Peers
 from tests.helpers.pykafka_peer import ConfluentMember, PykafkaMember
 from tests.helpers.wait import wait_until
@@ -219,4 +219,50 @@ def test_a_pykafka_group_cuts_over_to_confluent_consumers(walk: Walk) -> None:
         f"offsets checked {forward['record-mode']['started_s'] - forward['fence']['started_s']:.2f}s (incl. "
         f"the members' stop); plain join c0 {join_s(w, 'c0'):.2f}s"
     )
+    admin.close()
+
+
+def test_refusals_write_nothing_and_live_kafka_members_stop_the_offsets_step(walk: Walk, cluster: Any) -> None:
+    w = walk
+    produced: list[tuple[str, int, int]] = []
+    sent = dict.fromkeys(range(PARTITIONS), 0)
+
+    def batch() -> None:
+        for p in range(PARTITIONS):
+            produce(w.cluster, w.topic, [b"r"] * 3, partition=p)
+            produced.extend((w.topic, p, sent[p] + i) for i in range(3))
+            sent[p] += 3
+
+    def untouched() -> None:
+        assert not w.fenced() and w.zk.exists(GroupPaths(w.group).mode) is None, "a refusal wrote"
+
+    w.peers.ours("b0", bridge=True)
+    assert "set-mode" in w.cutover().single_error(2)
+    w.peers.ours("l0")
+    wait_until(lambda: len(w.zk.get_children(GroupPaths(w.group).ids)) == 2, 30, what="both registered")
+    mixed = w.cutover().single_error(2)
+    assert "mixes bridges" in mixed and f"{w.group}_l0" in mixed
+    untouched()
+    w.stop("b0")
+    batch()
+    w.processed(produced, "the legacy member processes")
+    planned = w.cutover("--dry-run", "--json")
+    assert planned.code == 0 and json.loads(planned.stdout)["planned"][:2] == ["fence", "wait-empty"]
+    untouched()
+    w.stop("l0")
+    # a Kafka consumer in the group (of another topic, so it commits nothing here) refuses the offsets step
+    other = f"{w.topic}-other"
+    make_topic(cluster, other, partitions=1)
+    admin = KafkaAdmin(w.cluster.bootstrap_servers)
+    kafka_before = admin.group_offsets(w.group)
+    w.others["c0"] = ConfluentMember(w.cluster.bootstrap_servers, w.group, other, "c0", w.log("c0"))
+    wait_until(lambda: not admin.describe_group(w.group).is_empty, 30, what="c0 in the Kafka group")
+    assert "live member" in w.cutover().single_error(2)
+    assert admin.group_offsets(w.group) == kafka_before and w.zk.exists(GroupPaths(w.group).mode) is None
+    w.stop("c0")
+    resumed = steps(w.cutover("--json"))
+    assert set(resumed) == {"carry-offsets", "record-mode"}
+    zookeeper = {TopicPartition(w.topic, int(p)): int(w.zk.get(f"{GroupPaths(w.group).offsets}/{w.topic}/{p}")[0])
+                 for p in w.zk.get_children(f"{GroupPaths(w.group).offsets}/{w.topic}")}  # fmt: skip
+    assert admin.group_offsets(w.group) == zookeeper == {TopicPartition(w.topic, p): 3 for p in range(PARTITIONS)}
     admin.close()
