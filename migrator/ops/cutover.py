@@ -4,6 +4,9 @@ Each step is decided from what is read (`migrator.protocol.cutover.next_step`) r
 run interrupted anywhere (Ctrl-C, a lost connection, `--timeout`) is resumed by running it again: a step
 whose effect is already in place is skipped, never written twice. The offsets are carried with the rule and
 writers of `offsets sync` (max of both stores, a Kafka write only into an empty group) and read back.
+
+For one group, `Runner.run`; for many, each step on its own: `read_facts` then `next_step` decide,
+`Runner.execute` (or `zk.fence.fence`, `wait_empty`, `carry_to_kafka`, `record_mode`) write.
 """
 
 from __future__ import annotations
@@ -85,6 +88,8 @@ class CutoverResult:
     dry_run: bool
     done: tuple[StepDone, ...] = ()
     planned: tuple[Step, ...] = ()
+    next_step: Step | None = None
+    """The step that comes next (None: nothing left): a dry run's or a `stop_before` run's."""
 
     @property
     def resume_at(self) -> Mapping[TopicPartition, int]:
@@ -96,7 +101,10 @@ class CutoverResult:
 
 
 def read_facts(zk: KazooClient, admin: KafkaAdmin, group: str, *, admin_identity: bool) -> CutoverFacts:
-    """Both stores' offsets, the group read model, the fence and the owner nodes left, read now."""
+    """Both stores' offsets, the group read model, the fence and the owner nodes left, read now.
+
+    A group with no offset in ZooKeeper (pykafka's, which commit to Kafka) gets none carried back: its
+    members read Kafka's, and ZooKeeper offsets would make its layout Scala's."""
     view, zookeeper = ops_offsets.read_store("zookeeper", zk, group, admin)
     kafka = admin.group_offsets(group)
     return CutoverFacts(
@@ -105,7 +113,7 @@ def read_facts(zk: KazooClient, admin: KafkaAdmin, group: str, *, admin_identity
         owner_nodes=zk_fence.owner_nodes(zk, group),
         admin_identity=admin_identity,
         to_kafka=ops_offsets.sync_plan(zookeeper, kafka),
-        to_zookeeper=ops_offsets.sync_plan(kafka, zookeeper),
+        to_zookeeper=ops_offsets.sync_plan(kafka, zookeeper) if zookeeper else {},
     )
 
 
@@ -209,8 +217,11 @@ class Runner:
             self.on_step(done)
         return done
 
-    def run(self, direction: Direction, *, dry_run: bool = False) -> CutoverResult:
-        """Decide and carry out steps until none is left (or, `dry_run`, only say which are left)."""
+    def run(self, direction: Direction, *, dry_run: bool = False, stop_before: Step | None = None) -> CutoverResult:
+        """Decide and carry out steps until none is left (or, `dry_run`, only say which are left).
+
+        `stop_before`: return when that step is next, e.g. `Step.CARRY_TO_KAFKA` to fence and wait only (a
+        wave of groups whose deployments stop together)."""
         dialect = read_layout(self.zk, self.group).word
         done: list[StepDone] = []
         while True:
@@ -218,9 +229,9 @@ class Runner:
             decision = next_step(facts, direction)
             if decision.refusal is not None:
                 raise CutoverRefused(decision.refusal, refusal_text(decision.refusal, facts))
-            if decision.step is None or dry_run:
+            if decision.step is None or dry_run or decision.step is stop_before:
                 planned = remaining(facts, direction) if dry_run and decision.step is not None else ()
-                return CutoverResult(direction, facts, dialect, dry_run, tuple(done), planned)
+                return CutoverResult(direction, facts, dialect, dry_run, tuple(done), planned, decision.step)
             if done and done[-1].step is decision.step and decision.step is not Step.WAIT_EMPTY:
                 raise MigratorError(f"step {decision.step.value} of {self.group} did not take effect; run again")
             done.append(self.execute(decision.step, facts))

@@ -3,7 +3,7 @@
 A Scala 1.1.1 group under load is fenced (a stale Scala member started then fails to register and consumes
 nothing), the command is stopped by its --timeout and by Ctrl-C while waiting and run again, the old
 members leave, Java 3.9 and confluent-kafka consumers take over, and the group is rolled back to Scala
-consumers. A pykafka 2.8.0 group goes to confluent-kafka consumers the same way. Each refusal leaves
+consumers. A pykafka 2.8.0 group goes to confluent-kafka consumers the same way, and back. Each refusal leaves
 ZooKeeper and Kafka as they were. The observer finds nothing lost, nothing processed twice or by two
 members at once; the downtime each cutover causes is printed beside a plain consumer's join time.
 """
@@ -196,7 +196,7 @@ def test_a_scala_group_cuts_over_to_kafka_consumers_and_back(walk: Walk) -> None
     )
 
 
-def test_a_pykafka_group_cuts_over_to_confluent_consumers(walk: Walk) -> None:
+def test_a_pykafka_group_cuts_over_to_confluent_consumers_and_back(walk: Walk) -> None:
     w = walk
     producer = SequencedProducer(w.cluster, w.topic, rate=40).start()
     w.pykafka("k0")
@@ -221,11 +221,19 @@ def test_a_pykafka_group_cuts_over_to_confluent_consumers(walk: Walk) -> None:
     w.confluent("c0")
     w.confluent("c1")
     time.sleep(3)
+    # back to pykafka members, which read Kafka's offsets: nothing is carried to ZooKeeper
+    w.stop("c0")
+    w.stop("c1")
+    back = steps(w.cutover("--rollback", "--json"))
+    assert set(back) == {"record-mode-back", "lift-fence"} and not w.zk.exists(GroupPaths(w.group).offsets)
+    w.pykafka("k2")
+    time.sleep(3)
     judged(w, producer.stop())
     assert not w.log("stale").exists() or not load_many([w.log("stale")]), "the stale member consumed"
     print(
         f"pykafka cutover: handover {handover_s(w, {'k0', 'k1'}, {'c0', 'c1'}):.2f}s; migrator's part "
-        f"{migrators_part(forward):.2f}s; join c0 {join_s(w, 'c0'):.2f}s"
+        f"{migrators_part(forward):.2f}s; join c0 {join_s(w, 'c0'):.2f}s; rollback handover "
+        f"{handover_s(w, {'c0', 'c1'}, {'k2'}):.2f}s"
     )
     admin.close()
 
