@@ -279,3 +279,33 @@ def test_refusals_write_nothing_and_live_kafka_members_stop_the_offsets_step(wal
                  for p in w.zk.get_children(f"{GroupPaths(w.group).offsets}/{w.topic}")}  # fmt: skip
     assert admin.group_offsets(w.group) == zookeeper == {TopicPartition(w.topic, p): 3 for p in range(PARTITIONS)}
     admin.close()
+
+
+def test_interrupted_anywhere_and_run_again_each_step_is_written_once(
+    cluster: Any, zk_client: KazooClient, unique_group: str, unique_topic: str
+) -> None:
+    """Ctrl-C at a different moment of each run (before, during or between the steps), then runs again until
+    one ends: each step was carried out by one run only, and there is one audit entry."""
+    make_topic(cluster, unique_topic, partitions=2)
+    paths = GroupPaths(unique_group)
+    for p in range(2):  # a stopped Scala group: its offsets in ZooKeeper only
+        zk_client.create(paths.offset(unique_topic, p), b"7", makepath=True)
+    zk_client.ensure_path(paths.ids)
+    args = ["cutover", "-g", unique_group, "-z", cluster.zookeeper, "-b", cluster.bootstrap_servers, "--zk-auth", ADMIN]
+    said: list[str] = []
+    for delay in (1.0, 1.3, 1.45, 1.6, 1.75, 1.9, 2.1, 2.4, 3.0):
+        proc = cli.start(*args)
+        time.sleep(delay)
+        run = cli.interrupt(proc)
+        said += run.stdout.splitlines()
+        print(f"interrupted after {delay}s: exit {run.code}, {run.stdout.splitlines()}")
+        if run.code == 0:
+            break
+    final = cli.run(*args, "--json")
+    assert final.code == 0 and json.loads(final.stdout)["state"] == "cut-over", final
+    for step in ("fenced:", "offsets carried", "mode recorded"):
+        assert sum(line.startswith(step) for line in said) <= 1, said
+    assert len(zk_client.get_children(paths.audit)) == 1
+    admin = KafkaAdmin(cluster.bootstrap_servers)
+    assert admin.group_offsets(unique_group) == {TopicPartition(unique_topic, p): 7 for p in range(2)}
+    admin.close()
