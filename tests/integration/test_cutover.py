@@ -11,6 +11,10 @@ members at once; the downtime each cutover causes is printed beside a plain cons
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -26,10 +30,11 @@ from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers import cli
 from tests.helpers.kafka import make_topic, produce
-from tests.helpers.peers import JvmPeers, Peers
+from tests.helpers.peers import ROOT, JvmPeers, Peers
 from tests.helpers.pykafka_peer import ConfluentMember, PykafkaMember
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import SequencedProducer
+from tests.integration.test_cli_conventions import _drain
 
 pytestmark = pytest.mark.interop
 
@@ -262,6 +267,14 @@ def test_refusals_write_nothing_and_live_kafka_members_stop_the_offsets_step(wal
     planned = w.cutover("--dry-run", "--json")
     assert planned.code == 0 and json.loads(planned.stdout)["planned"][:2] == ["fence", "wait-empty"]
     w.untouched()
+    # on a terminal, the wait shows who is left on one line rewritten in place
+    controller, terminal = pty.openpty()
+    waiting = subprocess.Popen([sys.executable, "-m", "migrator", *w.args("--timeout", "3")],
+                               stdout=subprocess.PIPE, stderr=terminal, text=True, cwd=ROOT)  # fmt: skip
+    waiting.communicate(timeout=60)
+    os.close(terminal)
+    screen = _drain(controller)
+    assert waiting.returncode == 1 and "\r\x1b[Kwaiting " in screen and "1 legacy member(s) registered" in screen
     w.stop("l0")
     # a Kafka consumer in the group (of another topic, so it commits nothing here) refuses the offsets step
     other = f"{w.topic}-other"
