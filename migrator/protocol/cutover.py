@@ -139,6 +139,25 @@ def members_refusal(group: Group) -> Refusal | None:
     return None
 
 
+class Route(Enum):
+    """The way a group's members reach Kafka coordination."""
+
+    SET_MODE = "set-mode"
+    """Its members are bridges: they switch with `set-mode kafka`."""
+    CUTOVER = "cutover"
+    """Its members cannot run a bridge: stop them behind a fence (`cutover`)."""
+    BLOCKED = "blocked"
+    """Neither, as it stands (a mix of bridges and legacy members, undecodable members): `members_refusal` says why."""
+
+
+def route(group: Group) -> Route:
+    """Which way `group` takes to Kafka, from its members alone (the fleet scan says it per group)."""
+    refusal = members_refusal(group)
+    if refusal is Refusal.BRIDGES:
+        return Route.SET_MODE
+    return Route.CUTOVER if refusal is None else Route.BLOCKED
+
+
 def needed(step: Step, facts: CutoverFacts) -> bool:
     """Whether `step` still has something to do, judged from the facts alone."""
     checks = {

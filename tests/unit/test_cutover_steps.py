@@ -16,10 +16,12 @@ from migrator.protocol.cutover import (
     Direction,
     Fence,
     Refusal,
+    Route,
     Step,
     is_cut_over,
     next_step,
     refusal_text,
+    route,
 )
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
@@ -166,3 +168,10 @@ def test_each_refusal_says_what_to_do() -> None:
         assert refusal_text(reason, facts)
     assert "set-mode" in refusal_text(Refusal.BRIDGES, facts)
     assert "l0" in refusal_text(Refusal.MIXED, facts) and "b0" in refusal_text(Refusal.MIXED, facts)
+
+
+def test_each_group_has_one_route() -> None:
+    assert route(State(bridges=2).facts().group) is Route.SET_MODE
+    assert route(State(legacy=2).facts().group) is Route.CUTOVER
+    assert route(State(bridges=1, legacy=1).facts().group) is Route.BLOCKED
+    assert route(State(legacy=1, corrupt=1).facts().group) is Route.BLOCKED
