@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import click
@@ -95,7 +95,7 @@ def cutover_cmd(conn: Connection, group: str, rollback: bool, dry_run: bool, tim
     return EXIT_OK
 
 
-def _step_printer(as_json: bool, line: ProgressLine) -> Any:
+def _step_printer(as_json: bool, line: ProgressLine) -> Callable[[StepDone], None]:
     def show(done: StepDone) -> None:
         if not as_json:
             line.clear()
