@@ -43,9 +43,6 @@ STEPS: Mapping[Direction, tuple[Step, ...]] = MappingProxyType(
     }
 )
 
-WRITES: frozenset[Step] = frozenset(STEPS[Direction.FORWARD] + STEPS[Direction.ROLLBACK]) - {Step.WAIT_EMPTY}
-"""Steps that write (the others only read)."""
-
 
 class Refusal(Enum):
     """Why the procedure does not go on; nothing is written."""
