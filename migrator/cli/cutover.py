@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -48,6 +49,7 @@ DONE_TEXT = {
     type=click.FloatRange(min=0),
     default=300.0,
     show_default=True,
+    callback=lambda _ctx, _param, value: _finite(value),
     help="Seconds to wait for the legacy members to leave; the fence stays on expiry (run again to go on).",
 )
 @json_option
@@ -93,6 +95,13 @@ def cutover_cmd(conn: Connection, group: str, rollback: bool, dry_run: bool, tim
     else:
         _say(result, conn)
     return EXIT_OK
+
+
+def _finite(seconds: float) -> float:
+    """`nan` passes FloatRange(min=0) and would make the wait endless."""
+    if math.isnan(seconds) or math.isinf(seconds):
+        raise UsageError(f"--timeout: {seconds} is not a number of seconds")
+    return seconds
 
 
 def _step_printer(as_json: bool, line: ProgressLine) -> Callable[[StepDone], None]:

@@ -115,7 +115,7 @@ def command_lines(cluster: Any, tmp: Path) -> st.SearchStrategy[list[str]]:
             ["set-mode", "kafka"], ["set-mode", "zookeeper"], ["set-mode", "kafak"],
             ["offsets", "export", "--store", "zookeeper"], ["offsets", "export", "--store", "kafka"],
             ["offsets", "diff"], ["offsets", "sync", "--from", "zookeeper", "--to", "kafka"],
-            ["offsets", "sync", "--from", "kafka", "--to", "kafka"],
+            ["offsets", "sync", "--from", "kafka", "--to", "kafka"], ["cutover"], ["cutover", "--rollback"],
         ]
     )  # fmt: skip
     operator = st.builds(
