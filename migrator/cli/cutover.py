@@ -74,6 +74,7 @@ def cutover_cmd(conn: Connection, group: str, rollback: bool, dry_run: bool, tim
         digest_acl_id(conn.zk_auth)  # the fence names a digest identity: refuse any other before connecting
     direction = Direction.ROLLBACK if rollback else Direction.FORWARD
     line = ProgressLine(sys.stderr)
+    done: list[Step] = []
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
         brokers = find_brokers(conn, zk, group)
@@ -81,13 +82,13 @@ def cutover_cmd(conn: Connection, group: str, rollback: bool, dry_run: bool, tim
             raise UsageError(f"cutover needs the Kafka group: {brokers.missing}; give --bootstrap-server")
         runner = Runner(
             zk, brokers.admin, group, conn.zk_auth, modes.who_am_i(conn.zk_auth), timeout,
-            on_progress=line.show if line.enabled else None, on_step=_step_printer(as_json, line),
+            on_progress=line.show if line.enabled else None, on_step=_step_printer(as_json, line, done),
         )  # fmt: skip
         try:
             result = runner.run(direction, dry_run=dry_run)
         except KeyboardInterrupt:
             line.clear()
-            raise Interrupted(_interrupted(conn, group, rollback)) from None
+            raise Interrupted(_interrupted(conn, group, rollback, done)) from None
         finally:
             line.clear()
     if as_json:
@@ -104,8 +105,11 @@ def _finite(seconds: float) -> float:
     return seconds
 
 
-def _step_printer(as_json: bool, line: ProgressLine) -> Callable[[StepDone], None]:
+def _step_printer(as_json: bool, line: ProgressLine, steps: list[Step]) -> Callable[[StepDone], None]:
+    """Says each step as it is done (not with --json) and notes it in `steps`."""
+
     def show(done: StepDone) -> None:
+        steps.append(done.step)
         if not as_json:
             line.clear()
             click.echo(f"{DONE_TEXT[done.step]} ({done.seconds:.2f}s)")
@@ -113,10 +117,11 @@ def _step_printer(as_json: bool, line: ProgressLine) -> Callable[[StepDone], Non
     return show
 
 
-def _interrupted(conn: Connection, group: str, rollback: bool) -> str:
+def _interrupted(conn: Connection, group: str, rollback: bool, done: list[Step]) -> str:
     again = f"migrator cutover -z {conn.zookeeper} -g {group}{' --rollback' if rollback else ''} --zk-auth …"
+    steps = f"done by this run: {', '.join(s.value for s in done)}" if done else "no step done by this run"
     return (
-        f"interrupted; every step is written whole or not at all and is never repeated: run `{again}` again "
+        f"interrupted ({steps}); every step is written whole or not at all and is never repeated: run `{again}` "
         "to go on where it stopped"
     )
 
