@@ -57,15 +57,16 @@ class Refusal(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Fence:
-    """What the `ids` folder's ACL lets a member do: `world_can_create` False means fenced. An absent `ids`
-    folder is not fenced (a member creates it with an open ACL)."""
+    """What the `ids` folder's ACL lets a member do: `members_can_create` False (only identities that may
+    also change the ACL can create) means fenced. An absent `ids` folder is not fenced (a member creates it
+    with an open ACL)."""
 
     ids_exists: bool
-    world_can_create: bool
+    members_can_create: bool
 
     @property
     def fenced(self) -> bool:
-        return self.ids_exists and not self.world_can_create
+        return self.ids_exists and not self.members_can_create
 
 
 def _frozen(mapping: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:

@@ -28,8 +28,12 @@ def ids_acl(world_perms: int, admin: str) -> list[ACL]:
     return [ACL(world_perms, WORLD), ACL(Permissions.ALL, Id("digest", digest_acl_id(admin)))]
 
 
-def world_can_create(acls: list[ACL]) -> bool:
-    return any(acl.id == WORLD and acl.perms & Permissions.CREATE for acl in acls)
+def members_can_create(acls: list[ACL]) -> bool:
+    """Whether a member may create under the node: world may (an open ACL), or an identity without the ADMIN
+    right (a member's own); an identity with ADMIN is an administrator's."""
+    return any(
+        acl.perms & Permissions.CREATE and (acl.id == WORLD or not acl.perms & Permissions.ADMIN) for acl in acls
+    )
 
 
 def read_fence(zk: KazooClient, group: str) -> Fence:
@@ -37,8 +41,8 @@ def read_fence(zk: KazooClient, group: str) -> Fence:
     try:
         acls, _ = zk.get_acls(GroupPaths(group).ids)
     except NoNodeError:
-        return Fence(ids_exists=False, world_can_create=True)
-    return Fence(ids_exists=True, world_can_create=world_can_create(list(acls)))
+        return Fence(ids_exists=False, members_can_create=True)
+    return Fence(ids_exists=True, members_can_create=members_can_create(list(acls)))
 
 
 def _set_ids_acl(zk: KazooClient, group: str, acl: list[ACL]) -> None:

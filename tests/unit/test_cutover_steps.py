@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from hypothesis import given
 from hypothesis import strategies as st
+from kazoo.security import ACL, OPEN_ACL_UNSAFE, Id, Permissions
 
 from migrator.protocol.codecs import ModeNode, Registration
 from migrator.protocol.cutover import (
@@ -27,6 +28,7 @@ from migrator.protocol.group import Group
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
 from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 from migrator.protocol.partition import TopicPartition as TP
+from migrator.zk.fence import FENCED_WORLD_PERMS, LIFTED_WORLD_PERMS, ids_acl, members_can_create
 
 REG = Registration({"t": 1}, timestamp_ms=1)
 
@@ -61,7 +63,7 @@ class State:
         state = KafkaGroupState.STABLE if kafka_members else KafkaGroupState.EMPTY
         return CutoverFacts(
             Group(view, KafkaGroup("g", state, "range", kafka_members)),
-            Fence(ids_exists=True, world_can_create=not self.fenced),
+            Fence(ids_exists=True, members_can_create=not self.fenced),
             self.owner_nodes,
             self.admin,
             to_kafka={TP("t", 0): 5} if self.to_kafka else {},
@@ -175,3 +177,12 @@ def test_each_group_has_one_route() -> None:
     assert route(State(legacy=2).facts().group) is Route.CUTOVER
     assert route(State(bridges=1, legacy=1).facts().group) is Route.BLOCKED
     assert route(State(legacy=1, corrupt=1).facts().group) is Route.BLOCKED
+
+
+def test_the_fence_is_read_from_who_may_create_under_ids() -> None:
+    admin = "digest:ops:s3cret"
+    assert members_can_create(list(OPEN_ACL_UNSAFE))  # an unprotected group
+    assert members_can_create(ids_acl(LIFTED_WORLD_PERMS, admin))  # as `acl protect` leaves it
+    assert not members_can_create(ids_acl(FENCED_WORLD_PERMS, admin))
+    own = ACL(Permissions.CREATE | Permissions.READ, Id("digest", "app:x"))  # members with an identity of their own
+    assert members_can_create([own, ACL(Permissions.ALL, Id("digest", "ops:y"))])
