@@ -27,9 +27,9 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from kazoo import version as kazoo_version
 from kazoo.exceptions import EXCEPTIONS, NoNodeError
 from kazoo.protocol.serialization import Auth, Close, Connect, Exists, GetChildren, GetData, ReplyHeader
-from kazoo.version import __version__ as KAZOO_VERSION
 
 from migrator.errors import MigratorError
 from migrator.zk.client import ZkTls, ZooKeeperUnavailable, parse_auth
@@ -52,8 +52,9 @@ class WireKazooMismatch(MigratorError):
     """The installed kazoo is not the one the wire client was checked against."""
 
 
-def require_wire_kazoo(installed: str = KAZOO_VERSION) -> None:
+def require_wire_kazoo() -> None:
     """Refuse to speak the wire protocol through a kazoo whose private classes may have changed."""
+    installed = kazoo_version.__version__
     if installed != WIRE_KAZOO:
         raise WireKazooMismatch(
             f"kazoo {installed} is installed, but the fleet scan's ZooKeeper reader was checked against kazoo "
