@@ -2,25 +2,22 @@
 that are not about one group (a node's existence, listing a node's children, closing).
 
 `ZkSession` is the started client `migrator.zk.client.connect` returns; callers pass it to the typed
-functions of `migrator.zk` and never call it themselves."""
+functions of `migrator.zk`; outside `migrator.zk` nothing should call its methods."""
 
 from __future__ import annotations
 
 from typing import TypeAlias
 
-from kazoo.client import KazooClient, KazooState
+from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import ZnodeStat
 
 ZkSession: TypeAlias = KazooClient
 NodeStat: TypeAlias = ZnodeStat
 """A node's stat (`version`, `mzxid`, `ctime`, ...)."""
-SessionState: TypeAlias = KazooState
-"""CONNECTED, SUSPENDED (connection lost, session maybe alive) or LOST (session expired or closed)."""
 
 __all__ = [
     "NodeStat",
-    "SessionState",
     "ZkSession",
     "children",
     "chroot",
