@@ -7,7 +7,7 @@
 Both sides scan the same synthetic fleet in the same run and classify every group. The baseline is one
 process calling `read_groups` (kazoo async, pipelined per tree level) over all groups. The Spark side is
 the CLI's scan: it reads only what classification needs (no offset values without Kafka) through one
-socket per chunk of groups (`migrator.fleet.zkwire`). Spark is measured excluding its start-up (steady:
+socket per chunk of groups (`migrator.zk.wire`). Spark is measured excluding its start-up (steady:
 a second scan on warm Python workers; first: the first scan) and in total (start-up + first scan). Prints
 the ratios to the baseline and saves JSON under benchmarks/results/.
 """

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import click
-from kazoo.security import ACL
 
 from migrator.cli.common import Connection, connection_options, echo_json, group_option, json_option, require_group
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.errors import EXIT_OK
 from migrator.ops import acl as ops_acl
 from migrator.table import align
+from migrator.zk.acl import ACL
 from migrator.zk.client import digest_acl_id
 
 

@@ -8,18 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import click
-from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
 
 from migrator.cli.common import Connection, connection_options, echo_json, find_brokers, json_option, require_group
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.cli.fleet import parse_duration_ms
 from migrator.errors import EXIT_OK, MigratorError, RefusedError, UsageError
-from migrator.fleet.lock import FleetLock
+from migrator.fleet.lock import FleetLock, refuse_if_held
 from migrator.names import validate_group
 from migrator.ops import cleanup as ops
 from migrator.zk import archive as zk_archive
-from migrator.zk.paths import FLEET_LOCK
+from migrator.zk.session import ZkSession
 
 
 def _group(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -88,30 +86,16 @@ def cleanup_cmd(
 
             plan = judged()  # read-only: a refusal writes nothing, not even the lock
             if not execute:
-                _refuse_if_locked(zk)
+                refuse_if_held(zk)
                 return _dry_run(plan, path, as_json)
             with _lock(zk, group):
                 result = ops.execute_cleanup(zk, judged(), path, conn.zookeeper)
     return _done(result, as_json)
 
 
-def _lock(zk: KazooClient, group: str) -> FleetLock:
+def _lock(zk: ZkSession, group: str) -> FleetLock:
     """The scanner lock: no fleet-scan --apply/--rollback/--cleanup or other cleanup runs meanwhile."""
     return FleetLock(zk, f"cleanup {group} {uuid.uuid4().hex[:8]}")
-
-
-def _refuse_if_locked(zk: KazooClient) -> None:
-    """A dry run's check of the lock, without taking it (taking it writes the lock's nodes)."""
-    try:
-        waiting = zk.get_children(FLEET_LOCK)
-    except NoNodeError:
-        return
-    for name in sorted(waiting, key=lambda n: n.rsplit("__", 1)[-1]):
-        try:
-            holder = zk.get(f"{FLEET_LOCK}/{name}")[0].decode("utf-8", "replace")
-        except NoNodeError:
-            continue
-        raise RefusedError(f"another fleet-scan --apply/--rollback or cleanup holds {FLEET_LOCK}: {holder}")
 
 
 def cleanup_doc(plan: ops.CleanupPlan, path: Path, outcome: ops.Outcome, dry_run: bool) -> dict[str, Any]:
@@ -183,7 +167,7 @@ def _restore(conn: Connection, group: str | None, path: Path, execute: bool, as_
     with open_zookeeper(conn) as zk:
         created = ops.restore_archive(zk, archive, identities, dry_run=True)
         if not execute:
-            _refuse_if_locked(zk)
+            refuse_if_held(zk)
         else:
             with _lock(zk, archive.group):
                 created = ops.restore_archive(zk, archive, identities)

@@ -19,8 +19,6 @@ from typing import Any, TypeVar
 
 import click
 from confluent_kafka import KafkaException
-from kazoo.client import KazooClient
-from kazoo.exceptions import ConnectionLoss, KazooException, NoAuthError, SessionExpiredError
 
 from migrator.config import load_properties
 from migrator.errors import ConfigError, MigratorError, NotAuthorised, NotFound, UsageError
@@ -41,7 +39,9 @@ from migrator.zk.client import (
     normalise_connect,
     zk_tls,
 )
+from migrator.zk.errors import ConnectionLoss, NoAuthError, SessionExpiredError, ZooKeeperError
 from migrator.zk.paths import CONSUMERS, GroupPaths
+from migrator.zk.session import ZkSession, chroot, close, exists
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -332,7 +332,7 @@ class Brokers:
     missing: str = ""
 
 
-def find_brokers(conn: Connection, zk: KazooClient, group: str | None = None) -> Brokers:
+def find_brokers(conn: Connection, zk: ZkSession, group: str | None = None) -> Brokers:
     """-b if given, else the brokers registered under /brokers/ids (a ZooKeeper-mode cluster), else the
     cluster the group's bridges published with their authority (their embedded members' brokers).
 
@@ -354,17 +354,17 @@ def find_brokers(conn: Connection, zk: KazooClient, group: str | None = None) ->
     )
 
 
-def require_group(zk: KazooClient, group: str) -> None:
+def require_group(zk: ZkSession, group: str) -> None:
     """A group that does not exist is a typo or the wrong cluster: say so (exit 3) instead of `absent`."""
-    where = f" (chroot {zk.chroot})" if zk.chroot else ""
-    if zk.exists(CONSUMERS) is None:
+    where = f" (chroot {chroot(zk)})" if chroot(zk) else ""
+    if not exists(zk, CONSUMERS):
         raise NotFound(f"{CONSUMERS} does not exist{where}: no consumer group is registered on this ZooKeeper")
-    if zk.exists(GroupPaths(group).root) is None:
+    if not exists(zk, GroupPaths(group).root):
         raise NotFound(f"group {group} does not exist under {CONSUMERS}{where}")
 
 
 @contextmanager
-def zookeeper(conn: Connection, *, auth: str | None = None) -> Iterator[KazooClient]:
+def zookeeper(conn: Connection, *, auth: str | None = None) -> Iterator[ZkSession]:
     """A connected client, closed on exit; kazoo errors become one-line MigratorErrors.
 
     A chroot that does not exist is refused (exit 3): kazoo only warns, and every read below it would
@@ -375,19 +375,18 @@ def zookeeper(conn: Connection, *, auth: str | None = None) -> Iterator[KazooCli
         warnings.simplefilter("ignore", UserWarning)  # kazoo's missing-chroot warning: said below, in one line
         zk = connect(conn.zookeeper, auth=auth or conn.zk_auth, timeout_s=conn.connect_timeout_s, tls=conn.zk_tls)
     try:
-        chroot = chroot_of(conn.zookeeper)
-        if chroot and zk.exists("/") is None:
-            raise NotFound(f"chroot {chroot} does not exist on ZooKeeper {conn.zookeeper}; nothing was written")
+        wanted_chroot = chroot_of(conn.zookeeper)
+        if wanted_chroot and not exists(zk, "/"):
+            raise NotFound(f"chroot {wanted_chroot} does not exist on ZooKeeper {conn.zookeeper}; nothing was written")
         yield zk
     except NoAuthError as exc:
         raise NotAuthorised(None, identity_of(zk)) from exc
     except (ConnectionLoss, SessionExpiredError) as exc:
         raise MigratorError(f"lost the ZooKeeper connection to {conn.zookeeper}; nothing more was written") from exc
-    except KazooException as exc:
+    except ZooKeeperError as exc:
         raise MigratorError(f"ZooKeeper error: {type(exc).__name__} {exc}".strip()) from exc
     finally:
-        zk.stop()
-        zk.close()
+        close(zk)
 
 
 def echo_json(doc: object) -> None:

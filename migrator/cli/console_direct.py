@@ -12,7 +12,6 @@ from typing import Any, Protocol
 
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from kazoo.exceptions import KazooException, NoNodeError
 
 from migrator.cli.common import Connection, zookeeper
 from migrator.config import ConsumerConfig
@@ -21,7 +20,9 @@ from migrator.logs import LIBRDKAFKA_LOGGER
 from migrator.protocol.message import Message
 from migrator.zk.brokers import registered_brokers
 from migrator.zk.client import connect
+from migrator.zk.errors import ZooKeeperError
 from migrator.zk.paths import GroupPaths
+from migrator.zk.session import close, delete_tree
 
 log = logging.getLogger(__name__)
 
@@ -114,11 +115,8 @@ def delete_group(config: ConsumerConfig) -> None:
         log.warning("could not delete the throwaway group %s: %s", config.group_id, exc)
         return
     try:
-        zk.delete(GroupPaths(config.group_id).root, recursive=True)
-    except NoNodeError:
-        pass
-    except KazooException as exc:
+        delete_tree(zk, GroupPaths(config.group_id).root)
+    except ZooKeeperError as exc:
         log.warning("could not delete the throwaway group %s: %s", config.group_id, exc)
     finally:
-        zk.stop()
-        zk.close()
+        close(zk)

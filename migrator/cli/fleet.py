@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from kazoo.client import KazooClient
 
 from migrator.cli.common import Connection, connection_options
 from migrator.cli.interrupts import interrupts_deferred
@@ -36,6 +35,7 @@ from migrator.errors import (
 )
 from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, pair_bootstrap, split_ensembles
 from migrator.zk.client import ZkTls
+from migrator.zk.session import ZkSession as KazooClient
 
 log = logging.getLogger(__name__)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")

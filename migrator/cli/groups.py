@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-from kazoo.exceptions import NoNodeError
 
 from migrator.cli.common import Connection, connection_options, echo_json, json_option, make_admin
 from migrator.cli.common import zookeeper as open_zookeeper
@@ -14,6 +13,7 @@ from migrator.protocol.kafka import KafkaGroup
 from migrator.table import align
 from migrator.zk.group_reader import read_groups
 from migrator.zk.paths import CONSUMERS
+from migrator.zk.session import children
 
 
 @click.command("groups")
@@ -33,10 +33,7 @@ def groups_cmd(conn: Connection, as_json: bool) -> int:
     """
     admin = make_admin(conn)
     with open_zookeeper(conn) as zk:
-        try:
-            names = sorted(zk.get_children(CONSUMERS))
-        except NoNodeError:
-            names = []
+        names = sorted(children(zk, CONSUMERS) or ())
         views = read_groups(zk, names)
     kafka: dict[str, KafkaGroup] = {}
     if admin is not None:

@@ -2,73 +2,41 @@
 
 `migrator.cli.main` calls `install_interrupt_handler` for every command; `interrupts_deferred` wraps a write.
 
-kazoo's `KazooClient._call` queues a request and wakes its connection thread inside a bare `except:`: a
-KeyboardInterrupt raised there is swallowed, the request is failed with ConnectionClosedError although it was
-sent, and the client can be left waiting 30 s for replies that no longer reach anyone. This module is the one
-place that knows it: `_call` is wrapped once (`_guard_kazoo_requests`) so that a SIGINT arriving while the
-main thread is inside it is recorded and delivered again the moment the call returns. The wrapper only
-counts and re-delivers, so kazoo's behaviour is unchanged; `tests/unit/test_sigint_handling.py` pins that the
-method exists and that a signal inside it is delivered after it.
+A SIGINT that lands while the main thread is queueing a ZooKeeper request would be swallowed there
+(`migrator.zk.interrupts` says where that is, from the interrupted frame). Such a signal is held: it is sent
+again a moment later (`REDELIVER_S`), by which time the request is queued and the handler raises. A signal
+that lands while a call waits for a reply raises at once, so Ctrl-C still stops a call blocked on an
+unreachable server.
 """
 
 from __future__ import annotations
 
 import atexit
-import functools
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
-
-from kazoo.client import KazooClient
 
 from migrator.errors import EXIT_INTERRUPTED
+from migrator.zk.interrupts import in_request_queueing
+
+REDELIVER_S = 0.005
+"""How long a held signal waits before it is sent again: queueing a request takes microseconds."""
 
 
 class _State:
-    """Main-thread only: how deep it is inside kazoo's request path, the signals held there, and whether a
-    KeyboardInterrupt is already unwinding the command."""
+    """Main-thread only: whether a KeyboardInterrupt is already unwinding the command."""
 
-    kazoo_depth = 0
-    held: list[int] = []
     raised = 0
-
-
-def _guard_kazoo_requests() -> None:
-    original: Callable[..., Any] = KazooClient._call
-    if getattr(original, "_migrator_guarded", False):
-        return
-
-    @functools.wraps(original)
-    def guarded(self: KazooClient, *args: Any, **kwargs: Any) -> Any:
-        if threading.current_thread() is not threading.main_thread():
-            return original(self, *args, **kwargs)
-        _State.kazoo_depth += 1
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            _State.kazoo_depth -= 1
-            if _State.kazoo_depth == 0 and _State.held:
-                held = _State.held[-1]
-                _State.held.clear()
-                signal.raise_signal(held)  # the handler runs now, outside kazoo
-
-    guarded._migrator_guarded = True  # type: ignore[attr-defined]
-    KazooClient._call = guarded
-
-
-_guard_kazoo_requests()
 
 
 def install_interrupt_handler() -> None:
     """Make `on_interrupt` the SIGINT handler of this command run (main thread only)."""
     if threading.current_thread() is threading.main_thread():
         _State.raised = 0
-        _State.held.clear()
         signal.signal(signal.SIGINT, on_interrupt)
 
 
@@ -98,12 +66,14 @@ def _ignore_interrupts_while_exiting() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def resent_outside_kazoo(signum: int, _frame: FrameType | None = None) -> bool:
-    """True when the signal arrived while the main thread is inside kazoo's request path: it is held and
-    delivered again as soon as that call returns, so a handler that would raise must return instead."""
-    if _State.kazoo_depth == 0 or threading.current_thread() is not threading.main_thread():
+def resent_outside_kazoo(signum: int, frame: FrameType | None = None) -> bool:
+    """True when the signal landed while the main thread was queueing a ZooKeeper request: it is sent again
+    in a moment (when the request is queued), so a handler that would raise must return instead."""
+    if threading.current_thread() is not threading.main_thread() or not in_request_queueing(frame):
         return False
-    _State.held.append(signum)
+    timer = threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
     return True
 
 

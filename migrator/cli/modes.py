@@ -9,8 +9,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import click
-from kazoo.client import KazooClient
-from kazoo.protocol.states import ZnodeStat
 
 from migrator.cli.common import (
     Connection,
@@ -30,6 +28,7 @@ from migrator.ops import modes
 from migrator.ops.dialect import require_layout
 from migrator.ops.wait import Progress, WaitTimeout, wait_for_switch
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
+from migrator.zk.session import NodeStat, ZkSession
 
 
 def _mode_text(node: ModeNode) -> str:
@@ -127,7 +126,7 @@ def set_mode_cmd(
 
 
 def _write_and_watch(
-    zk: KazooClient,
+    zk: ZkSession,
     conn: Connection,
     change: modes.ModeChange,
     out: _SetModeOutput,
@@ -228,7 +227,7 @@ def _interrupted(conn: Connection, group: str, change: modes.ModeChange, *, wait
     )
 
 
-def mode_doc(group: str, node: ModeNode, stat: ZnodeStat | None, dialect: str | None) -> dict[str, Any]:
+def mode_doc(group: str, node: ModeNode, stat: NodeStat | None, dialect: str | None) -> dict[str, Any]:
     """`get-mode --json`."""
     return {
         "group": group,

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from kazoo.client import KazooClient
 
 from migrator.cli.common import (
     Brokers,
@@ -26,11 +25,21 @@ from migrator.ops import offsets as ops
 from migrator.ops import reset
 from migrator.ops.dialect import GroupLayout, require_layout, require_zookeeper_offsets
 from migrator.protocol.partition import TopicPartition
+from migrator.protocol.stores import OffsetStore
 from migrator.table import align
 from migrator.zk.brokers import topic_partitions
 from migrator.zk.group_reader import read_group
+from migrator.zk.session import ZkSession
 
-store_choice = click.Choice(ops.STORES)
+
+class _StoreChoice(click.Choice):
+    """`zookeeper` or `kafka`, given to the command as an `OffsetStore`."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> OffsetStore:
+        return OffsetStore(super().convert(value, param, ctx))
+
+
+store_choice = _StoreChoice([store.value for store in OffsetStore])
 
 
 def _topics(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -49,7 +58,7 @@ def _admin(brokers: Brokers, why: str) -> KafkaAdmin:
     return brokers.admin
 
 
-def _partitions(zk: KazooClient, admin: KafkaAdmin | None, topics: set[str]) -> dict[str, tuple[int, ...] | None]:
+def _partitions(zk: ZkSession, admin: KafkaAdmin | None, topics: set[str]) -> dict[str, tuple[int, ...] | None]:
     """Each topic's partitions from the brokers, else from /brokers/topics (a ZooKeeper-mode cluster)."""
     return {t: admin.partitions(t) if admin is not None else topic_partitions(zk, t) for t in sorted(topics)}
 
@@ -63,7 +72,7 @@ def _check_output(output: str | None) -> None:
         raise UsageError(f"--output {output}: directory {parent} does not exist; nothing was written")
 
 
-def _show_plan(plan: dict, target: str, execute: bool, as_json: bool) -> None:
+def _show_plan(plan: dict, target: OffsetStore, execute: bool, as_json: bool) -> None:
     if as_json:
         return
     verb = "writing" if execute else "would write"
@@ -71,17 +80,17 @@ def _show_plan(plan: dict, target: str, execute: bool, as_json: bool) -> None:
         click.echo(f"{verb} {target} {tp.topic} {tp.partition} {off}")
 
 
-def plan_doc(group: str, target: str, plan: dict, execute: bool, dialect: str | None = None) -> dict[str, Any]:
+def plan_doc(group: str, target: OffsetStore, plan: dict, execute: bool, dialect: str | None = None) -> dict[str, Any]:
     """The --json report of an offsets write (or its dry run): what is (or would be) written where."""
     rows = [{"topic": tp.topic, "partition": tp.partition, "offset": off} for tp, off in sorted(plan.items())]
     return {"group": group, "dialect": dialect, "store": target, "dry_run": not execute,
             "written": execute and bool(plan), "offsets": rows}  # fmt: skip
 
 
-def _layout(zk: KazooClient, group: str, stores: set[str], use: str) -> GroupLayout:
+def _layout(zk: ZkSession, group: str, stores: set[OffsetStore], use: str) -> GroupLayout:
     """The group's dialect, refusing a layout neither dialect explains, and ZooKeeper offsets of a pykafka group."""
     layout = require_layout(zk, group)
-    if "zookeeper" in stores:
+    if OffsetStore.ZOOKEEPER in stores:
         require_zookeeper_offsets(layout, group, use)
     return layout
 
@@ -114,7 +123,9 @@ def offsets_group() -> None:
 @click.option("--format", "fmt", type=click.Choice(ops.FORMATS), default="json", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="File (default: stdout).")
 @topic_option
-def export_cmd(conn: Connection, group: str, store: str, fmt: str, output: str | None, topics: tuple[str, ...]) -> int:
+def export_cmd(
+    conn: Connection, group: str, store: OffsetStore, fmt: str, output: str | None, topics: tuple[str, ...]
+) -> int:
     """Write a group's committed next offsets (topic, partition, offset) as JSON or CSV.
 
     \b
@@ -127,7 +138,7 @@ def export_cmd(conn: Connection, group: str, store: str, fmt: str, output: str |
         require_group(zk, group)
         _layout(zk, group, {store}, f"offsets export --store {store}")
         brokers = find_brokers(conn, zk, group)
-        admin = _admin(brokers, "--store kafka") if store == "kafka" else brokers.admin
+        admin = _admin(brokers, "--store kafka") if store is OffsetStore.KAFKA else brokers.admin
         ops.check_topics(_partitions(zk, admin, set(topics)))
         _view, offsets = ops.read_store(store, zk, group, admin, topics)
     text = ops.encode(offsets, fmt, group=group, store=store)
@@ -152,7 +163,7 @@ def export_cmd(conn: Connection, group: str, store: str, fmt: str, output: str |
 @dry_run_option
 @json_option
 def import_cmd(
-    conn: Connection, group: str, store: str, input_path: str, execute: bool, dry_run: bool, as_json: bool
+    conn: Connection, group: str, store: OffsetStore, input_path: str, execute: bool, dry_run: bool, as_json: bool
 ) -> int:
     """Write offsets from an export file. The whole file is validated first, including that every topic
     and partition exists (from the brokers, else from /brokers/topics): a bad line exits 2 and nothing is
@@ -173,9 +184,9 @@ def import_cmd(
     with open_zookeeper(conn) as zk:
         layout = _layout(zk, group, {store}, f"offsets import --store {store}")
         brokers = find_brokers(conn, zk, group)
-        admin = _admin(brokers, "--store kafka") if store == "kafka" else brokers.admin
+        admin = _admin(brokers, "--store kafka") if store is OffsetStore.KAFKA else brokers.admin
         ops.check_partitions(offsets, _partitions(zk, admin, {tp.topic for tp in offsets}))
-        if store == "kafka":
+        if store is OffsetStore.KAFKA:
             assert admin is not None
             ops.require_empty_kafka_group(admin, group)
         _show_plan(offsets, store, execute, as_json)
@@ -190,8 +201,8 @@ def import_cmd(
     return EXIT_OK
 
 
-def _write(zk: KazooClient, admin: KafkaAdmin | None, group: str, store: str, offsets: ops.Offsets) -> None:
-    if store == "kafka":
+def _write(zk: ZkSession, admin: KafkaAdmin | None, group: str, store: OffsetStore, offsets: ops.Offsets) -> None:
+    if store is OffsetStore.KAFKA:
         assert admin is not None
         ops.write_kafka(admin, group, offsets)
     else:
@@ -218,11 +229,11 @@ def diff_cmd(conn: Connection, group: str, topics: tuple[str, ...], as_json: boo
     """
     with open_zookeeper(conn) as zk:
         require_group(zk, group)
-        _layout(zk, group, {"zookeeper"}, "offsets diff (ZooKeeper against Kafka)")
+        _layout(zk, group, {OffsetStore.ZOOKEEPER}, "offsets diff (ZooKeeper against Kafka)")
         admin = _admin(find_brokers(conn, zk, group), "offsets diff")
         ops.check_topics(_partitions(zk, admin, set(topics)))
-        _view, zk_offsets = ops.read_store("zookeeper", zk, group, admin, topics)
-        _view, kafka_offsets = ops.read_store("kafka", zk, group, admin, topics)
+        _view, zk_offsets = ops.read_store(OffsetStore.ZOOKEEPER, zk, group, admin, topics)
+        _view, kafka_offsets = ops.read_store(OffsetStore.KAFKA, zk, group, admin, topics)
     rows = ops.diff(zk_offsets, kafka_offsets)
     if as_json:
         echo_json([diff_doc(r) for r in rows])
@@ -248,8 +259,8 @@ def diff_cmd(conn: Connection, group: str, topics: tuple[str, ...], as_json: boo
 def sync_cmd(
     conn: Connection,
     group: str,
-    source: str,
-    target: str,
+    source: OffsetStore,
+    target: OffsetStore,
     execute: bool,
     dry_run: bool,
     topics: tuple[str, ...],
@@ -277,7 +288,7 @@ def sync_cmd(
         _view, src = ops.read_store(source, zk, group, admin, topics)
         _view, dst = ops.read_store(target, zk, group, admin, topics)
         plan = ops.sync_plan(src, dst)
-        if plan and target == "kafka":
+        if plan and target is OffsetStore.KAFKA:
             ops.require_empty_kafka_group(admin, group)
         _show_plan(plan, target, execute, as_json)
         if plan and execute:
@@ -312,7 +323,7 @@ def _reset_spec(
 
 
 def _reset_partitions(
-    zk: KazooClient, admin: KafkaAdmin, group: str, store: str, topics: tuple[str, ...], all_topics: bool
+    zk: ZkSession, admin: KafkaAdmin, group: str, store: OffsetStore, topics: tuple[str, ...], all_topics: bool
 ) -> list[TopicPartition]:
     """--topic T[:P,..] as given (checked against the brokers), or --all-topics: those the group has offsets for."""
     if all_topics == bool(topics):
@@ -332,7 +343,7 @@ def _reset_partitions(
     return sorted(set(chosen))
 
 
-def _refuse_live_members(zk: KazooClient, admin: KafkaAdmin, group: str) -> None:
+def _refuse_live_members(zk: ZkSession, admin: KafkaAdmin, group: str) -> None:
     """A live member would overwrite the reset with its next commit (and a bridge commits to both stores)."""
     members = [m.consumer_id for m in read_group(zk, group).members]
     if members:
@@ -346,7 +357,13 @@ def _refuse_live_members(zk: KazooClient, admin: KafkaAdmin, group: str) -> None
 @offsets_group.command("reset")
 @connection_options()
 @group_option
-@click.option("--store", type=store_choice, default="zookeeper", show_default=True, help="Which store to reset.")
+@click.option(
+    "--store",
+    type=store_choice,
+    default=OffsetStore.ZOOKEEPER.value,
+    show_default=True,
+    help="Which store to reset.",
+)
 @click.option("--topic", "-t", "topics", multiple=True, metavar="TOPIC[:P,..]", help="Reset these (repeatable).")
 @click.option("--all-topics", is_flag=True, help="Reset every topic the group has committed offsets for.")
 @click.option("--to-earliest", is_flag=True, help="To the oldest record still kept.")
@@ -358,7 +375,7 @@ def _refuse_live_members(zk: KazooClient, admin: KafkaAdmin, group: str) -> None
 @dry_run_option
 @json_option
 def reset_cmd(
-    conn: Connection, group: str, store: str, topics: tuple[str, ...], all_topics: bool, to_earliest: bool,
+    conn: Connection, group: str, store: OffsetStore, topics: tuple[str, ...], all_topics: bool, to_earliest: bool,
     to_latest: bool, to_datetime: str | None, to_offset: int | None, shift_by: int | None, execute: bool,
     dry_run: bool, as_json: bool,
 ) -> int:  # fmt: skip
@@ -393,7 +410,7 @@ def reset_cmd(
 
 
 def reset_doc(
-    group: str, store: str, rows: list[reset.ResetRow], execute: bool, dialect: str | None = None
+    group: str, store: OffsetStore, rows: list[reset.ResetRow], execute: bool, dialect: str | None = None
 ) -> dict[str, Any]:
     """`offsets reset --json`: the plan, each partition also with its `current` offset."""
     doc = plan_doc(group, store, {r.partition: r.new for r in rows}, execute, dialect)
@@ -403,7 +420,7 @@ def reset_doc(
 
 
 def _show_reset(
-    group: str, store: str, rows: list[reset.ResetRow], execute: bool, as_json: bool, dialect: str | None
+    group: str, store: OffsetStore, rows: list[reset.ResetRow], execute: bool, as_json: bool, dialect: str | None
 ) -> None:
     if as_json:
         echo_json(reset_doc(group, store, rows, execute, dialect))

@@ -18,9 +18,6 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException
-
 from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener, ownership_by_topic
@@ -31,7 +28,9 @@ from migrator.kafka.fetcher import Fetcher, Route
 from migrator.metrics import ConnectorMetrics
 from migrator.protocol.partition import TopicPartition
 from migrator.zk import owners
+from migrator.zk.errors import ZooKeeperError as KazooException
 from migrator.zk.paths import GroupPaths
+from migrator.zk.session import ZkSession as KazooClient
 
 log = logging.getLogger(__name__)
 

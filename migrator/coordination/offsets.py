@@ -30,12 +30,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
-from kazoo.client import KazooClient
-
 from migrator.metrics import ConnectorMetrics
 from migrator.protocol.partition import TopicPartition
 from migrator.zk import offsets as zk_offsets
 from migrator.zk.paths import GroupPaths
+from migrator.zk.session import ZkSession as KazooClient
 
 log = logging.getLogger(__name__)
 

@@ -24,8 +24,6 @@ from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from enum import Enum
 
-from kazoo.exceptions import KazooException
-
 from migrator.assign.legacy import Assignor
 from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
@@ -76,6 +74,7 @@ from migrator.protocol.events import (
 )
 from migrator.protocol.fetch import FetchState
 from migrator.protocol.partition import TopicPartition
+from migrator.zk.errors import ZooKeeperError as KazooException
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import Snapshot, SnapshotReader
 

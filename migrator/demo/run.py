@@ -24,6 +24,7 @@ from migrator.observe import OwnerInterval, OwnersWatcher
 from migrator.protocol.codecs import Mode
 from migrator.protocol.dialect import Dialect
 from migrator.zk.client import connect
+from migrator.zk.session import close
 
 Echo = Callable[[str], None]
 
@@ -126,8 +127,7 @@ def _run(demo: Demo) -> DemoResult:
                     **asdict(sizing), "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
         return _report(demo, driver, outcome, timeline, settings)
     finally:
-        zk.stop()
-        zk.close()
+        close(zk)
 
 
 def _migrate(demo: Demo, driver: GroupDriver) -> tuple[set[tuple[str, int, int]], list[OwnerInterval]]:

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
-from kazoo.client import KazooClient
-
 from migrator.coordination.authority import KafkaHealth, decide_authority
 from migrator.demo.group import authorities, kafka_assignment, owning_members, wait_for
 from migrator.demo.workload import ConnectorMember, LiveLog, MemberInfo, PlainConsumer
@@ -23,6 +21,7 @@ from migrator.observe.pause import pause_after
 from migrator.ops import modes
 from migrator.protocol.codecs import Mode, ModeNode
 from migrator.zk.paths import GroupPaths
+from migrator.zk.session import ZkSession, stat_of
 
 
 class Member(Protocol):
@@ -80,7 +79,7 @@ class GroupDriver:
     group: str
     topic: str
     sizing: Sizing
-    zk: KazooClient
+    zk: ZkSession
     admin: KafkaAdmin
     log: LiveLog
     echo: Callable[[str], None]
@@ -213,7 +212,7 @@ class GroupDriver:
                         raise
                     time.sleep(0.1)  # e.g. the Kafka group is still rebalancing after the last step
             self.mode = target
-            stat = self.zk.exists(GroupPaths(self.group).mode)
+            stat = stat_of(self.zk, GroupPaths(self.group).mode)
             return stat.mtime * 1_000_000 if stat is not None else time.time_ns()
 
         return self.step(phase, f"set-mode {target.value} (preflight ok)", do)

@@ -17,8 +17,6 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from kazoo.client import KazooClient
-
 from migrator.errors import MigratorError, RefusedError
 from migrator.fleet.classify import classify, convergence_problems, group_lag, restore_problems
 from migrator.fleet.model import FleetRow, KafkaGroupFacts, Status
@@ -29,6 +27,7 @@ from migrator.ops.modes import set_mode
 from migrator.protocol.codecs import Mode
 from migrator.protocol.group_view import GroupView
 from migrator.zk.group_reader import read_group
+from migrator.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +47,7 @@ class FleetIO:
 
     def __init__(
         self,
-        zks: Mapping[str, KazooClient],
+        zks: Mapping[str, ZkSession],
         bootstrap: Mapping[str, str | None],
         group_max_size: Mapping[str, int | None],
         who: str,

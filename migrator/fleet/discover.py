@@ -3,7 +3,7 @@
 The answer is what the ensemble's bridges published (`migration/authority/<consumerId>`, `bootstrap`): the
 first group in name order with such a publication, its first bridge by consumer id. Before a migration starts
 no group has a bridge, so every group of the ensemble is read to find none: the reads are pipelined
-`DISCOVERY_BATCH` groups at a time on one socket (`zkwire`; kazoo's async calls for a SASL identity), two
+`DISCOVERY_BATCH` groups at a time on one socket (`migrator.zk.wire`; kazoo's async calls for a SASL identity), two
 round trips a batch instead of two a group.
 """
 
@@ -13,13 +13,12 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from kazoo.client import KazooClient
-
 from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import PublishedAuthority
 from migrator.zk.client import ZkTls
 from migrator.zk.group_reader import MISSING, ReadPipeline, pipeline_of
 from migrator.zk.paths import GroupPaths
+from migrator.zk.session import ZkSession
 
 DISCOVERY_BATCH = 1000
 """Groups whose publications are read in one pipeline: bounds the requests in flight."""
@@ -40,7 +39,7 @@ def first_bootstrap(
     return ""
 
 
-def first_published_bootstrap(source: KazooClient | ReadPipeline, groups: Sequence[str]) -> str:
+def first_published_bootstrap(source: ZkSession | ReadPipeline, groups: Sequence[str]) -> str:
     """`first_bootstrap` over the ensemble's nodes, read `DISCOVERY_BATCH` groups at a time; stops at the
     first batch that has one."""
     pipe = pipeline_of(source)
@@ -82,10 +81,10 @@ def _publications(
 
 @contextlib.contextmanager
 def bulk_reads(
-    zk: KazooClient, ensemble: str, auth: str | None, tls: ZkTls | None, timeout_s: float
-) -> Iterator[KazooClient | ReadPipeline]:
-    """A session for many reads on one socket (`zkwire`), or the client itself for a SASL identity."""
-    from migrator.fleet.zkwire import WireSession, wire_supported
+    zk: ZkSession, ensemble: str, auth: str | None, tls: ZkTls | None, timeout_s: float
+) -> Iterator[ZkSession | ReadPipeline]:
+    """A session for many reads on one socket (`migrator.zk.wire`), or the client itself for a SASL identity."""
+    from migrator.zk.wire import WireSession, wire_supported
 
     if not wire_supported(auth):
         yield zk

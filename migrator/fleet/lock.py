@@ -10,15 +10,13 @@ from __future__ import annotations
 import getpass
 import os
 import socket
-import threading
 import time
 from types import TracebackType
 
-from kazoo.client import KazooClient, KazooState
-from kazoo.recipe.lock import Lock
-
 from migrator.errors import RefusedError
+from migrator.zk.lock import ExclusiveLock, holders
 from migrator.zk.paths import FLEET_LOCK
+from migrator.zk.session import ZkSession
 
 
 def identity(run_id: str) -> str:
@@ -34,30 +32,31 @@ def identity(run_id: str) -> str:
 class FleetLock:
     """Context manager: acquire without waiting, or raise `RefusedError` naming the holder (exit 2)."""
 
-    def __init__(self, zk: KazooClient, run_id: str, path: str = FLEET_LOCK) -> None:
+    def __init__(self, zk: ZkSession, run_id: str, path: str = FLEET_LOCK) -> None:
         self.identity = identity(run_id)
-        self._zk = zk
-        self._lock = Lock(zk, path, identifier=self.identity)
-        self._lost = threading.Event()
-
-    def _on_state(self, state: KazooState) -> None:
-        # Suspended may become Lost (the lock node expires) without us hearing of it in time: stop either way.
-        if state in (KazooState.SUSPENDED, KazooState.LOST):
-            self._lost.set()
+        self._lock = ExclusiveLock(zk, path, self.identity)
 
     def held(self) -> bool:
         """False once the ZooKeeper connection was interrupted: another scanner may hold the lock now."""
-        return not self._lost.is_set()
+        return self._lock.held()
 
     def __enter__(self) -> FleetLock:
-        if not self._lock.acquire(blocking=False):
-            holders = [h for h in self._lock.contenders() if h != self.identity]
+        if not self._lock.try_acquire():
+            holders = self._lock.others()
             holder = holders[0] if holders else "unknown (a holder left no identity)"
-            raise RefusedError(f"another fleet-scan --apply/--rollback holds {FLEET_LOCK}: {holder}")
-        self._zk.add_listener(self._on_state)
+            raise _held_by(holder)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._zk.remove_listener(self._on_state)
-        if self._zk.connected:
-            self._lock.release()
+        self._lock.release()
+
+
+def refuse_if_held(zk: ZkSession, path: str = FLEET_LOCK) -> None:
+    """Raise `RefusedError` naming the holder if anyone holds the lock; reads only, so a dry run can check it."""
+    found = holders(zk, path)
+    if found:
+        raise _held_by(found[0])
+
+
+def _held_by(holder: str) -> RefusedError:
+    return RefusedError(f"another fleet-scan --apply/--rollback/--cleanup or cleanup holds {FLEET_LOCK}: {holder}")

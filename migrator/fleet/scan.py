@@ -14,9 +14,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
-
 from migrator.errors import UsageError
 from migrator.fleet.classify import classify, to_row, with_layout
 from migrator.fleet.model import FleetRow, KafkaGroupFacts
@@ -28,6 +25,7 @@ from migrator.protocol.partition import TopicPartition
 from migrator.zk.client import ZkTls, connect_problem
 from migrator.zk.group_reader import read_groups_with_layout
 from migrator.zk.paths import CONSUMERS
+from migrator.zk.session import ZkSession, children, close
 
 CHUNK_GROUPS = 500
 BATCH_GROUPS = 200  # groups per DescribeGroups
@@ -100,15 +98,11 @@ def group_filter(include: str | None, exclude: str | None):
     return keep
 
 
-def list_groups(zk: KazooClient, keep=None) -> list[str]:
-    try:
-        names = zk.get_children(CONSUMERS)
-    except NoNodeError:
-        return []
-    return sorted(g for g in names if keep is None or keep(g))
+def list_groups(zk: ZkSession, keep=None) -> list[str]:
+    return sorted(g for g in children(zk, CONSUMERS) or () if keep is None or keep(g))
 
 
-def connect_zk(ensemble: str, settings: ScanSettings) -> KazooClient:
+def connect_zk(ensemble: str, settings: ScanSettings) -> ZkSession:
     from migrator.zk.client import connect  # imported late: executors pay for it only when they run
 
     return connect(ensemble, auth=settings.zk_auth, timeout_s=settings.zk_timeout_s, tls=settings.zk_tls)
@@ -135,7 +129,7 @@ def scan_views(
 
 def scan_slice(items: Iterable[tuple[str, str]], settings: ScanSettings) -> Iterator[FleetRow]:
     """Rows for (ensemble, group) pairs; one Kafka client per ensemble in the slice, one ZooKeeper session per
-    chunk of groups (`zkwire`, or kazoo for a SASL identity)."""
+    chunk of groups (`migrator.zk.wire`, or kazoo for a SASL identity)."""
     by_ensemble: dict[str, list[str]] = {}
     for ensemble, group in items:
         by_ensemble.setdefault(ensemble, []).append(group)
@@ -158,7 +152,7 @@ def read_chunk(
     ensemble: str, groups: Sequence[str], settings: ScanSettings, *, offsets: bool
 ) -> list[tuple[GroupView, LayoutEvidence]]:
     """One chunk of groups read in one session: many requests in flight, answers in order."""
-    from migrator.fleet.zkwire import WireSession, wire_supported
+    from migrator.zk.wire import WireSession, wire_supported
 
     if wire_supported(settings.zk_auth):
         with WireSession(ensemble, settings.zk_auth, settings.zk_timeout_s, settings.zk_tls) as session:
@@ -167,8 +161,7 @@ def read_chunk(
     try:
         return read_groups_with_layout(zk, groups, offsets=offsets)
     finally:
-        zk.stop()
-        zk.close()
+        close(zk)
 
 
 class FleetKafka:

@@ -2,7 +2,7 @@
 
 Members and owners are ephemeral nodes of the caller's session, exactly like real connectors, so the
 fleet exists only while the session that wrote it lives (a test's client, or `scripts/make_fleet.py`
-until it is told to stop). Writes are pipelined per tree level (kazoo `create_async`): thousands of
+until it is told to stop). Writes are pipelined per tree level (`migrator.zk.bulk`): thousands of
 groups take seconds, not minutes.
 
 Every shape knows the status the fleet scan must give it when Kafka is not consulted (no bootstrap
@@ -11,18 +11,15 @@ servers), which makes a large fleet a check of the classification against real z
 
 from __future__ import annotations
 
-import contextlib
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
-
-from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError, NotEmptyError
 
 from migrator.fleet.model import Status
 from migrator.protocol.codecs import Authority, PublishedAuthority, Registration, encode_offset, encode_owner
+from migrator.zk.bulk import PipelinedCreates, remove_trees
 from migrator.zk.paths import CONSUMERS, GroupPaths
+from migrator.zk.session import ZkSession, children, ensure_path
 
 TOPICS = {"fleet-orders": 4, "fleet-payments": 2, "fleet-clicks": 8}
 BATCH_GROUPS = 500
@@ -104,50 +101,6 @@ def plan_fleet(n: int, prefix: str = "fleet", seed: int = 0) -> SyntheticFleet:
     return fleet
 
 
-class _Writer:
-    """Pipelined creates: a whole tree level is queued before any answer is awaited.
-
-    Creates are packed into ZooKeeper multi transactions of `TX_OPS` operations, so a level of thousands
-    of nodes costs a few dozen requests (kazoo's per-request overhead, not ZooKeeper, bounds a Python
-    writer). A transaction that fails (e.g. a node already exists: a re-run) is replayed one create at a
-    time, tolerating existing nodes.
-    """
-
-    TX_OPS = 200
-
-    def __init__(self, zk: KazooClient) -> None:
-        self.zk = zk
-        self.ops: list[tuple[str, bytes, bool]] = []
-        self.pending: list[tuple[list[tuple[str, bytes, bool]], Any]] = []  # kazoo IAsyncResult (untyped)
-
-    def create(self, path: str, data: bytes = b"", ephemeral: bool = False) -> None:
-        self.ops.append((path, data, ephemeral))
-        if len(self.ops) >= self.TX_OPS:
-            self._send()
-
-    def _send(self) -> None:
-        if not self.ops:
-            return
-        tx = self.zk.transaction()
-        for path, data, ephemeral in self.ops:
-            tx.create(path, data, ephemeral=ephemeral)
-        self.pending.append((self.ops, tx.commit_async()))
-        self.ops = []
-
-    def drain(self) -> None:
-        self._send()
-        pending, self.pending = self.pending, []
-        retry: list[tuple[str, bytes, bool]] = []
-        for ops, result in pending:
-            outcome = result.get(timeout=60)
-            if any(isinstance(r, Exception) for r in outcome):
-                retry.extend(ops)
-        singles = [self.zk.create_async(path, data, ephemeral=eph) for path, data, eph in retry]
-        for single in singles:
-            with contextlib.suppress(NodeExistsError):
-                single.get(timeout=60)
-
-
 def _levels(shape: GroupShape, now_ms: int, rng: random.Random) -> list[list[tuple[str, bytes, bool]]]:
     """The nodes of one group, level by level (parents before children)."""
     p = GroupPaths(shape.group)
@@ -191,17 +144,17 @@ def _levels(shape: GroupShape, now_ms: int, rng: random.Random) -> list[list[tup
 
 
 def write_fleet(
-    zk: KazooClient,
+    zk: ZkSession,
     fleet: SyntheticFleet,
     now_ms: int,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> None:
     """Create every group of `fleet`; ephemeral nodes belong to `zk`'s session."""
-    zk.ensure_path(CONSUMERS)
+    ensure_path(zk, CONSUMERS)
     rng = random.Random(seed)
     shapes = list(fleet.shapes.values())
-    writer = _Writer(zk)
+    writer = PipelinedCreates(zk)
     for start in range(0, len(shapes), BATCH_GROUPS):
         batch = shapes[start : start + BATCH_GROUPS]
         levels = [_levels(s, now_ms, rng) for s in batch]
@@ -214,54 +167,20 @@ def write_fleet(
             progress(len(batch))
 
 
-def make_fleet(zk: KazooClient, n: int, *, prefix: str = "fleet", seed: int = 0, now_ms: int) -> SyntheticFleet:
+def make_fleet(zk: ZkSession, n: int, *, prefix: str = "fleet", seed: int = 0, now_ms: int) -> SyntheticFleet:
     """Plan and write `n` groups named `<prefix>-000000…`; returns what each should be classified as."""
     fleet = plan_fleet(n, prefix, seed)
     write_fleet(zk, fleet, now_ms, seed)
     return fleet
 
 
-def remove_groups(zk: KazooClient, groups: Iterable[str]) -> None:
+def remove_groups(zk: ZkSession, groups: Iterable[str]) -> None:
     """Delete whole groups, pipelined (deepest nodes first); tolerant of nodes already gone."""
-    roots = [f"{CONSUMERS}/{g}" for g in groups]
-    levels: list[list[str]] = [roots]
-    while levels[-1]:
-        results = [(path, zk.get_children_async(path)) for path in levels[-1]]
-        children: list[str] = []
-        for path, result in results:
-            with contextlib.suppress(NoNodeError):
-                children.extend(f"{path}/{c}" for c in result.get(timeout=60))
-        levels.append(children)
-    for level in reversed(levels):
-        _delete_level(zk, level)
+    remove_trees(zk, [f"{CONSUMERS}/{g}" for g in groups])
 
 
-def _delete_level(zk: KazooClient, paths: list[str], tx_ops: int = 200) -> None:
-    """Delete nodes of one depth in multi transactions; a failed one is replayed node by node."""
-    batches = [paths[i : i + tx_ops] for i in range(0, len(paths), tx_ops)]
-    pending = []
-    for batch in batches:
-        tx = zk.transaction()
-        for path in batch:
-            tx.delete(path)
-        pending.append((batch, tx.commit_async()))
-    retry = [
-        path
-        for batch, result in pending
-        if any(isinstance(r, Exception) for r in result.get(timeout=60))
-        for path in batch
-    ]
-    singles = [zk.delete_async(path) for path in retry]
-    for single in singles:
-        with contextlib.suppress(NoNodeError, NotEmptyError):
-            single.get(timeout=60)
-
-
-def remove_fleet(zk: KazooClient, prefix: str) -> int:
+def remove_fleet(zk: ZkSession, prefix: str) -> int:
     """Delete every group whose name starts with `<prefix>-`; returns how many."""
-    try:
-        names = [g for g in zk.get_children(CONSUMERS) if g.startswith(prefix + "-")]
-    except NoNodeError:
-        return 0
+    names = [g for g in children(zk, CONSUMERS) or () if g.startswith(prefix + "-")]
     remove_groups(zk, names)
     return len(names)

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import NoAuthError, NoNodeError
-from kazoo.security import ACL, Id, Permissions
-
-from migrator.errors import NotAuthorised
-from migrator.zk.client import digest_acl_id, identity_of
+from migrator.zk import acl as zk_acl
+from migrator.zk.acl import ACL, Id, NodeAcl, Permissions
+from migrator.zk.client import digest_acl_id
 from migrator.zk.paths import GroupPaths
+from migrator.zk.session import ZkSession
 
 WORLD = Id("world", "anyone")
 CONSUMER_PERMS = Permissions.READ | Permissions.CREATE | Permissions.DELETE | Permissions.WRITE
@@ -52,41 +50,24 @@ def acls_for(world_perms: int, admin_acl_id: str) -> list[ACL]:
     return [ACL(world_perms, WORLD), ACL(Permissions.ALL, Id("digest", admin_acl_id))]
 
 
-def planned(zk: KazooClient, group: str, admin: str) -> list[tuple[str, list[ACL]]]:
+def planned(zk: ZkSession, group: str, admin: str) -> list[tuple[str, list[ACL]]]:
     """What `protect` would set (read-only): every node of the policy, the mode node only when it exists."""
     admin_id = digest_acl_id(admin)
-    return [
-        (node.path, acls_for(node.world_perms, admin_id))
-        for node in policy(group)
-        if node.create or zk.exists(node.path) is not None
-    ]
+    nodes = policy(group)
+    present = zk_acl.existing(zk, [node.path for node in nodes if not node.create])
+    return [(node.path, acls_for(node.world_perms, admin_id)) for node in nodes if node.create or node.path in present]
 
 
-def protect(zk: KazooClient, group: str, admin: str) -> list[tuple[str, list[ACL]]]:
+def protect(zk: ZkSession, group: str, admin: str) -> list[tuple[str, list[ACL]]]:
     """Create the group's parents if needed and set the policy's ACLs; returns what was set.
 
     The connection must be authenticated as `admin` (or have ADMIN rights on the nodes already).
     """
     admin_id = digest_acl_id(admin)
     p = GroupPaths(group)
-    done: list[tuple[str, list[ACL]]] = []
-    try:
-        zk.ensure_path(p.root)
-        for node in policy(group):
-            acl = acls_for(node.world_perms, admin_id)
-            if node.create:
-                if zk.exists(node.path) is None:
-                    zk.create(node.path, b"", acl=acl)
-            elif zk.exists(node.path) is None:
-                continue
-            zk.set_acls(node.path, acl)
-            done.append((node.path, acl))
-        audit_acl = acls_for(Permissions.READ, admin_id)
-        for name in zk.get_children(p.audit):
-            zk.set_acls(f"{p.audit}/{name}", audit_acl)
-    except NoAuthError as exc:
-        raise NotAuthorised(p.root, identity_of(zk)) from exc
-    return done
+    wanted = [NodeAcl(node.path, acls_for(node.world_perms, admin_id), node.create) for node in policy(group)]
+    done = zk_acl.set_acls(zk, p.root, wanted, children_of=p.audit, children_acl=acls_for(Permissions.READ, admin_id))
+    return [(node.path, node.acl) for node in done]
 
 
 def perms_word(perms: int) -> str:
@@ -100,14 +81,6 @@ def perms_word(perms: int) -> str:
     return "".join(letter if perms & bit else "-" for bit, letter in letters)
 
 
-def show(zk: KazooClient, group: str) -> list[tuple[str, list[ACL] | None]]:
+def show(zk: ZkSession, group: str) -> list[tuple[str, list[ACL] | None]]:
     """ACLs of every node of the group layout (None: the node does not exist)."""
-    out: list[tuple[str, list[ACL] | None]] = []
-    for node in policy(group):
-        try:
-            acls, _ = zk.get_acls(node.path)
-        except NoNodeError:
-            out.append((node.path, None))
-            continue
-        out.append((node.path, list(acls)))
-    return out
+    return zk_acl.read_acls(zk, [node.path for node in policy(group)])

@@ -14,8 +14,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from kazoo.client import KazooClient
-
 from migrator.errors import MigratorError, NotFound, RefusedError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops.dialect import GroupLayout, unrecognised_message, with_pykafka_owners
@@ -38,6 +36,7 @@ from migrator.zk import archive as zk_archive
 from migrator.zk.client import digest_acl_id
 from migrator.zk.connect_string import parse_identity
 from migrator.zk.group_reader import read_groups_with_layout
+from migrator.zk.session import ZkSession
 
 
 def identities_of(auth: str | None) -> frozenset[tuple[str, str]]:
@@ -50,7 +49,7 @@ def identities_of(auth: str | None) -> frozenset[tuple[str, str]]:
     return frozenset({(identity.scheme, identity.user)}) if identity.user else frozenset()
 
 
-def read_group_view(zk: KazooClient, group: str) -> tuple[GroupView, GroupLayout]:
+def read_group_view(zk: ZkSession, group: str) -> tuple[GroupView, GroupLayout]:
     """The group as `status` and the fleet scan read it, in its own dialect (pykafka owners included); a layout
     neither dialect explains is refused (exit 2)."""
     [(view, evidence)] = read_groups_with_layout(zk, [group])
@@ -60,7 +59,7 @@ def read_group_view(zk: KazooClient, group: str) -> tuple[GroupView, GroupLayout
     return with_pykafka_owners(zk, view, layout), layout
 
 
-def read_facts(zk: KazooClient, admin: KafkaAdmin, group: str) -> tuple[GroupFacts, GroupLayout]:
+def read_facts(zk: ZkSession, admin: KafkaAdmin, group: str) -> tuple[GroupFacts, GroupLayout]:
     """Everything the rules decide over; a group absent from ZooKeeper is NotFound (exit 3)."""
     tree = zk_archive.read_tree(zk, group)
     if not tree.exists:
@@ -96,7 +95,7 @@ class CleanupPlan:
 
 
 def plan_cleanup(
-    zk: KazooClient,
+    zk: ZkSession,
     admin: KafkaAdmin,
     group: str,
     *,
@@ -173,7 +172,7 @@ class CleanupResult:
 
 
 def execute_cleanup(
-    zk: KazooClient,
+    zk: ZkSession,
     plan: CleanupPlan,
     archive_path: Path,
     zookeeper: str,
@@ -190,7 +189,7 @@ def execute_cleanup(
 
 
 def restore_archive(
-    zk: KazooClient, archive: zk_archive.Archive, identities: Set[tuple[str, str]] = frozenset(), dry_run: bool = False
+    zk: ZkSession, archive: zk_archive.Archive, identities: Set[tuple[str, str]] = frozenset(), dry_run: bool = False
 ) -> int:
     """Put the archived group back exactly; refused (nothing written) while the group exists or when
     `identities` may not create its protected nodes. Returns the nodes created (`dry_run`: that would be)."""

@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from kazoo.client import KazooClient
-
 from migrator.coordination.preflight import SwitchCheck
 from migrator.errors import MigratorError, RefusedError
 from migrator.kafka.admin import KafkaAdmin
@@ -37,8 +35,10 @@ from migrator.protocol.cutover import (
 )
 from migrator.protocol.group import Group
 from migrator.protocol.partition import TopicPartition
+from migrator.protocol.stores import OffsetStore
 from migrator.zk import fence as zk_fence
 from migrator.zk.group_reader import read_membership
+from migrator.zk.session import ZkSession
 
 POLL_INTERVAL_S = 0.5
 AUDIT_REASON = {Direction.FORWARD: "cutover", Direction.ROLLBACK: "cutover rollback"}
@@ -100,12 +100,12 @@ class CutoverResult:
         return group.zookeeper.offsets
 
 
-def read_facts(zk: KazooClient, admin: KafkaAdmin, group: str, *, admin_identity: bool) -> CutoverFacts:
+def read_facts(zk: ZkSession, admin: KafkaAdmin, group: str, *, admin_identity: bool) -> CutoverFacts:
     """Both stores' offsets, the group read model, the fence and the owner nodes left, read now.
 
     A group with no offset in ZooKeeper (pykafka's, which commit to Kafka) gets none carried back: its
     members read Kafka's, and ZooKeeper offsets would make its layout Scala's."""
-    view, zookeeper = ops_offsets.read_store("zookeeper", zk, group, admin)
+    view, zookeeper = ops_offsets.read_store(OffsetStore.ZOOKEEPER, zk, group, admin)
     kafka = admin.group_offsets(group)
     return CutoverFacts(
         group=Group(view, admin.describe_group(group), kafka_committed=kafka),
@@ -117,14 +117,14 @@ def read_facts(zk: KazooClient, admin: KafkaAdmin, group: str, *, admin_identity
     )
 
 
-def zookeeper_progress(zk: KazooClient, group: str) -> WaitProgress:
+def zookeeper_progress(zk: ZkSession, group: str) -> WaitProgress:
     """Registered members and owner nodes left, read from ZooKeeper alone (the wait's poll)."""
     view = read_membership(zk, group)
     return WaitProgress(tuple(sorted(view.member_ids)), zk_fence.owner_nodes(zk, group))
 
 
 def wait_empty(
-    zk: KazooClient, group: str, *, timeout_s: float, on_progress: Callable[[WaitProgress], None] | None = None
+    zk: ZkSession, group: str, *, timeout_s: float, on_progress: Callable[[WaitProgress], None] | None = None
 ) -> None:
     """Until no member is registered and no owner node is left; WaitTimeout (exit 1) after `timeout_s`."""
     deadline = time.monotonic() + timeout_s
@@ -149,10 +149,10 @@ def carry_to_kafka(admin: KafkaAdmin, group: str, plan: Mapping[TopicPartition, 
     _verify(plan, admin.committed_offsets(group, list(plan)), "Kafka")
 
 
-def carry_to_zookeeper(zk: KazooClient, group: str, plan: Mapping[TopicPartition, int]) -> None:
+def carry_to_zookeeper(zk: ZkSession, group: str, plan: Mapping[TopicPartition, int]) -> None:
     """Write `plan` into the group's ZooKeeper offsets and read it back."""
     ops_offsets.write_zookeeper(zk, group, plan)
-    _verify(plan, ops_offsets.read_store("zookeeper", zk, group, None)[1], "ZooKeeper")
+    _verify(plan, ops_offsets.read_store(OffsetStore.ZOOKEEPER, zk, group, None)[1], "ZooKeeper")
 
 
 def _verify(plan: Mapping[TopicPartition, int], read_back: Mapping[TopicPartition, int], store: str) -> None:
@@ -165,7 +165,7 @@ def _verify(plan: Mapping[TopicPartition, int], read_back: Mapping[TopicPartitio
         )
 
 
-def record_mode(zk: KazooClient, group: str, target: Mode, *, reason: str, who: str) -> str:
+def record_mode(zk: ZkSession, group: str, target: Mode, *, reason: str, who: str) -> str:
     """The mode `target` with its audit entry (`reason`), conditional on the mode read; the audit node's path.
 
     No set-mode preflight: it judges bridges, and a cutover group has none, only a fence."""
@@ -179,7 +179,7 @@ def record_mode(zk: KazooClient, group: str, target: Mode, *, reason: str, who: 
 class Runner:
     """One group's procedure: the connections, the admin identity and the operator's options."""
 
-    zk: KazooClient
+    zk: ZkSession
     admin: KafkaAdmin
     group: str
     admin_auth: str | None

@@ -1,9 +1,9 @@
-"""`set-mode`, `get-mode` and `history`: the only writer of `migration/mode`.
+"""`set-mode`, `get-mode` and `history`: the preflight of a switch and the only caller that writes
+`migration/mode`.
 
-The mode write is conditional on the znode version read before the preflight, and it is committed in
-one ZooKeeper transaction with its audit entry: either both exist or neither, and a concurrent change
-(another operator, a script) makes the write fail instead of silently overriding a decision that was
-checked against a different state.
+The write (`migrator.zk.modes.write_mode`) is conditional on the znode version read before the preflight
+and commits the audit entry in the same transaction: a concurrent change (another operator, a script) makes
+it fail instead of silently overriding a decision that was checked against a different state.
 """
 
 from __future__ import annotations
@@ -13,24 +13,22 @@ import socket
 import time
 from dataclasses import dataclass, replace
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNodeError, RolledBackError
-from kazoo.protocol.states import ZnodeStat
-from kazoo.security import ACL, OPEN_ACL_UNSAFE
-
 from migrator.coordination.preflight import SwitchCheck, preflight
-from migrator.errors import CorruptNodeError, MigratorError, NotAuthorised, RefusedError
+from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
 from migrator.ops.dialect import read_layout, unrecognised_message
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
 from migrator.protocol.kafka import KafkaAcl, KafkaGroup
-from migrator.zk.client import identity_of
+from migrator.zk import modes as zk_modes
 from migrator.zk.connect_string import parse_identity
 from migrator.zk.group_reader import read_group
-from migrator.zk.paths import GroupPaths
+from migrator.zk.modes import read_history as history
+from migrator.zk.modes import read_mode
+from migrator.zk.session import NodeStat, ZkSession
 
-AUDIT_PREFIX = "entry-"
+__all__ = ["ModeChange", "check_mode", "describe_kafka", "history", "read_mode", "set_mode", "who_am_i", "write_mode"]
+
 SETTLE_POLL_S = 0.5
 
 
@@ -49,7 +47,7 @@ class ModeChange:
     audit_path: str | None = None
     write_mzxid: int | None = None
     write_monotonic: float | None = None
-    before_stat: ZnodeStat | None = None
+    before_stat: NodeStat | None = None
     """The mode node's stat when checked (None: absent): the write is conditional on its version."""
     dialect: str | None = None
     """`scala` or `pykafka`: the legacy layout of the group's members (None: none, or unrecognised)."""
@@ -65,14 +63,6 @@ def who_am_i(zk_auth: str | None) -> str:
     except (KeyError, OSError):
         user = "unknown"
     return f"{user}@{socket.gethostname()}"
-
-
-def read_mode(zk: KazooClient, group: str) -> tuple[ModeNode, ZnodeStat | None]:
-    try:
-        data, stat = zk.get(GroupPaths(group).mode)
-    except NoNodeError:
-        return ModeNode.absent(), None
-    return ModeNode.decode(data), stat
 
 
 def describe_kafka(
@@ -94,51 +84,8 @@ def describe_kafka(
     return kafka, max_size, None
 
 
-def _acl_of(zk: KazooClient, path: str) -> list[ACL]:
-    """New nodes get their parent's ACL, so a group protected by `acl protect` stays protected."""
-    try:
-        acls, _ = zk.get_acls(path)
-    except NoNodeError:
-        return list(OPEN_ACL_UNSAFE)
-    return list(acls)
-
-
-def _write(
-    zk: KazooClient, paths: GroupPaths, stat: ZnodeStat | None, target: Mode, entry: AuditEntry
-) -> tuple[str, int]:
-    """Mode and audit entry in one transaction; returns (audit node path, mzxid of the mode write)."""
-    try:
-        if stat is None:
-            zk.ensure_path(paths.migration)
-        zk.ensure_path(paths.audit)
-        mode_acl = _acl_of(zk, paths.migration) if stat is None else None
-        audit_acl = _acl_of(zk, paths.audit)
-        tx = zk.transaction()
-        if stat is None:
-            tx.create(paths.mode, target.value.encode(), acl=mode_acl)
-        else:
-            tx.set_data(paths.mode, target.value.encode(), version=stat.version)
-        tx.create(f"{paths.audit}/{AUDIT_PREFIX}", entry.encode(), acl=audit_acl, sequence=True)
-        results = tx.commit()
-    except NoAuthError as exc:
-        raise NotAuthorised(paths.mode, identity_of(zk)) from exc
-    errors = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
-    if errors:
-        err = errors[0]
-        if isinstance(err, NoAuthError):
-            raise NotAuthorised(paths.mode, identity_of(zk))
-        if isinstance(err, BadVersionError | NodeExistsError | NoNodeError):
-            raise RefusedError(
-                f"{paths.mode} changed while the preflight ran; nothing written, check `migrator get-mode` and retry"
-            )
-        raise MigratorError(f"writing {paths.mode} failed: {type(err).__name__}")
-    audit_path = next(r for r in results if isinstance(r, str) and r.startswith(paths.audit))
-    written = zk.exists(paths.mode)
-    return audit_path, written.mzxid if written is not None else 0
-
-
 def check_mode(
-    zk: KazooClient,
+    zk: ZkSession,
     group: str,
     target: Mode,
     *,
@@ -184,7 +131,7 @@ def check_mode(
     return change
 
 
-def write_mode(zk: KazooClient, change: ModeChange, *, reason: str = "", who: str = "") -> ModeChange:
+def write_mode(zk: ZkSession, change: ModeChange, *, reason: str = "", who: str = "") -> ModeChange:
     """Write a change `check_mode` allowed, with its audit entry, conditional on the mode it checked."""
     assert not (change.noop or change.dry_run), "nothing to write"
     entry = AuditEntry(
@@ -195,12 +142,14 @@ def write_mode(zk: KazooClient, change: ModeChange, *, reason: str = "", who: st
         reason=reason,
         forced=change.forced,
     )
-    audit_path, mzxid = _write(zk, GroupPaths(change.group), change.before_stat, change.target, entry)
-    return replace(change, written=True, audit_path=audit_path, write_mzxid=mzxid, write_monotonic=time.monotonic())
+    written = zk_modes.write_mode(zk, change.group, change.before_stat, change.target, entry)
+    return replace(
+        change, written=True, audit_path=written.audit_path, write_mzxid=written.mzxid, write_monotonic=time.monotonic()
+    )
 
 
 def set_mode(
-    zk: KazooClient,
+    zk: ZkSession,
     group: str,
     target: Mode,
     *,
@@ -219,24 +168,3 @@ def set_mode(
     if change.noop or change.dry_run:
         return change
     return write_mode(zk, change, reason=reason, who=who)
-
-
-def history(zk: KazooClient, group: str) -> list[tuple[str, AuditEntry | None]]:
-    """Audit entries oldest first; an entry that does not decode is listed as None (not hidden)."""
-    paths = GroupPaths(group)
-    try:
-        names = sorted(zk.get_children(paths.audit))
-    except NoNodeError:
-        return []
-    results = [(name, zk.get_async(f"{paths.audit}/{name}")) for name in names]
-    entries: list[tuple[str, AuditEntry | None]] = []
-    for name, result in results:
-        try:
-            data, _ = result.get()
-        except NoNodeError:
-            continue
-        try:
-            entries.append((name, AuditEntry.decode(data)))
-        except CorruptNodeError:
-            entries.append((name, None))
-    return entries

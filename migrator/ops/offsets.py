@@ -15,19 +15,17 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
-
 from migrator.errors import RefusedError, UsageError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.names import validate_topic
-from migrator.protocol.codecs import encode_offset
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.partition import TopicPartition
+from migrator.protocol.stores import OffsetStore
 from migrator.zk.group_reader import read_group
+from migrator.zk.offsets import write_offsets
 from migrator.zk.paths import GroupPaths
+from migrator.zk.session import ZkSession
 
-STORES = ("zookeeper", "kafka")
 FORMATS = ("json", "csv")
 CSV_HEADER = ("topic", "partition", "offset")
 
@@ -37,7 +35,7 @@ Offsets = dict[TopicPartition, int]
 # --- pure ---------------------------------------------------------------------------------------
 
 
-def encode(offsets: Mapping[TopicPartition, int], fmt: str, *, group: str, store: str) -> str:
+def encode(offsets: Mapping[TopicPartition, int], fmt: str, *, group: str, store: OffsetStore) -> str:
     rows = sorted(offsets.items())
     if fmt == "json":
         doc = {
@@ -168,10 +166,10 @@ def known_partitions(view: GroupView, admin: KafkaAdmin | None, topics: Iterable
 
 
 def read_store(
-    store: str, zk: KazooClient, group: str, admin: KafkaAdmin | None, topics: Iterable[str] = ()
+    store: OffsetStore, zk: ZkSession, group: str, admin: KafkaAdmin | None, topics: Iterable[str] = ()
 ) -> tuple[GroupView, Offsets]:
     view = read_group(zk, group)
-    if store == "zookeeper":
+    if store is OffsetStore.ZOOKEEPER:
         wanted = set(topics)
         return view, {tp: o for tp, o in view.offsets.items() if not wanted or tp.topic in wanted}
     if admin is None:
@@ -180,17 +178,8 @@ def read_store(
     return view, {tp: o for tp, o in committed.items() if o >= 0}
 
 
-def write_zookeeper(zk: KazooClient, group: str, offsets: Mapping[TopicPartition, int]) -> None:
-    paths = GroupPaths(group)
-    for tp, off in sorted(offsets.items()):
-        path = paths.offset(tp.topic, tp.partition)
-        try:
-            zk.set(path, encode_offset(off))
-        except NoNodeError:
-            try:
-                zk.create(path, encode_offset(off), makepath=True)
-            except NodeExistsError:
-                zk.set(path, encode_offset(off))
+def write_zookeeper(zk: ZkSession, group: str, offsets: Mapping[TopicPartition, int]) -> None:
+    write_offsets(zk, GroupPaths(group), offsets)
 
 
 def require_empty_kafka_group(admin: KafkaAdmin, group: str) -> None:

@@ -162,6 +162,19 @@ class Authority(StrEnum):
     KAFKA = "kafka"
 
 
+_AUTHORITY_OF_MODE = {Mode.KAFKA: Authority.KAFKA, Mode.ZOOKEEPER: Authority.ZOOKEEPER}
+
+
+def authority_of(mode: Mode) -> Authority:
+    """The authority a bridge takes when the mode node says `mode`."""
+    return _AUTHORITY_OF_MODE[mode]
+
+
+def follows_mode(authority: Authority, mode: Mode) -> bool:
+    """Whether a bridge holding `authority` has followed the mode node's `mode`: the one comparison of the two."""
+    return authority is authority_of(mode)
+
+
 @dataclass(frozen=True, slots=True)
 class PublishedAuthority:
     """What a bridge publishes at `migration/authority/<consumerId>` after each rebalance.

@@ -486,7 +486,8 @@ def test_ctrl_c_inside_a_zookeeper_request_is_an_interrupt_not_a_lost_connection
     """kazoo wakes its connection thread inside a bare `except:` (`KazooClient._call`), so a Ctrl-C landing
     there was swallowed and became ConnectionClosedError: the command said "lost the ZooKeeper connection"
     (exit 1) after waiting 30 s for replies, and `set-mode --wait` never said the mode IS written. The
-    commands' SIGINT handler holds the signal until `_call` returns: a prompt KeyboardInterrupt."""
+    commands' SIGINT handler holds the signal and sends it again once the request is queued: a prompt
+    KeyboardInterrupt."""
     from kazoo.client import KazooClient
 
     from migrator.cli import interrupts

@@ -3,9 +3,11 @@ core imports without the shell's libraries, in a fresh interpreter as an applica
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,47 @@ def test_star_import_gives_every_public_name() -> None:
     code = "from migrator import *; print(sorted(k for k in dir() if not k.startswith('_')))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(sorted(migrator.__all__))
+
+
+KAZOO_HOMES = ("zk", "devcluster", "observe")
+"""The only parts of migrator that may import kazoo: the adapter, the dev cluster and the independent observer."""
+
+
+def _imports_kazoo(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            names = [node.module]
+        if any(name == "kazoo" or name.startswith("kazoo.") for name in names):
+            return True
+    return False
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _kazoo_contract() -> dict:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return next(c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "kazoo-boundary")
+
+
+def test_only_the_zookeeper_adapter_imports_kazoo() -> None:
+    """Outside zk/, devcluster/ and observe/ only the contract's named exceptions still import kazoo."""
+    excepted = {rule.split(" -> ")[0] for rule in _kazoo_contract().get("ignore_imports", [])}
+    outside = sorted(
+        _module_name(path)
+        for path in (ROOT / "migrator").rglob("*.py")
+        if path.relative_to(ROOT / "migrator").parts[0] not in KAZOO_HOMES and _imports_kazoo(path)
+    )
+    assert [m for m in outside if m not in excepted] == []
+
+
+def test_the_kazoo_contract_covers_every_part_of_migrator_but_the_adapter() -> None:
+    """A new subpackage is forbidden kazoo too: the contract's sources are everything but the three homes."""
+    parts = {
+        f"migrator.{path.stem if path.is_file() else path.name}"
+        for path in (ROOT / "migrator").iterdir()
+        if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").is_file()
+    }
+    assert set(_kazoo_contract()["source_modules"]) == parts - {f"migrator.{home}" for home in KAZOO_HOMES}

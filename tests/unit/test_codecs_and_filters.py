@@ -7,7 +7,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from migrator.errors import ConfigError, CorruptNodeError
-from migrator.protocol.codecs import PublishedAuthority, Registration, decode_offset, encode_offset
+from migrator.protocol.codecs import (
+    Authority,
+    Mode,
+    PublishedAuthority,
+    Registration,
+    authority_of,
+    decode_offset,
+    encode_offset,
+    follows_mode,
+)
 from migrator.protocol.filters import Blacklist, Whitelist, normalise_regex
 
 
@@ -73,3 +82,13 @@ def test_filter_normalisation_matches_the_scala_topic_filter() -> None:
     assert Whitelist(".*").is_allowed("__consumer_offsets", exclude_internal=False)
     with pytest.raises(ConfigError):
         Whitelist("(")
+
+
+def test_every_mode_has_the_authority_of_the_same_name() -> None:
+    assert {mode.value: authority_of(mode).value for mode in Mode} == {mode.value: mode.value for mode in Mode}
+
+
+@given(st.sampled_from(Authority), st.sampled_from(Mode))
+def test_a_bridge_follows_the_mode_exactly_when_it_holds_that_modes_authority(authority: Authority, mode: Mode) -> None:
+    assert follows_mode(authority, mode) == (authority is authority_of(mode))
+    assert follows_mode(authority, mode) == (authority.value == mode.value)

@@ -1,17 +1,23 @@
-"""The commands' SIGINT handling without a cluster: kazoo's request path is guarded in one place, and a
-second Ctrl-C while the first unwinds never replaces the first's message."""
+"""The commands' SIGINT handling without a cluster: a Ctrl-C in kazoo's request queueing is held, one while
+kazoo waits raises, and a second Ctrl-C while the first unwinds never replaces the first's message."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
 
 from migrator.cli import interrupts
+from migrator.zk.interrupts import in_request_queueing
 
 
 @pytest.fixture
@@ -22,29 +28,51 @@ def handler() -> Iterator[None]:
     signal.signal(signal.SIGINT, previous)
 
 
-def test_kazoos_request_path_is_guarded_once_and_still_kazoos() -> None:
-    original = inspect.unwrap(KazooClient._call)
-    assert original is not KazooClient._call, "kazoo's KazooClient._call is no longer wrapped"
-    assert original.__module__ == "kazoo.client"
-    interrupts._guard_kazoo_requests()  # idempotent
-    assert inspect.unwrap(KazooClient._call) is original
+def _frame_in(code_of: Callable[..., object], call: Callable[[], object]) -> FrameType:
+    """The frame of `code_of` as `call` runs it (a real frame of that code, for a handler to be given)."""
+    frames: list[FrameType] = []
+
+    def profile(frame: FrameType, event: str, _arg: object) -> None:
+        if event == "call" and frame.f_code is code_of.__code__ and not frames:
+            frames.append(frame)
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    assert frames, f"{code_of.__qualname__} was not called"
+    return frames[0]
 
 
-def test_a_signal_inside_kazoos_request_path_is_held_until_it_returns(
-    handler: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A Ctrl-C inside `_call` (whose bare `except:` would swallow it) raises only once `_call` returned."""
-    finished: list[str] = []
+def test_no_method_of_kazoo_is_replaced() -> None:
+    for name, member in vars(KazooClient).items():
+        if inspect.isfunction(member):
+            assert not hasattr(member, "__wrapped__") and member.__module__ == "kazoo.client", name
 
-    def request(_self: KazooClient, _request: object, _async: object) -> None:
-        signal.raise_signal(signal.SIGINT)
-        finished.append("queued")
 
-    monkeypatch.setattr(KazooClient, "_call", request)
-    interrupts._guard_kazoo_requests()
+def test_a_signal_landing_in_kazoos_request_queueing_is_held_then_raised(handler: None) -> None:
+    """A Ctrl-C whose frame is kazoo's client code (a bare `except:` there would swallow it) returns from the
+    handler and arrives again a moment later, outside it."""
+    client = KazooClient(hosts="127.0.0.1:1")  # never started: the request fails at once, in the client's code
+    queueing = _frame_in(KazooClient._call, lambda: client.exists_async("/"))
+    interrupts.on_interrupt(signal.SIGINT, queueing)  # held: no KeyboardInterrupt here
     with pytest.raises(KeyboardInterrupt):
-        KazooClient._call(KazooClient.__new__(KazooClient), object(), object())
-    assert finished == ["queued"]
+        time.sleep(5)
+
+
+def _wait_briefly_for(result: Any) -> None:
+    with contextlib.suppress(Exception):  # the handler's timeout: nobody answers
+        result.get(timeout=0.01)
+
+
+def test_only_kazoos_client_code_counts_as_queueing_a_request() -> None:
+    """A call blocked on an unreachable server waits in kazoo's handlers: Ctrl-C must raise there."""
+    client = KazooClient(hosts="127.0.0.1:1")
+    result = client.handler.async_result()
+    assert in_request_queueing(_frame_in(KazooClient._call, lambda: client.exists_async("/")))
+    assert not in_request_queueing(_frame_in(type(result).get, lambda: _wait_briefly_for(result)))
+    assert not in_request_queueing(sys._getframe())
 
 
 def test_a_second_interrupt_while_the_first_unwinds_is_ignored(handler: None) -> None:

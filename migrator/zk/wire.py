@@ -9,6 +9,11 @@ no ping thread: a session lives for one chunk of groups and is closed. With `ZkT
 `zookeeper.ssl.*`) the socket is wrapped in TLS with the same CA, client certificate and name check as kazoo's.
 
 It is a `ReadPipeline` for `migrator.zk.group_reader.read_groups_with_layout`.
+
+kazoo's serialization classes are not part of its public API, so the client runs only with the kazoo it was
+checked against (`WIRE_KAZOO`, the version `constraints.txt` pins): any other raises `WireKazooMismatch`
+before a byte is sent. kazoo's public asynchronous calls read the same groups at about half the speed: with
+them the scan no longer reads twice as fast as one process.
 """
 
 from __future__ import annotations
@@ -22,11 +27,16 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from kazoo import version as kazoo_version
 from kazoo.exceptions import EXCEPTIONS, NoNodeError
 from kazoo.protocol.serialization import Auth, Close, Connect, Exists, GetChildren, GetData, ReplyHeader
 
+from migrator.errors import MigratorError
 from migrator.zk.client import ZkTls, ZooKeeperUnavailable, parse_auth
 from migrator.zk.group_reader import MISSING
+
+WIRE_KAZOO = "2.11.0"
+"""The kazoo whose private request classes this client was checked against (pinned in constraints.txt)."""
 
 WINDOW = 2000
 """Requests written before their answers are read: bounds both sides' socket buffers."""
@@ -36,6 +46,20 @@ _AUTH_XID = -4
 _PING_XID = -2
 _WATCH_XID = -1
 Request = Any  # kazoo's Exists, GetData or GetChildren (untyped)
+
+
+class WireKazooMismatch(MigratorError):
+    """The installed kazoo is not the one the wire client was checked against."""
+
+
+def require_wire_kazoo() -> None:
+    """Refuse to speak the wire protocol through a kazoo whose private classes may have changed."""
+    installed = kazoo_version.__version__
+    if installed != WIRE_KAZOO:
+        raise WireKazooMismatch(
+            f"kazoo {installed} is installed, but the fleet scan's ZooKeeper reader was checked against kazoo "
+            f"{WIRE_KAZOO} only: install kazoo=={WIRE_KAZOO} (constraints.txt)"
+        )
 
 
 def wire_supported(auth: str | None) -> bool:
@@ -67,6 +91,7 @@ class WireSession:
     result (`MISSING` for a node that does not exist); other errors raise kazoo's exception."""
 
     def __init__(self, connect_string: str, auth: str | None, timeout_s: float, tls: ZkTls | None = None) -> None:
+        require_wire_kazoo()
         hosts, self._chroot = _hosts_and_chroot(connect_string)
         self._tls = _tls_context(tls) if tls is not None else None
         self._sock = self._open(hosts, timeout_s)
