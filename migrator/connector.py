@@ -33,14 +33,14 @@ from migrator.kafka.fetcher import LOGICAL_OFFSETS, Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
+from migrator.protocol.dialect import Dialect
 from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown, Trigger
 from migrator.protocol.filters import TopicFilter, filter_from_registration
 from migrator.protocol.partition import TopicPartition
-from migrator.protocol.pykafka_layout import registration_data
 from migrator.zk.brokers import registered_brokers, wait_for_brokers
 from migrator.zk.client import connect
 from migrator.zk.paths import BROKER_IDS, GroupPaths
-from migrator.zk.pykafka_group import PykafkaNaming, PykafkaSnapshotReader, PykafkaView, open_pykafka_group
+from migrator.zk.pykafka_group import PykafkaSnapshotReader, PykafkaView, open_pykafka_group, rename_own_nodes
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import SnapshotReader
 
@@ -84,7 +84,7 @@ def effective_config(cfg: ConsumerConfig) -> ConsumerConfig:
     ZooKeeper (a ZooKeeper offset would only be a second, stale truth beside the one pykafka members use)."""
     if cfg.migration_enabled:
         cfg = _bridge_config(cfg)
-    if cfg.zookeeper_layout == "pykafka":
+    if not Dialect(cfg.zookeeper_layout).offsets_in_zookeeper:
         cfg = cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "false"})
     return cfg
 
@@ -102,6 +102,7 @@ class ConsumerConnector:
         self.config = cfg = effective_config(cfg)
         self._fork = ForkGuard("connector")
         self.group = cfg.group_id
+        self.dialect = Dialect(cfg.zookeeper_layout)
         self.consumer_id = make_consumer_id(cfg.group_id, cfg.consumer_id)
         self.paths = GroupPaths(cfg.group_id)
         self.metrics = ConnectorMetrics(cfg.group_id, self.consumer_id)
@@ -261,10 +262,10 @@ class ConsumerConnector:
         if self._worker is not None:
             raise MigratorError("message streams were already created for this connector")
         self._pykafka = None
-        if self.config.zookeeper_layout == "pykafka":
+        if self.dialect.codec.leaders_matter:
             strategy = self.config.partition_assignment_strategy
             self._pykafka = open_pykafka_group(self._zk, self.group, registration, strategy, self.consumer_id)
-            self.paths = GroupPaths(self.group, PykafkaNaming(self._pykafka))
+        self.paths = GroupPaths(self.group, self.dialect.codec.naming(self._pykafka))
         if not self.bootstrap_servers:
             self.bootstrap_servers = self._wait_for_brokers()
         cfg = self.config
@@ -329,13 +330,14 @@ class ConsumerConnector:
             kafka=tracker,
             admin=admin,
             fetch_state=lambda: fetcher.fetch_state,
+            owner_upkeep=partial(rename_own_nodes, self._zk, self.paths, self._pykafka) if self._pykafka else None,
         )
         fetcher.on_health_change = lambda _state: self._post(Changed(Trigger.FETCH))
         return RebalanceWorker(settings=settings, registration=registration, parts=parts)
 
     def _registration_codec(self) -> Callable[[Registration], bytes]:
         """How this member writes its `ids` node: the topic name in the pykafka dialect, else Scala's JSON."""
-        return registration_data if self._pykafka else Registration.encode
+        return self.dialect.codec.encode_registration
 
     def _offset_store(self, fetcher: Fetcher, admin: KafkaAdmin, tracker: KafkaGroupTracker | None) -> OffsetStore:
         """Kafka commits go through the embedded member (with its generation) or, for a legacy connector, the

@@ -27,7 +27,7 @@ from migrator.errors import ConfigError, MigratorError, NotAuthorised, NotFound,
 from migrator.kafka.admin import KafkaAdmin
 from migrator.logs import LIBRDKAFKA_LOGGER
 from migrator.names import validate_group
-from migrator.zk.brokers import published_bootstrap, registered_brokers
+from migrator.zk.brokers import registered_brokers
 from migrator.zk.client import (
     AUTH_FORMS,
     DEFAULT_CONNECT_TIMEOUT_S,
@@ -41,6 +41,7 @@ from migrator.zk.client import (
     normalise_connect,
     zk_tls,
 )
+from migrator.zk.group_reader import published_bootstrap
 from migrator.zk.paths import CONSUMERS, GroupPaths
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -22,16 +22,17 @@ from migrator.assign.subdivide import global_thread_assignment
 from migrator.coordination.authority import KafkaHealth, decide_authority
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
-from migrator.ops.dialect import GroupLayout, read_layout, unrecognised_message, with_pykafka_owners
+from migrator.ops.dialect import unrecognised_message
 from migrator.protocol.codecs import Authority, PublishedAuthority
 from migrator.protocol.dialect import Dialect
 from migrator.protocol.fetch import FetchHealth
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.layout_dialect import GroupLayout
 from migrator.protocol.partition import TopicPartition
 from migrator.table import align
-from migrator.zk.group_reader import read_group
+from migrator.zk.group_reader import read_group_with_layout
 
 T = TypeVar("T")
 
@@ -564,9 +565,7 @@ def read_status(
     ZooKeeper half still shows).
 
     `missing` says why there is no admin, for that finding."""
-    view = read_group(zk, group)
-    layout = read_layout(zk, group, view.topics)
-    view = with_pykafka_owners(zk, view, layout)
+    view, layout = read_group_with_layout(zk, group, leaders=True)
     if admin is None:
         return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.NO_BROKERS, missing), layout=layout)
     try:

@@ -162,6 +162,12 @@ class Authority(StrEnum):
     KAFKA = "kafka"
 
 
+def authority_of(mode: Mode) -> Authority:
+    """The authority a bridge obeys once `mode` is written and nothing holds it back (the one comparison of
+    a mode with an authority)."""
+    return Authority.KAFKA if mode is Mode.KAFKA else Authority.ZOOKEEPER
+
+
 @dataclass(frozen=True, slots=True)
 class PublishedAuthority:
     """What a bridge publishes at `migration/authority/<consumerId>` after each rebalance.
