@@ -67,11 +67,15 @@ class _Partial:
     id_data: dict[str, bytes] = field(default_factory=dict)
     topic_partitions: dict[str, TopicPartitions] = field(default_factory=dict)
     leaders: dict[str, dict[int, int]] = field(default_factory=dict)
+    recognised: Recognition | None = None
 
     def recognition(self) -> Recognition:
-        """The group's dialect, decided over the `ids` data and `owners` children already read."""
-        owners = {t: tuple(sorted(c)) for t, c in self.owner_partitions.items()}
-        return recognise(LayoutEvidence(dict(self.id_data), owners))
+        """The group's dialect, decided once over the `ids` data and `owners` children (all read by the second
+        level: ask no earlier)."""
+        if self.recognised is None:
+            owners = {t: tuple(sorted(c)) for t, c in self.owner_partitions.items()}
+            self.recognised = recognise(LayoutEvidence(dict(self.id_data), owners))
+        return self.recognised
 
     def owners(self, recognition: Recognition) -> dict[TopicPartition, str]:
         """The owner thread of each partition, from the nodes of the recognised dialect (and spelling); of a
@@ -311,8 +315,7 @@ def _read_partials(
         _level3(pipe, g, offsets)
     more = leaders and _leaders_level(pipe, partials)
     pipe.drain()
-    while more:
-        more = _leaders_level(pipe, partials)
+    while more and _leaders_level(pipe, partials):
         pipe.drain()
     return partials
 

@@ -59,12 +59,15 @@ class RoundTripCounter:
 
 
 SITECUSTOMIZE = """
-import atexit, json, os, sys
-sys.path.insert(0, {root!r})
+import atexit, importlib.util, json, os, sys
 from kazoo.client import KazooClient
-from tests.helpers.round_trips import RoundTripCounter
 
-_counter = RoundTripCounter()
+# loaded by its file, not from a path entry: the process must import its own `migrator`, not this checkout's
+_spec = importlib.util.spec_from_file_location("round_trips", {helper!r})
+_module = importlib.util.module_from_spec(_spec)
+sys.modules["round_trips"] = _module
+_spec.loader.exec_module(_module)
+_counter = _module.RoundTripCounter()
 _init = KazooClient.__init__
 
 def _counted_init(self, *args, **kwargs):
@@ -81,8 +84,7 @@ def counting_env(tmp: Path) -> dict[str, str]:
     `tmp/round_trips.json` (read it with `read_counts`)."""
     site = tmp / "count-round-trips"
     site.mkdir(parents=True, exist_ok=True)
-    root = str(Path(__file__).resolve().parents[2])
-    (site / "sitecustomize.py").write_text(SITECUSTOMIZE.format(root=root))
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE.format(helper=str(Path(__file__).resolve())))
     pythonpath = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
     return {"PYTHONPATH": pythonpath, "MIGRATOR_ROUND_TRIPS": str(tmp / "round_trips.json")}
 
