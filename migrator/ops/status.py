@@ -15,9 +15,8 @@ from typing import TypeVar
 
 from kazoo.client import KazooClient
 
-from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions
+from migrator.assign.dialects import dialect_assignments
 from migrator.assign.model import consumer_of_thread
-from migrator.assign.pykafka import PykafkaProtocol, assign_threads
 from migrator.assign.subdivide import global_thread_assignment
 from migrator.coordination.authority import KafkaHealth, decide_authority
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
@@ -249,16 +248,9 @@ def _legacy_expected(
     view = group.zookeeper
     if any(m.registration.is_wildcard for m in view.members):
         return None, "owners only (wildcard subscriptions)"
-    if layout.dialect is Dialect.PYKAFKA:
-        threads = {
-            t: [f"{m.consumer_id}-0" for m in view.members if t in m.registration.subscription] for t in view.topics
-        }
-        pykafka = {p.value: dict(assign_threads(p, layout.spelling, threads, layout.leaders)) for p in PykafkaProtocol}
-        expected, name = _closest(view, pykafka)
-        return expected, f"zookeeper (pykafka {name})"
     subs = {m.consumer_id: dict(m.registration.subscription) for m in view.members}
-    ctx = context_from_subscriptions("status", subs, partitions)
-    expected, name = _closest(view, {name: dict(ASSIGNORS[name](ctx)) for name in ("range", "roundrobin")})
+    dialect = layout.dialect or Dialect.SCALA
+    expected, name = _closest(view, dialect_assignments(dialect, subs, partitions, layout.spelling, layout.leaders))
     return expected, f"zookeeper ({name})"
 
 
