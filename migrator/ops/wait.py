@@ -20,7 +20,7 @@ from migrator.protocol.codecs import Mode, PublishedAuthority, authority_of
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.partition import TopicPartition
-from migrator.zk.brokers import topic_partitions
+from migrator.zk.brokers import topics_partitions
 from migrator.zk.group_reader import read_group
 
 POLL_INTERVAL_S = 0.2
@@ -94,21 +94,27 @@ def progress(
     return Progress(pending, unowned, partitions is not None, refusing)
 
 
+def _broker_partitions(admin: KafkaAdmin | None, topic: str) -> tuple[int, ...] | None:
+    if admin is None:
+        return None
+    try:
+        ids = admin.partitions(topic)
+    except KafkaUnavailable:
+        return None
+    return None if ids is None else tuple(ids)
+
+
 def group_partitions(zk: KazooClient, admin: KafkaAdmin | None, topics: Iterable[str]) -> list[TopicPartition] | None:
-    """Partitions of `topics` from the brokers, else from `/brokers/topics` (ZooKeeper-mode clusters)."""
+    """Partitions of `topics` from the brokers, else from `/brokers/topics` (ZooKeeper-mode clusters, all such
+    topics in one read); None when a topic is known to neither."""
+    ids = {topic: _broker_partitions(admin, topic) for topic in sorted(topics)}
+    from_zookeeper = topics_partitions(zk, [t for t, found in ids.items() if found is None])
     found: list[TopicPartition] = []
-    for topic in sorted(topics):
-        ids: Iterable[int] | None = None
-        if admin is not None:
-            try:
-                ids = admin.partitions(topic)
-            except KafkaUnavailable:
-                ids = None
-        if ids is None:
-            ids = topic_partitions(zk, topic)
-            if ids is None:
-                return None
-        found.extend(TopicPartition(topic, p) for p in ids)
+    for topic, known in ids.items():
+        partitions = known if known is not None else from_zookeeper[topic]
+        if not isinstance(partitions, tuple):
+            return None
+        found.extend(TopicPartition(topic, p) for p in partitions)
     return found
 
 
