@@ -4,8 +4,9 @@ A `Dialect` is one value that carries everything that differs between layouts, t
 
 - recognition: whether an `ids` node's data or an `owners/<folder>/<child>` node is written in it;
 - the codec of ids and owner nodes (a member's registration, the partition and owner an owner node names);
-- owner naming: the folder and node names a member of it creates (`owner_naming`);
-- the assignors its members run (`assignors`, names that `migrator.assign` resolves);
+- owner naming: the folder and node names a member of it creates (`naming`), and whether they depend on the
+  partitions' leaders (`leaders_matter`);
+- the assignors its members run (`assignors`, names that `migrator.assign.dialects` resolves);
 - where offsets live (`offsets_in_zookeeper`).
 
 Everything else asks the dialect and never compares names. A third dialect is one more member of `Dialect`
