@@ -26,8 +26,7 @@ from kazoo.client import KazooClient
 
 from migrator import ConsumerConnector
 from migrator.assign.legacy import context_from_subscriptions, range_assign
-from migrator.zk.owners import read_owners
-from migrator.zk.paths import GroupPaths
+from migrator.zk.group_reader import read_group
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -89,9 +88,7 @@ def measure(zookeeper: str, mntr: Callable[[], dict[str, str]], make_topic: Call
                 conn.create_message_streams({topic: 1})
                 seconds = _settle(conns, _expected(group, topic, [*base, joiner], partitions))
                 p1 = packets()
-                assert read_owners(zk, GroupPaths(group), {topic}) == _expected(
-                    group, topic, [*base, joiner], partitions
-                )
+                assert read_group(zk, group).owners_of(topic) == _expected(group, topic, [*base, joiner], partitions)
                 joins.append({"seconds": round(seconds, 4), "zk_packets": p1 - p0 - 1})  # -1: our mntr is not a packet
                 time.sleep(0.5)
                 p0 = packets()

@@ -50,7 +50,7 @@ from migrator.devcluster import DevCluster
 from migrator.devcluster.proxy import SilentProxy
 from migrator.errors import EXIT_OK, EXIT_REFUSED, EnvironmentProblem
 from migrator.observe import Duplicate, JsonlTail, OwnersWatcher, after_commit, judge, load_many
-from migrator.zk.owners import read_owners
+from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 from tests.helpers.cluster import restart_process
 from tests.helpers.kafka import high_watermarks
@@ -274,7 +274,7 @@ class Soak:
     def _owned_by(self, name: str, timeout_s: float | None = None) -> dict[int, int]:
         prefix = f"{self.group}_{name}-"
         out = {}
-        for tp, thread in read_owners(self.zk, self.paths, {self.topic}).items():
+        for tp, thread in read_group(self.zk, self.paths.group).owners_of(self.topic).items():
             if thread.startswith(prefix):
                 try:
                     path = self.paths.offset(self.topic, tp.partition)

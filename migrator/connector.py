@@ -14,9 +14,6 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
 from pathlib import Path
 
-from kazoo.client import KazooState
-from kazoo.exceptions import KazooException
-
 from migrator.assign.model import thread_ids
 from migrator.config import ConsumerConfig
 from migrator.consumer.fork import ForkGuard
@@ -33,15 +30,17 @@ from migrator.kafka.fetcher import LOGICAL_OFFSETS, Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
+from migrator.protocol.dialect import Dialect
 from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown, Trigger
 from migrator.protocol.filters import TopicFilter, filter_from_registration
 from migrator.protocol.partition import TopicPartition
-from migrator.protocol.pykafka_layout import registration_data
 from migrator.zk.brokers import registered_brokers, wait_for_brokers
 from migrator.zk.client import connect
+from migrator.zk.errors import ZooKeeperError
 from migrator.zk.paths import BROKER_IDS, GroupPaths
-from migrator.zk.pykafka_group import PykafkaNaming, PykafkaSnapshotReader, PykafkaView, open_pykafka_group
+from migrator.zk.pykafka_group import PykafkaSnapshotReader, PykafkaView, open_pykafka_group, rename_own_nodes
 from migrator.zk.registry import Registry, Watches
+from migrator.zk.session import SessionState
 from migrator.zk.snapshot import SnapshotReader
 
 log = logging.getLogger(__name__)
@@ -84,7 +83,7 @@ def effective_config(cfg: ConsumerConfig) -> ConsumerConfig:
     ZooKeeper (a ZooKeeper offset would only be a second, stale truth beside the one pykafka members use)."""
     if cfg.migration_enabled:
         cfg = _bridge_config(cfg)
-    if cfg.zookeeper_layout == "pykafka":
+    if not Dialect(cfg.zookeeper_layout).offsets_in_zookeeper:
         cfg = cfg.with_overrides(**{"offsets.storage": "kafka", "dual.commit.enabled": "false"})
     return cfg
 
@@ -102,6 +101,7 @@ class ConsumerConnector:
         self.config = cfg = effective_config(cfg)
         self._fork = ForkGuard("connector")
         self.group = cfg.group_id
+        self.dialect = Dialect(cfg.zookeeper_layout)
         self.consumer_id = make_consumer_id(cfg.group_id, cfg.consumer_id)
         self.paths = GroupPaths(cfg.group_id)
         self.metrics = ConnectorMetrics(cfg.group_id, self.consumer_id)
@@ -261,10 +261,10 @@ class ConsumerConnector:
         if self._worker is not None:
             raise MigratorError("message streams were already created for this connector")
         self._pykafka = None
-        if self.config.zookeeper_layout == "pykafka":
+        if self.dialect.codec.leaders_matter:
             strategy = self.config.partition_assignment_strategy
             self._pykafka = open_pykafka_group(self._zk, self.group, registration, strategy, self.consumer_id)
-            self.paths = GroupPaths(self.group, PykafkaNaming(self._pykafka))
+        self.paths = GroupPaths(self.group, self.dialect.codec.naming(self._pykafka))
         if not self.bootstrap_servers:
             self.bootstrap_servers = self._wait_for_brokers()
         cfg = self.config
@@ -329,13 +329,14 @@ class ConsumerConnector:
             kafka=tracker,
             admin=admin,
             fetch_state=lambda: fetcher.fetch_state,
+            owner_upkeep=partial(rename_own_nodes, self._zk, self.paths, self._pykafka) if self._pykafka else None,
         )
         fetcher.on_health_change = lambda _state: self._post(Changed(Trigger.FETCH))
         return RebalanceWorker(settings=settings, registration=registration, parts=parts)
 
     def _registration_codec(self) -> Callable[[Registration], bytes]:
         """How this member writes its `ids` node: the topic name in the pykafka dialect, else Scala's JSON."""
-        return registration_data if self._pykafka else Registration.encode
+        return self.dialect.codec.encode_registration
 
     def _offset_store(self, fetcher: Fetcher, admin: KafkaAdmin, tracker: KafkaGroupTracker | None) -> OffsetStore:
         """Kafka commits go through the embedded member (with its generation) or, for a legacy connector, the
@@ -412,7 +413,7 @@ class ConsumerConnector:
         """Like the Scala connector: find the brokers under /brokers/ids when none are configured."""
         try:
             return registered_brokers(self._zk, self.config.security_protocol)
-        except KazooException:
+        except ZooKeeperError:
             return ""
 
     def _wait_for_brokers(self) -> str:
@@ -428,18 +429,18 @@ class ConsumerConnector:
         log.info("Kafka brokers registered: %s", found)
         return found
 
-    def _on_session_state(self, state: KazooState) -> None:
+    def _on_session_state(self, state: SessionState) -> None:
         """Runs on kazoo's thread: gate hand-outs at once, leave the rest to the worker."""
-        if state == KazooState.SUSPENDED:
+        if state == SessionState.SUSPENDED:
             self._handoff.suspend()
             self.metrics.zk_session(0.5)
-        elif state == KazooState.LOST:
+        elif state == SessionState.LOST:
             self._handoff.suspend()
             self._session_lost = True
             self.metrics.zk_session(0)
             if self._worker is not None:
                 self._worker.post(SessionLost())
-        elif state == KazooState.CONNECTED:
+        elif state == SessionState.CONNECTED:
             self.metrics.zk_session(1)
             if self._session_lost:
                 self._session_lost = False

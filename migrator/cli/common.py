@@ -25,7 +25,7 @@ from migrator.errors import ConfigError, MigratorError, NotAuthorised, NotFound,
 from migrator.kafka.admin import KafkaAdmin
 from migrator.logs import LIBRDKAFKA_LOGGER
 from migrator.names import validate_group
-from migrator.zk.brokers import published_bootstrap, registered_brokers
+from migrator.zk.brokers import registered_brokers
 from migrator.zk.client import (
     AUTH_FORMS,
     DEFAULT_CONNECT_TIMEOUT_S,
@@ -40,6 +40,7 @@ from migrator.zk.client import (
     zk_tls,
 )
 from migrator.zk.errors import ConnectionLoss, NoAuthError, SessionExpiredError, ZooKeeperError
+from migrator.zk.group_reader import published_bootstrap
 from migrator.zk.paths import CONSUMERS, GroupPaths
 from migrator.zk.session import ZkSession, chroot, close, exists
 

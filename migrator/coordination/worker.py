@@ -120,6 +120,9 @@ class WorkerParts:
     clock: Clock = time.monotonic
     fetch_state: Callable[[], FetchState] = FetchState
     """Which owned partitions the fetcher keeps failing to read (published with the authority)."""
+    owner_upkeep: Callable[[], None] | None = None
+    """What the dialect does to the owner nodes this member holds after each snapshot read, before assigning
+    (pykafka: rename them after their partitions' current leaders)."""
 
 
 class Attempt(Enum):
@@ -154,6 +157,7 @@ class RebalanceWorker:
     def __init__(self, *, settings: WorkerSettings, registration: Registration, parts: WorkerParts) -> None:
         self.s = settings
         self._snapshots = parts.snapshots
+        self._owner_upkeep = parts.owner_upkeep
         self._registration = registration
         self._registry = parts.registry
         self._watches = parts.watches
@@ -535,6 +539,8 @@ class RebalanceWorker:
                 snap, read = last, "snapshot reused"
         else:
             snap, read = self._snapshots.read(), "snapshot"
+            if self._owner_upkeep is not None:
+                self._owner_upkeep()
         self._snapshot = snap if snap.usable else None
         return snap, read
 

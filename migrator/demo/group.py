@@ -10,16 +10,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
-
 from migrator.errors import MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.protocol.codecs import decode_broker_topic
-from migrator.zk.group_reader import read_published
-from migrator.zk.owners import read_owners
-from migrator.zk.paths import GroupPaths, broker_topic
-from migrator.zk.pykafka_group import read_owner_nodes
+from migrator.zk.brokers import topic_partitions
+from migrator.zk.group_reader import read_group
+from migrator.zk.session import ZkSession
 
 
 class StepTimeout(MigratorError):
@@ -36,7 +31,7 @@ def wait_for(check: Callable[[], bool], timeout_s: float, what: str, interval_s:
     return time.monotonic() - started
 
 
-def create_topic(admin: KafkaAdmin, zk: KazooClient, topic: str, partitions: int, timeout_s: float = 30.0) -> None:
+def create_topic(admin: KafkaAdmin, zk: ZkSession, topic: str, partitions: int, timeout_s: float = 30.0) -> None:
     """Create `topic` and return once the brokers and `/brokers/topics/<topic>` both list every partition
     (connectors read partitions from ZooKeeper, plain consumers from the brokers)."""
     admin.create_topic(topic, partitions)
@@ -44,27 +39,24 @@ def create_topic(admin: KafkaAdmin, zk: KazooClient, topic: str, partitions: int
     def ready() -> bool:
         try:
             broker_side = admin.partitions(topic)
-            data, _ = zk.get(broker_topic(topic))
-        except (KafkaUnavailable, NoNodeError):
+        except KafkaUnavailable:
             return False
-        in_zookeeper = len(decode_broker_topic(data))
-        return broker_side is not None and len(broker_side) == partitions and in_zookeeper == partitions
+        in_zookeeper = topic_partitions(zk, topic)
+        return broker_side is not None and len(broker_side) == partitions == len(in_zookeeper or ())
 
     wait_for(ready, timeout_s, f"topic {topic} with {partitions} partitions", interval_s=0.1)
 
 
-def owning_members(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
-    """partition -> the consumer id of its owner, from the owner nodes of either dialect: Scala's hold a thread
-    id (`<consumer id>-<n>`), pykafka's (`<leader>-<partition>` under the topic's folder) a consumer id."""
-    paths = GroupPaths(group)
-    found = {tp.partition: thread.rpartition("-")[0] for tp, thread in read_owners(zk, paths, {topic}).items()}
-    found.update({claim.node.partition: claim.owner for claim in read_owner_nodes(zk, paths, topic)})
-    return found
+def owning_members(zk: ZkSession, group: str, topic: str) -> dict[int, str]:
+    """partition -> the consumer id of its owner, from the owner nodes of the group's dialect (the group read)."""
+    owners = read_group(zk, group).owners
+    return {tp.partition: thread.rpartition("-")[0] for tp, thread in owners.items() if tp.topic == topic}
 
 
-def authorities(zk: KazooClient, group: str, bridges: Collection[str]) -> dict[str, str]:
+def authorities(zk: ZkSession, group: str, bridges: Collection[str]) -> dict[str, str]:
     """consumerId -> the authority it publishes (absent when unpublished or unreadable)."""
-    return {cid: published.node.authority.value for cid, published in read_published(zk, group, bridges).items()}
+    published = read_group(zk, group).authorities
+    return {cid: published[cid].authority.value for cid in bridges if cid in published}
 
 
 def kafka_assignment(admin: KafkaAdmin, group: str) -> dict[str, set[int]] | None:

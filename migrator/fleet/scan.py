@@ -20,7 +20,7 @@ from migrator.fleet.model import FleetRow, KafkaGroupFacts
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
-from migrator.protocol.layout_dialect import LayoutEvidence, recognise
+from migrator.protocol.layout_dialect import GroupLayout
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.client import ZkTls, connect_problem
 from migrator.zk.group_reader import read_groups_with_layout
@@ -110,7 +110,7 @@ def connect_zk(ensemble: str, settings: ScanSettings) -> ZkSession:
 
 def scan_views(
     ensemble: str,
-    read: Sequence[tuple[GroupView, LayoutEvidence]],
+    read: Sequence[tuple[GroupView, GroupLayout]],
     kafka_reader: FleetKafka | None,
     settings: ScanSettings,
 ) -> list[FleetRow]:
@@ -119,9 +119,9 @@ def scan_views(
     facts: Mapping[str, KafkaGroupFacts] = kafka_reader.read(views) if kafka_reader is not None else {}
     out = []
     max_size = settings.group_max_size.get(ensemble)
-    for view, evidence in read:
+    for view, read_layout in read:
         kafka = facts.get(view.group)
-        layout = recognise(evidence)
+        layout = read_layout.recognition
         c = with_layout(classify(view, kafka, settings.now_ms, settings.stable_for_ms, max_size), layout)
         out.append(to_row(ensemble, view, kafka, c, settings.now_ms, layout))
     return out
@@ -150,7 +150,7 @@ def scan_slice(items: Iterable[tuple[str, str]], settings: ScanSettings) -> Iter
 
 def read_chunk(
     ensemble: str, groups: Sequence[str], settings: ScanSettings, *, offsets: bool
-) -> list[tuple[GroupView, LayoutEvidence]]:
+) -> list[tuple[GroupView, GroupLayout]]:
     """One chunk of groups read in one session: many requests in flight, answers in order."""
     from migrator.zk.wire import WireSession, wire_supported
 

@@ -16,10 +16,9 @@ from typing import Any
 
 from migrator.errors import MigratorError, NotFound, RefusedError
 from migrator.kafka.admin import KafkaAdmin
-from migrator.ops.dialect import GroupLayout, unrecognised_message, with_pykafka_owners
+from migrator.ops.dialect import GroupLayout, refuse_unrecognised
 from migrator.protocol.codecs import decode_offset
 from migrator.protocol.group_view import GroupView
-from migrator.protocol.layout_dialect import recognise
 from migrator.protocol.lifecycle import (
     DEFAULT_ABANDONED_AFTER_S,
     Blocker,
@@ -35,7 +34,7 @@ from migrator.protocol.lifecycle import (
 from migrator.zk import archive as zk_archive
 from migrator.zk.client import digest_acl_id
 from migrator.zk.connect_string import parse_identity
-from migrator.zk.group_reader import read_groups_with_layout
+from migrator.zk.group_reader import read_group_with_layout
 from migrator.zk.session import ZkSession
 
 
@@ -52,11 +51,8 @@ def identities_of(auth: str | None) -> frozenset[tuple[str, str]]:
 def read_group_view(zk: ZkSession, group: str) -> tuple[GroupView, GroupLayout]:
     """The group as `status` and the fleet scan read it, in its own dialect (pykafka owners included); a layout
     neither dialect explains is refused (exit 2)."""
-    [(view, evidence)] = read_groups_with_layout(zk, [group])
-    layout = GroupLayout(recognise(evidence))
-    if layout.unrecognised is not None:
-        raise RefusedError(unrecognised_message(group, layout.unrecognised))
-    return with_pykafka_owners(zk, view, layout), layout
+    view, layout = read_group_with_layout(zk, group)
+    return view, refuse_unrecognised(layout, group)
 
 
 def read_facts(zk: ZkSession, admin: KafkaAdmin, group: str) -> tuple[GroupFacts, GroupLayout]:

@@ -21,7 +21,7 @@ from migrator.errors import MigratorError, RefusedError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops import modes
 from migrator.ops import offsets as ops_offsets
-from migrator.ops.dialect import read_layout
+from migrator.ops.dialect import require_layout
 from migrator.ops.wait import WaitTimeout
 from migrator.protocol.codecs import Mode
 from migrator.protocol.cutover import (
@@ -222,7 +222,7 @@ class Runner:
 
         `stop_before`: return when that step is next, e.g. `Step.CARRY_TO_KAFKA` to fence and wait only (a
         wave of groups whose deployments stop together)."""
-        dialect = read_layout(self.zk, self.group).word
+        dialect = require_layout(self.zk, self.group).word
         done: list[StepDone] = []
         while True:
             facts = self.facts()

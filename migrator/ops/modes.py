@@ -17,12 +17,12 @@ from migrator.coordination.preflight import SwitchCheck, preflight
 from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
-from migrator.ops.dialect import read_layout, unrecognised_message
+from migrator.ops.dialect import unrecognised_message
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
 from migrator.protocol.kafka import KafkaAcl, KafkaGroup
 from migrator.zk import modes as zk_modes
 from migrator.zk.connect_string import parse_identity
-from migrator.zk.group_reader import read_group
+from migrator.zk.group_reader import read_group_with_layout
 from migrator.zk.modes import read_history as history
 from migrator.zk.modes import read_mode
 from migrator.zk.session import NodeStat, ZkSession
@@ -103,10 +103,9 @@ def check_mode(
     A group whose layout matches neither dialect is refused like any other unsafe switch.
     """
     deadline = time.monotonic() + settle_s
-    layout = read_layout(zk, group)
     while True:
         before, stat = read_mode(zk, group)
-        view = read_group(zk, group)
+        view, layout = read_group_with_layout(zk, group)
         kafka, max_size, kafka_error = describe_kafka(
             admin, group, need_max_size=target is Mode.KAFKA, missing=kafka_missing
         )

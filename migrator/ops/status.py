@@ -13,25 +13,24 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum, StrEnum
 from typing import TypeVar
 
-from kazoo.client import KazooClient
-
-from migrator.assign.legacy import ASSIGNORS, context_from_subscriptions
+from migrator.assign.dialects import dialect_assignments
 from migrator.assign.model import consumer_of_thread
-from migrator.assign.pykafka import PykafkaProtocol, assign_threads
 from migrator.assign.subdivide import global_thread_assignment
 from migrator.coordination.authority import KafkaHealth, decide_authority
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
-from migrator.ops.dialect import GroupLayout, read_layout, unrecognised_message, with_pykafka_owners
+from migrator.ops.dialect import unrecognised_message
 from migrator.protocol.codecs import Authority, PublishedAuthority
 from migrator.protocol.dialect import Dialect
 from migrator.protocol.fetch import FetchHealth
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.layout_dialect import GroupLayout
 from migrator.protocol.partition import TopicPartition
 from migrator.table import align
-from migrator.zk.group_reader import read_group
+from migrator.zk.group_reader import read_group_with_layout
+from migrator.zk.session import ZkSession
 
 T = TypeVar("T")
 
@@ -248,16 +247,9 @@ def _legacy_expected(
     view = group.zookeeper
     if any(m.registration.is_wildcard for m in view.members):
         return None, "owners only (wildcard subscriptions)"
-    if layout.dialect is Dialect.PYKAFKA:
-        threads = {
-            t: [f"{m.consumer_id}-0" for m in view.members if t in m.registration.subscription] for t in view.topics
-        }
-        pykafka = {p.value: dict(assign_threads(p, layout.spelling, threads, layout.leaders)) for p in PykafkaProtocol}
-        expected, name = _closest(view, pykafka)
-        return expected, f"zookeeper (pykafka {name})"
     subs = {m.consumer_id: dict(m.registration.subscription) for m in view.members}
-    ctx = context_from_subscriptions("status", subs, partitions)
-    expected, name = _closest(view, {name: dict(ASSIGNORS[name](ctx)) for name in ("range", "roundrobin")})
+    dialect = layout.dialect or Dialect.SCALA
+    expected, name = _closest(view, dialect_assignments(dialect, subs, partitions, layout.spelling, layout.leaders))
     return expected, f"zookeeper ({name})"
 
 
@@ -558,15 +550,13 @@ def _read_kafka(
 
 
 def read_status(
-    zk: KazooClient, group: str, admin: KafkaAdmin | None, missing: str = "no --bootstrap-servers given"
+    zk: ZkSession, group: str, admin: KafkaAdmin | None, missing: str = "no --bootstrap-servers given"
 ) -> StatusReport:
     """Read ZooKeeper (the group in its own dialect), then Kafka (a Kafka failure becomes an error finding: the
     ZooKeeper half still shows).
 
     `missing` says why there is no admin, for that finding."""
-    view = read_group(zk, group)
-    layout = read_layout(zk, group, view.topics)
-    view = with_pykafka_owners(zk, view, layout)
+    view, layout = read_group_with_layout(zk, group, leaders=True)
     if admin is None:
         return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.NO_BROKERS, missing), layout=layout)
     try:

@@ -12,16 +12,15 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
-
-from migrator.errors import CorruptNodeError, MigratorError
+from migrator.errors import MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-from migrator.protocol.codecs import Mode, PublishedAuthority, decode_broker_topic
+from migrator.protocol.codecs import Mode, PublishedAuthority, authority_of
+from migrator.protocol.group import Group
+from migrator.protocol.group_view import GroupView
 from migrator.protocol.partition import TopicPartition
-from migrator.zk.group_reader import read_group, read_published
-from migrator.zk.paths import GroupPaths, broker_topic
-from migrator.zk.pykafka_group import read_owner_nodes
+from migrator.zk.brokers import topics_partitions
+from migrator.zk.group_reader import read_group
+from migrator.zk.session import ZkSession
 
 POLL_INTERVAL_S = 0.2
 
@@ -77,63 +76,65 @@ def progress(
     `published` maps a bridge to (its published authority, that node's mzxid); `partitions` is None when
     the group's partitions could not be listed (then only the bridges are waited for).
     """
+    wanted = authority_of(target)
     pending = tuple(
         sorted(
             cid
             for cid in bridges
-            if cid not in published
-            or published[cid][0].authority.value != target.value
-            or published[cid][1] <= write_mzxid
+            if cid not in published or published[cid][0].authority is not wanted or published[cid][1] <= write_mzxid
         )
     )
     refusing = tuple(
         (cid, published[cid][0].authority.value, published[cid][0].reason)
         for cid in pending
-        if cid in published and published[cid][1] > write_mzxid and published[cid][0].authority.value != target.value
+        if cid in published and published[cid][1] > write_mzxid and published[cid][0].authority is not wanted
     )
     unowned = () if partitions is None else tuple(sorted(tp for tp in partitions if tp not in owned))
     return Progress(pending, unowned, partitions is not None, refusing)
 
 
-def group_partitions(zk: KazooClient, admin: KafkaAdmin | None, topics: Iterable[str]) -> list[TopicPartition] | None:
-    """Partitions of `topics` from the brokers, else from `/brokers/topics` (ZooKeeper-mode clusters)."""
+def _broker_partitions(admin: KafkaAdmin | None, topic: str) -> tuple[int, ...] | None:
+    if admin is None:
+        return None
+    try:
+        ids = admin.partitions(topic)
+    except KafkaUnavailable:
+        return None
+    return None if ids is None else tuple(ids)
+
+
+def group_partitions(zk: ZkSession, admin: KafkaAdmin | None, topics: Iterable[str]) -> list[TopicPartition] | None:
+    """Partitions of `topics` from the brokers, else from `/brokers/topics` (ZooKeeper-mode clusters, all such
+    topics in one read); None when a topic is known to neither."""
+    ids = {topic: _broker_partitions(admin, topic) for topic in sorted(topics)}
+    from_zookeeper = topics_partitions(zk, [t for t, found in ids.items() if found is None])
     found: list[TopicPartition] = []
-    for topic in sorted(topics):
-        ids: Iterable[int] | None = None
-        if admin is not None:
-            try:
-                ids = admin.partitions(topic)
-            except KafkaUnavailable:
-                ids = None
-        if ids is None:
-            try:
-                data, _ = zk.get(broker_topic(topic))
-                ids = decode_broker_topic(data).keys()
-            except (NoNodeError, CorruptNodeError):
-                return None
-        found.extend(TopicPartition(topic, p) for p in ids)
+    for topic, known in ids.items():
+        partitions = known if known is not None else from_zookeeper[topic]
+        if not isinstance(partitions, tuple):
+            return None
+        found.extend(TopicPartition(topic, p) for p in partitions)
     return found
 
 
-def _kafka_owned(admin: KafkaAdmin | None, group: str, bridges: Collection[str]) -> set[TopicPartition]:
+def _kafka_owned(admin: KafkaAdmin | None, view: GroupView) -> set[TopicPartition]:
     """Partitions plain Kafka consumers hold: they own them without a ZooKeeper owners node."""
     if admin is None:
         return set()
     try:
-        kafka = admin.describe_group(group)
+        kafka = admin.describe_group(view.group)
     except KafkaUnavailable:
         return set()
-    return {tp for m in kafka.members if m.client_id not in bridges for tp in m.partitions}
+    return {tp for m in Group(view, kafka).plain_consumers for tp in m.partitions}
 
 
-def pykafka_owned(zk: KazooClient, group: str, topics: Iterable[str]) -> set[TopicPartition]:
-    """Partitions with a pykafka-dialect owner node (`<leader>-<partition>`, which the group reader skips)."""
-    paths = GroupPaths(group)
-    return {TopicPartition(t, c.node.partition) for t in sorted(topics) for c in read_owner_nodes(zk, paths, t)}
+def _published(view: GroupView) -> dict[str, tuple[PublishedAuthority, int]]:
+    """Each bridge's published authority with its node's mzxid, as the group read found them."""
+    return {cid: (node, view.authority_mzxids[cid]) for cid, node in view.authorities.items()}
 
 
 def wait_for_switch(
-    zk: KazooClient,
+    zk: ZkSession,
     group: str,
     target: Mode,
     *,
@@ -152,10 +153,10 @@ def wait_for_switch(
         if partitions is None or {tp.topic for tp in partitions} != set(view.topics):
             partitions = group_partitions(zk, admin, view.topics)
         bridges = [m.consumer_id for m in view.bridges]
-        owned = set(view.owners) | pykafka_owned(zk, group, view.topics)
+        owned = set(view.owners)
         if target is Mode.KAFKA:
-            owned |= _kafka_owned(admin, group, view.migration_ids)
-        state = progress(target, bridges, read_published(zk, group, bridges), write_mzxid, partitions, owned)
+            owned |= _kafka_owned(admin, view)
+        state = progress(target, bridges, _published(view), write_mzxid, partitions, owned)
         if state.done:
             return time.monotonic() - write_monotonic
         if time.monotonic() >= deadline:

@@ -53,12 +53,15 @@ class GroupView:
     mode: ModeNode = field(default_factory=ModeNode.absent)
     mode_mtime_ms: int | None = None
     authorities: Mapping[str, PublishedAuthority] = field(default_factory=dict)
+    authority_mzxids: Mapping[str, int] = field(default_factory=dict)
+    """consumerId -> the mzxid of its authority node's last write (ZooKeeper's own order of writes, which
+    `set-mode --wait` compares with the mode write's)."""
     owners: Mapping[TopicPartition, str] = field(default_factory=dict)
     offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
     exists: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("authorities", "owners", "offsets"):
+        for name in ("authorities", "authority_mzxids", "owners", "offsets"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
 
     @property
@@ -72,6 +75,10 @@ class GroupView:
     @property
     def member_ids(self) -> frozenset[str]:
         return frozenset(m.consumer_id for m in self.members) | {c.consumer_id for c in self.corrupt_members}
+
+    def owners_of(self, topic: str) -> dict[TopicPartition, str]:
+        """The owner thread of each owned partition of `topic`."""
+        return {tp: thread for tp, thread in self.owners.items() if tp.topic == topic}
 
     @property
     def topics(self) -> frozenset[str]:

@@ -16,14 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from migrator.errors import CorruptNodeError
-from migrator.protocol.codecs import Registration
-from migrator.protocol.dialect import Dialect
-from migrator.protocol.pykafka_layout import (
-    OwnerNode,
-    Spelling,
-    decode_registration,
-    spelling_of_folder,
-)
+from migrator.protocol.dialect import Dialect, OwnerRead, member_dialect, owner_node_dialect
+from migrator.protocol.pykafka_layout import Spelling
 
 
 class Refusal(enum.Enum):
@@ -64,25 +58,15 @@ Vote = tuple[Dialect, Spelling | None]
 
 
 def _id_vote(data: bytes) -> Vote | None:
-    if decode_registration(data) is not None:
-        return (Dialect.PYKAFKA, None)
     try:
-        Registration.decode(data)
+        return (member_dialect(data)[1], None)
     except CorruptNodeError:
         return None
-    return (Dialect.SCALA, None)
 
 
 def _owner_vote(folder: str, child: str) -> Vote | None:
-    parsed = spelling_of_folder(folder)
-    if parsed is None:
-        return None
-    _, spelling = parsed
-    if OwnerNode.parse(child) is not None:
-        return (Dialect.PYKAFKA, spelling)
-    if spelling is Spelling.PYTHON2 and child.isdigit():
-        return (Dialect.SCALA, None)
-    return None
+    found = owner_node_dialect(folder, child)
+    return None if found is None else (found[0], found[1].spelling)
 
 
 def _votes(evidence: LayoutEvidence) -> tuple[list[tuple[str, Vote]], str | None]:
@@ -118,3 +102,33 @@ def recognise(evidence: LayoutEvidence) -> Recognition:
     if not dialects:
         return Recognition()
     return Recognition(dialect=dialects.pop(), spelling=spellings.pop() if spellings else None)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLayout:
+    """A group's recognised dialect and, when they were read, the partition leaders of its topics (pykafka's
+    owner node names and assignment order depend on them)."""
+
+    recognition: Recognition = field(default_factory=Recognition)
+    leaders: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
+    """topic -> partition -> leader broker id."""
+    owner_nodes: tuple[OwnerRead, ...] = ()
+    """Every owner node read, of whichever dialect (the view's `owners` keeps the recognised dialect's)."""
+
+    @property
+    def dialect(self) -> Dialect | None:
+        return self.recognition.dialect
+
+    @property
+    def word(self) -> str | None:
+        """`scala` or `pykafka` as `--json` output names it; None for an empty or unrecognised group."""
+        return self.dialect.value if self.dialect is not None else None
+
+    @property
+    def spelling(self) -> Spelling:
+        return self.recognition.spelling or Spelling.PYTHON3
+
+    @property
+    def unrecognised(self) -> str | None:
+        """Why no dialect can be trusted (the node that decided it); None when one (or none yet) is."""
+        return self.recognition.detail if self.recognition.refusal is not None else None

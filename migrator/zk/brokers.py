@@ -10,15 +10,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
 from migrator.errors import ConfigError, CorruptNodeError
 from migrator.protocol.codecs import BrokerEndpoint, decode_broker_endpoints, decode_broker_topic
-from migrator.zk.group_reader import read_published
-from migrator.zk.paths import BROKER_IDS, broker_topic
+from migrator.protocol.pykafka_layout import decode_partition_leader
+from migrator.zk.paths import BROKER_IDS, broker_topic, partition_state
+from migrator.zk.pipeline import MISSING, ReadPipeline, pipeline_of
 
 log = logging.getLogger(__name__)
 
@@ -83,16 +86,62 @@ def wait_for_brokers(zk: KazooClient, timeout_s: float, security_protocol: str |
         changed.wait(min(1.0, remaining))
 
 
-def published_bootstrap(zk: KazooClient, group: str) -> str:
-    """The Kafka cluster the group's bridges published (first by consumer id), "" when none did."""
-    published = read_published(zk, group)
-    return next((p.node.bootstrap for _, p in sorted(published.items()) if p.node.bootstrap), "")
+TopicPartitions = tuple[int, ...] | CorruptNodeError | None
+"""A topic's partition ids from `/brokers/topics/<topic>`; None when it is not registered there."""
+
+
+def queue_topic_partitions(pipe: ReadPipeline, topic: str, on_result: Callable[[TopicPartitions], None]) -> None:
+    """Queue the read of `topic`'s partition ids on `pipe` (the one place they are read from ZooKeeper)."""
+
+    def on_topic(result: Any) -> None:
+        if result is MISSING:
+            on_result(None)
+            return
+        try:
+            on_result(tuple(sorted(decode_broker_topic(result[0]))))
+        except CorruptNodeError as exc:
+            on_result(exc)
+
+    pipe.get(broker_topic(topic), on_topic)
+
+
+def queue_partition_leaders(pipe: ReadPipeline, topic: str, partitions: Iterable[int], into: dict[int, int]) -> None:
+    """Queue the reads of the leaders of `partitions` (`partitions/<p>/state`) into `into` (partition ->
+    leader broker id; a partition without a readable state is left out)."""
+    for partition in partitions:
+
+        def on_state(result: Any, partition: int = partition) -> None:
+            if result is MISSING:
+                return
+            try:
+                into[partition] = decode_partition_leader(result[0])
+            except CorruptNodeError as exc:
+                log.warning("ignoring the state of %s-%d: %s", topic, partition, exc)
+
+        pipe.get(partition_state(topic, partition), on_state)
+
+
+def topics_partitions(zk: KazooClient | ReadPipeline, topics: Iterable[str]) -> dict[str, TopicPartitions]:
+    """The partition ids of each of `topics`, in one pipelined round trip."""
+    pipe = pipeline_of(zk)
+    found: dict[str, TopicPartitions] = {}
+    for topic in sorted(set(topics)):
+        queue_topic_partitions(pipe, topic, partial(found.__setitem__, topic))
+    pipe.drain()
+    return found
 
 
 def topic_partitions(zk: KazooClient, topic: str) -> tuple[int, ...] | None:
-    """Partition ids of `topic` from /brokers/topics; None when it is not registered there."""
-    try:
-        data, _ = zk.get(broker_topic(topic))
-        return tuple(sorted(decode_broker_topic(data)))
-    except (NoNodeError, CorruptNodeError):
-        return None
+    """Partition ids of `topic` from /brokers/topics; None when it is not registered there (or unreadable)."""
+    ids = topics_partitions(zk, [topic])[topic]
+    return ids if isinstance(ids, tuple) else None
+
+
+def partition_leaders(zk: KazooClient, topic: str) -> dict[int, int]:
+    """partition -> leader broker id of `topic`, pipelined ({} for no such topic)."""
+    pipe = pipeline_of(zk)
+    ids = topics_partitions(pipe, [topic])[topic]
+    leaders: dict[int, int] = {}
+    queue_partition_leaders(pipe, topic, ids if isinstance(ids, tuple) else (), leaders)
+    pipe.drain()
+    return leaders

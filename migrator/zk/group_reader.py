@@ -1,8 +1,11 @@
-"""Reading `/consumers/<group>` into a `GroupView`, pipelined.
+"""Reading `/consumers/<group>` into a `GroupView` and its `GroupLayout`, pipelined: the only reader of a group.
 
 The fleet scan reads thousands of groups, so one round trip per znode would take minutes. Every read of
-one tree level (for all groups at once) is issued with kazoo's `*_async` calls before any result is
-awaited: a group costs three round trips in total, whatever its size, and many groups share them.
+one tree level (for all groups at once) is issued before any result is awaited (`migrator.zk.pipeline`):
+a group costs three round trips in total, whatever its size and its dialect, and many groups share them.
+The dialect is recognised from the nodes read (`migrator.protocol.layout_dialect`) and the owner nodes are
+decoded by the dialect that wrote them (`migrator.protocol.dialect`), in the same pass; so are the partition
+leaders a pykafka group's assignment depends on (`leaders`).
 
 Members come and go while we read: a node listed by `get_children` and gone by the time of `get` is
 skipped (that member left). A node that does not decode is kept as a `CorruptMember` so that decisions
@@ -14,50 +17,29 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
-from kazoo.interfaces import IAsyncResult
 
 from migrator.errors import CorruptNodeError
-from migrator.protocol.codecs import ModeNode, PublishedAuthority, decode_offset, decode_owner
-from migrator.protocol.dialect import decode_member
+from migrator.protocol.codecs import ModeNode, PublishedAuthority, decode_offset
+from migrator.protocol.dialect import Dialect, OwnerNodeName, OwnerRead, member_dialect, owner_node_dialect
 from migrator.protocol.group_view import CorruptMember, GroupView, Member, bridge_ids
-from migrator.protocol.layout_dialect import LayoutEvidence
+from migrator.protocol.layout_dialect import GroupLayout, LayoutEvidence, Recognition, recognise
 from migrator.protocol.partition import TopicPartition
-from migrator.protocol.pykafka_layout import OwnerNode
+from migrator.protocol.pykafka_layout import spelling_of_folder
+from migrator.zk.brokers import TopicPartitions, queue_partition_leaders, queue_topic_partitions
 from migrator.zk.paths import GroupPaths
+from migrator.zk.pipeline import DEFAULT_RESULT_TIMEOUT_S, MISSING, KazooPipeline, ReadPipeline, pipeline_of
+
+__all__ = ["MISSING", "ReadPipeline", "pipeline_of", "read_group", "read_groups", "read_groups_with_layout"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RESULT_TIMEOUT_S = 30.0
 BATCH_GROUPS = 500
 """Groups read per pipeline: bounds the requests in flight (and memory) during a fleet scan."""
 
-_NONE = object()
-MISSING = _NONE
-"""What a `ReadPipeline` hands a `children`/`get` callback for a node that does not exist."""
-
-
-class ReadPipeline(Protocol):
-    """Reads queued with their callbacks, sent and answered by `drain` (kazoo's async calls, or another client)."""
-
-    def children(self, path: str, on_result: Callable[[Any], None]) -> None: ...
-
-    def get(self, path: str, on_result: Callable[[Any], None]) -> None: ...
-
-    def exists(self, path: str, on_result: Callable[[Any], None]) -> None: ...
-
-    def drain(self) -> None: ...
-
-
-def _wait(result: IAsyncResult, timeout_s: float) -> Any:
-    """The result, or `_NONE` when the node vanished (a member left between two reads)."""
-    try:
-        return result.get(timeout=timeout_s)
-    except NoNodeError:
-        return _NONE
+_NONE = MISSING
 
 
 @dataclass
@@ -77,18 +59,38 @@ class _Partial:
     members: list[Member] = field(default_factory=list)
     corrupt: list[CorruptMember] = field(default_factory=list)
     authorities: dict[str, PublishedAuthority] = field(default_factory=dict)
+    authority_mzxids: dict[str, int] = field(default_factory=dict)
     owner_partitions: dict[str, list[str]] = field(default_factory=dict)
     offset_partitions: dict[str, list[str]] = field(default_factory=dict)
-    owners: dict[TopicPartition, str] = field(default_factory=dict)
+    owner_reads: list[OwnerRead] = field(default_factory=list)
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
     id_data: dict[str, bytes] = field(default_factory=dict)
+    topic_partitions: dict[str, TopicPartitions] = field(default_factory=dict)
+    leaders: dict[str, dict[int, int]] = field(default_factory=dict)
+    recognised: Recognition | None = None
 
-    def evidence(self) -> LayoutEvidence:
-        """What `layout_dialect.recognise` decides the group's dialect over, from the nodes already read."""
-        return LayoutEvidence(dict(self.id_data), {t: tuple(sorted(c)) for t, c in self.owner_partitions.items()})
+    def recognition(self) -> Recognition:
+        """The group's dialect, decided once over the `ids` data and `owners` children (all read by the second
+        level: ask no earlier)."""
+        if self.recognised is None:
+            owners = {t: tuple(sorted(c)) for t, c in self.owner_partitions.items()}
+            self.recognised = recognise(LayoutEvidence(dict(self.id_data), owners))
+        return self.recognised
 
-    def view(self) -> GroupView:
-        return GroupView(
+    def owners(self, recognition: Recognition) -> dict[TopicPartition, str]:
+        """The owner thread of each partition, from the nodes of the recognised dialect (and spelling); of a
+        group in no dialect yet, or refused, the Scala nodes. Of two nodes of one partition (a pykafka node
+        named after an old leader beside the current one) the later name wins."""
+        dialect = recognition.dialect or Dialect.SCALA
+        kept = [r for r in self.owner_reads if r.dialect is dialect]
+        if recognition.spelling is not None:
+            kept = [r for r in kept if r.name.spelling is recognition.spelling]
+        kept.sort(key=lambda r: (r.name.partition, r.name.leader or 0))
+        return {r.name.partition: r.thread for r in kept}
+
+    def read(self) -> tuple[GroupView, GroupLayout]:
+        recognition = self.recognition()
+        view = GroupView(
             group=self.group,
             members=tuple(sorted(self.members, key=lambda m: m.consumer_id)),
             corrupt_members=tuple(sorted(self.corrupt, key=lambda c: c.consumer_id)),
@@ -96,33 +98,14 @@ class _Partial:
             mode=self.mode,
             mode_mtime_ms=self.mode_mtime_ms,
             authorities=self.authorities,
-            owners=self.owners,
+            authority_mzxids=self.authority_mzxids,
+            owners=self.owners(recognition),
             offsets=self.offsets,
             exists=self.exists,
         )
-
-
-class _Pipeline:
-    """Issue many async reads, then wait on all of them and hand each result to its callback."""
-
-    def __init__(self, zk: KazooClient, timeout_s: float) -> None:
-        self._zk = zk
-        self._timeout_s = timeout_s
-        self._pending: list[tuple[IAsyncResult, Callable[[Any], None]]] = []
-
-    def children(self, path: str, on_result: Callable[[Any], None]) -> None:
-        self._pending.append((self._zk.get_children_async(path), on_result))
-
-    def get(self, path: str, on_result: Callable[[Any], None]) -> None:
-        self._pending.append((self._zk.get_async(path), on_result))
-
-    def exists(self, path: str, on_result: Callable[[Any], None]) -> None:
-        self._pending.append((self._zk.exists_async(path), on_result))
-
-    def drain(self) -> None:
-        pending, self._pending = self._pending, []
-        for result, on_result in pending:
-            on_result(_wait(result, self._timeout_s))
+        leaders = {t: dict(ls) for t, ls in self.leaders.items()}
+        nodes = sorted(self.owner_reads, key=lambda r: (r.name.partition, r.name.leader or 0, str(r.name.spelling)))
+        return view, GroupLayout(recognition, leaders, tuple(nodes))
 
 
 class Published(NamedTuple):
@@ -146,32 +129,10 @@ def _published(group: str, cid: str, result: Any) -> Published | None:
         return None
 
 
-def read_published(
-    zk: KazooClient, group: str, bridges: Iterable[str] | None = None, *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S
-) -> dict[str, Published]:
-    """The published authority of each of `bridges` (default: every bridge that published), in one pipelined
-    round trip (one more to list them). Bridges without a readable node are left out."""
-    paths = GroupPaths(group)
-    pipe = _Pipeline(zk, timeout_s)
-    if bridges is None:
-        listed: list[str] = []
-        pipe.children(paths.authority, lambda children: listed.extend(() if children is _NONE else children))
-        pipe.drain()
-        bridges = sorted(listed)
-    out: dict[str, Published] = {}
-    for cid in bridges:
-
-        def on_published(result: Any, cid: str = cid) -> None:
-            if (published := _published(group, cid, result)) is not None:
-                out[cid] = published
-
-        pipe.get(paths.published_authority(cid), on_published)
-    pipe.drain()
-    return out
-
-
-def _partition_id(name: str) -> int | None:
-    return int(name) if name.isdigit() else None
+def published_bootstrap(zk: KazooClient, group: str) -> str:
+    """The Kafka cluster the group's bridges published (first by consumer id), "" when none did."""
+    published = read_group(zk, group).authorities
+    return next((node.bootstrap for _, node in sorted(published.items()) if node.bootstrap), "")
 
 
 def _level1(pipe: ReadPipeline, g: _Partial, full: bool) -> None:
@@ -214,8 +175,8 @@ def _level1(pipe: ReadPipeline, g: _Partial, full: bool) -> None:
     pipe.children(p.offsets, on_offset_topics)
 
 
-def _level2(pipe: ReadPipeline, g: _Partial) -> None:
-    """Member registrations (with ctime), published authorities, and partition lists per topic."""
+def _level2_members(pipe: ReadPipeline, g: _Partial) -> None:
+    """Member registrations (with ctime, in the dialect each is written in) and published authorities."""
     p = g.paths
     for cid in g.ids:
 
@@ -225,7 +186,7 @@ def _level2(pipe: ReadPipeline, g: _Partial) -> None:
             data, stat = result
             g.id_data[cid] = data or b""
             try:
-                registration, dialect = decode_member(data)
+                registration, dialect = member_dialect(data)
             except CorruptNodeError as exc:
                 g.corrupt.append(CorruptMember(cid, str(exc)))
                 return
@@ -239,15 +200,24 @@ def _level2(pipe: ReadPipeline, g: _Partial) -> None:
         def on_authority(result: Any, cid: str = cid) -> None:
             if (published := _published(g.group, cid, result)) is not None:
                 g.authorities[cid] = published.node
+                g.authority_mzxids[cid] = published.mzxid
 
         pipe.get(p.published_authority(cid), on_authority)
 
-    for topic in g.owner_topics:
 
-        def on_owner_parts(children: Any, topic: str = topic) -> None:
-            g.owner_partitions[topic] = [] if children is _NONE else list(children)
+def _level2_listings(pipe: ReadPipeline, g: _Partial, leaders: bool) -> None:
+    """Children of every owners and offsets folder; with `leaders`, the partitions of each owners folder's topic
+    (whose leaders the next level reads if the folder turns out to be pykafka's)."""
+    p = g.paths
+    for folder in g.owner_topics:
 
-        pipe.children(p.owners_topic(topic), on_owner_parts)
+        def on_owner_parts(children: Any, folder: str = folder) -> None:
+            g.owner_partitions[folder] = [] if children is _NONE else list(children)
+
+        pipe.children(f"{p.owners}/{folder}", on_owner_parts)
+        named = spelling_of_folder(folder)
+        if leaders and named is not None:
+            _queue_partitions(pipe, g, named[0])
 
     for topic in g.offset_topics:
 
@@ -257,10 +227,16 @@ def _level2(pipe: ReadPipeline, g: _Partial) -> None:
         pipe.children(p.offsets_topic(topic), on_offset_parts)
 
 
-def _owner_setter(g: _Partial, tp: TopicPartition) -> Callable[[Any], None]:
+def _queue_partitions(pipe: ReadPipeline, g: _Partial, topic: str) -> None:
+    if topic not in g.topic_partitions:
+        g.topic_partitions[topic] = None
+        queue_topic_partitions(pipe, topic, lambda ids: g.topic_partitions.__setitem__(topic, ids))
+
+
+def _owner_setter(g: _Partial, dialect: Dialect, name: OwnerNodeName) -> Callable[[Any], None]:
     def on_owner(result: Any) -> None:
         if result is not _NONE:
-            g.owners[tp] = decode_owner(result[0])
+            g.owner_reads.append(OwnerRead(dialect, name, dialect.codec.owner_thread(result[0])))
 
     return on_owner
 
@@ -278,46 +254,70 @@ def _offset_setter(g: _Partial, tp: TopicPartition) -> Callable[[Any], None]:
 
 
 def _level3(pipe: ReadPipeline, g: _Partial, offsets: bool = True) -> None:
-    """Owner and (`offsets`) offset data per partition."""
+    """Owner data per node (of whichever dialect wrote it) and (`offsets`) offset data per partition."""
     p = g.paths
-    kinds = [("owners", g.owner_partitions, p.owner, _owner_setter)]
-    if offsets:
-        kinds.append(("offsets", g.offset_partitions, p.offset, _offset_setter))
-    for kind, listing, path_of, setter in kinds:
-        for topic, names in listing.items():
-            for name in names:
-                partition = _partition_id(name)
-                if partition is None and kind == "owners" and OwnerNode.parse(name) is not None:
-                    continue  # a pykafka owner node (<leader>-<partition>): the pykafka dialect reads those
-                if partition is None:
-                    log.warning("group %s: ignoring %s/%s/%s (not a partition id)", g.group, kind, topic, name)
-                    continue
-                pipe.get(path_of(topic, partition), setter(g, TopicPartition(topic, partition)))
+    for folder, names in g.owner_partitions.items():
+        for name in names:
+            found = owner_node_dialect(folder, name)
+            if found is None:
+                log.warning("group %s: ignoring owners/%s/%s (no dialect's owner node)", g.group, folder, name)
+                continue
+            pipe.get(f"{p.owners}/{folder}/{name}", _owner_setter(g, *found))
+    if not offsets:
+        return
+    for topic, names in g.offset_partitions.items():
+        for name in names:
+            if not name.isdigit():
+                log.warning("group %s: ignoring offsets/%s/%s (not a partition id)", g.group, topic, name)
+                continue
+            pipe.get(p.offset(topic, int(name)), _offset_setter(g, TopicPartition(topic, int(name))))
+
+
+def _leader_topics(g: _Partial) -> set[str]:
+    """The topics whose leaders the group's assignment needs: its members', in a dialect where leaders matter."""
+    dialect = g.recognition().dialect
+    if dialect is None or not dialect.codec.leaders_matter:
+        return set()
+    return {t for m in g.members if m.dialect is dialect for t in m.registration.subscription}
+
+
+def _leaders_level(pipe: ReadPipeline, partials: Sequence[_Partial]) -> bool:
+    """Queue the leader reads of every `_leader_topics` topic whose partitions are known, and the partition reads
+    of those whose are not yet (a topic no owner folder names); whether anything was queued."""
+    queued = False
+    for g in partials:
+        for topic in sorted(_leader_topics(g)):
+            ids = g.topic_partitions.get(topic)
+            if topic not in g.topic_partitions:
+                _queue_partitions(pipe, g, topic)
+            elif isinstance(ids, tuple) and topic not in g.leaders:
+                queue_partition_leaders(pipe, topic, ids, g.leaders.setdefault(topic, {}))
+            else:
+                continue
+            queued = True
+    return queued
 
 
 def _read_partials(
-    pipe: ReadPipeline, groups: Sequence[str], full: bool = True, offsets: bool = True
+    pipe: ReadPipeline, groups: Sequence[str], full: bool = True, offsets: bool = True, leaders: bool = False
 ) -> list[_Partial]:
+    """Three pipelined round trips for every group; with `leaders`, the leader reads ride on the third (a
+    pykafka topic no owner folder names yet costs up to two more)."""
     partials = [_Partial(group, GroupPaths(group)) for group in groups]
     for g in partials:
         _level1(pipe, g, full)
     pipe.drain()
     for g in partials:
-        _level2(pipe, g)
+        _level2_members(pipe, g)
+        _level2_listings(pipe, g, leaders)
     pipe.drain()
     for g in partials:
         _level3(pipe, g, offsets)
+    more = leaders and _leaders_level(pipe, partials)
     pipe.drain()
+    while more and _leaders_level(pipe, partials):
+        pipe.drain()
     return partials
-
-
-def _read_batch(zk: KazooClient, groups: Sequence[str], timeout_s: float, full: bool = True) -> dict[str, GroupView]:
-    return {g.group: g.view() for g in _read_partials(_Pipeline(zk, timeout_s), groups, full)}
-
-
-def pipeline_of(source: KazooClient | ReadPipeline, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S) -> ReadPipeline:
-    """A `ReadPipeline` over kazoo's async calls for a client; another pipeline as it is."""
-    return _Pipeline(source, timeout_s) if isinstance(source, KazooClient) else source
 
 
 def read_groups_with_layout(
@@ -325,13 +325,29 @@ def read_groups_with_layout(
     groups: Sequence[str],
     *,
     offsets: bool = True,
+    leaders: bool = False,
     timeout_s: float = DEFAULT_RESULT_TIMEOUT_S,
-) -> list[tuple[GroupView, LayoutEvidence]]:
-    """Each group's `GroupView` with the evidence of its layout dialect, in one pipelined batch (the caller
-    bounds `groups`). Without `offsets` the offset nodes' data is not read (the view's `offsets` is empty):
-    a reader that consults no Kafka log end needs only their existence, which it does not use either."""
-    partials = _read_partials(pipeline_of(source, timeout_s), list(dict.fromkeys(groups)), offsets=offsets)
-    return [(g.view(), g.evidence()) for g in partials]
+) -> list[tuple[GroupView, GroupLayout]]:
+    """Each group's `GroupView` with its recognised layout, in one pipelined batch (the caller bounds `groups`).
+
+    Without `offsets` the offset nodes' data is not read (the view's `offsets` is empty): a reader that
+    consults no Kafka log end needs only their existence, which it does not use either. With `leaders` the
+    layout of a pykafka group carries its topics' partition leaders."""
+    pipe = pipeline_of(source, timeout_s)
+    partials = _read_partials(pipe, list(dict.fromkeys(groups)), offsets=offsets, leaders=leaders)
+    return [g.read() for g in partials]
+
+
+def read_group_with_layout(
+    zk: KazooClient,
+    group: str,
+    *,
+    offsets: bool = True,
+    leaders: bool = False,
+    timeout_s: float = DEFAULT_RESULT_TIMEOUT_S,
+) -> tuple[GroupView, GroupLayout]:
+    """One group's `GroupView` and layout (`read_groups_with_layout`)."""
+    return read_groups_with_layout(zk, [group], offsets=offsets, leaders=leaders, timeout_s=timeout_s)[0]
 
 
 def read_groups(
@@ -345,16 +361,18 @@ def read_groups(
     unique = list(dict.fromkeys(groups))
     views: dict[str, GroupView] = {}
     for start in range(0, len(unique), BATCH_GROUPS):
-        views.update(_read_batch(zk, unique[start : start + BATCH_GROUPS], timeout_s))
+        for view, _ in read_groups_with_layout(zk, unique[start : start + BATCH_GROUPS], timeout_s=timeout_s):
+            views[view.group] = view
     return views
 
 
 def read_group(zk: KazooClient, group: str, *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S) -> GroupView:
     """The `GroupView` of one group, read in three pipelined round trips."""
-    return read_groups(zk, [group], timeout_s=timeout_s)[group]
+    return read_group_with_layout(zk, group, timeout_s=timeout_s)[0]
 
 
 def read_membership(zk: KazooClient, group: str, *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S) -> GroupView:
     """The members and the mode of one group, in two pipelined round trips: a `GroupView` without published
     authorities, owners and offsets (what a rebalance decides over reads no more)."""
-    return _read_batch(zk, [group], timeout_s, full=False)[group]
+    (partial,) = _read_partials(KazooPipeline(zk, timeout_s), [group], full=False)
+    return partial.read()[0]

@@ -210,22 +210,3 @@ def wait_until_released(
         if not remaining:
             return True
     return gone.wait(timeout_s)
-
-
-def read_owners(zk: KazooClient, paths: GroupPaths, topics: set[str]) -> dict[TopicPartition, str]:
-    """Every owner node of `topics` (for status and the observer)."""
-    owners: dict[TopicPartition, str] = {}
-    children = {t: zk.get_children_async(paths.owners_topic(t)) for t in topics}
-    reads = {}
-    for topic, result in children.items():
-        try:
-            parts = result.get()
-        except NoNodeError:
-            continue
-        for p in parts:
-            if p.isdigit():
-                reads[TopicPartition(topic, int(p))] = zk.get_async(paths.owner(topic, int(p)))
-    for tp, result in reads.items():
-        with contextlib.suppress(NoNodeError):
-            owners[tp] = paths.decode_owner(result.get()[0])
-    return owners

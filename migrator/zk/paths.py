@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from migrator.protocol.codecs import decode_owner, encode_owner
+from migrator.protocol.dialect import OwnerNaming, ScalaNaming
 from migrator.protocol.partition import TopicPartition
 
 CONSUMERS = "/consumers"
@@ -32,21 +31,6 @@ def partition_state(topic: str, partition: int | str) -> str:
     return f"{broker_topic_partitions(topic)}/{partition}/state"
 
 
-class OwnerNaming(Protocol):
-    """How a dialect other than Scala's names and fills owner nodes (`zk/pykafka_group.py`)."""
-
-    def folder(self, topic: str) -> str: ...
-
-    def node(self, topic: str, partition: int) -> str: ...
-
-    def released(self, topic: str, partitions: Iterable[int]) -> None:
-        """The owner nodes of `partitions` a claim waited for are gone: name the new ones afresh."""
-
-    def encode(self, thread: str) -> bytes: ...
-
-    def decode(self, data: bytes) -> str: ...
-
-
 @dataclass(frozen=True, slots=True)
 class GroupPaths:
     """Paths of one consumer group.
@@ -57,8 +41,8 @@ class GroupPaths:
     """
 
     group: str
-    naming: OwnerNaming | None = field(default=None, compare=False)
-    """None: the Scala layout, `owners/<topic>/<partition>` holding the owner's thread id."""
+    naming: OwnerNaming = field(default_factory=ScalaNaming, compare=False)
+    """How this member's dialect names and fills owner nodes (Scala's by default)."""
 
     @property
     def root(self) -> str:
@@ -76,24 +60,22 @@ class GroupPaths:
         return f"{self.root}/owners"
 
     def owners_topic(self, topic: str) -> str:
-        return f"{self.owners}/{self.naming.folder(topic) if self.naming else topic}"
+        return f"{self.owners}/{self.naming.folder(topic)}"
 
     def owner(self, topic: str, partition: int) -> str:
-        node = self.naming.node(topic, partition) if self.naming else str(partition)
-        return f"{self.owners_topic(topic)}/{node}"
+        return f"{self.owners_topic(topic)}/{self.naming.node(topic, partition)}"
 
     def released(self, tps: Iterable[TopicPartition]) -> None:
         """The owner nodes a claim of `tps` waited for are gone: a dialect that names nodes after facts that
         change (pykafka: the leader) names the ones it creates next afresh."""
-        if self.naming:
-            for tp in tps:
-                self.naming.released(tp.topic, [tp.partition])
+        for tp in tps:
+            self.naming.released(tp.topic, [tp.partition])
 
     def encode_owner(self, thread: str) -> bytes:
-        return self.naming.encode(thread) if self.naming else encode_owner(thread)
+        return self.naming.encode(thread)
 
     def decode_owner(self, data: bytes | None) -> str:
-        return self.naming.decode(data or b"") if self.naming else decode_owner(data)
+        return self.naming.decode(data or b"")
 
     @property
     def offsets(self) -> str:

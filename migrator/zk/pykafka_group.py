@@ -1,5 +1,6 @@
-"""Reading a pykafka group's nodes (`migrator.protocol.pykafka_layout`) and the partition leaders its owner
-node names and assignment order depend on."""
+"""A member in the pykafka dialect (`migrator.protocol.pykafka_layout`): the leaders and owner node names of its
+topic, taken from each snapshot's read of the group, and the renaming of its own owner nodes when leaders move
+(the one write of this module, done by the rebalance, never by a read)."""
 
 from __future__ import annotations
 
@@ -17,34 +18,17 @@ from migrator.assign.model import ThreadId, consumer_of_thread
 from migrator.assign.pykafka import PykafkaProtocol, assign_threads
 from migrator.errors import ConfigError
 from migrator.protocol.codecs import Registration
-from migrator.protocol.layout_dialect import Dialect, LayoutEvidence, Recognition, recognise
+from migrator.protocol.dialect import Dialect, OwnerRead, PykafkaNaming
+from migrator.protocol.layout_dialect import GroupLayout
 from migrator.protocol.partition import TopicPartition
-from migrator.protocol.pykafka_layout import (
-    OwnerNode,
-    Spelling,
-    decode_owner,
-    decode_partition_leader,
-    encode_owner,
-    topic_text,
-)
-from migrator.zk.paths import GroupPaths, broker_topic_partitions, partition_state
-from migrator.zk.snapshot import Snapshot, SnapshotReader, read_snapshot
+from migrator.protocol.pykafka_layout import OwnerNode, Spelling, encode_owner
+from migrator.zk.group_reader import read_group_with_layout
+from migrator.zk.paths import GroupPaths
+from migrator.zk.snapshot import Snapshot, SnapshotReader, snapshot_of
+
+__all__ = ["OwnerClaim", "PykafkaNaming", "PykafkaSnapshotReader", "PykafkaView", "open_pykafka_group"]
 
 log = logging.getLogger(__name__)
-
-
-def partition_leaders(zk: KazooClient, topic: str) -> dict[int, int]:
-    """partition -> leader broker id, from the broker's `partitions/<p>/state` nodes ({} for no such topic)."""
-    try:
-        names = zk.get_children(broker_topic_partitions(topic))
-    except NoNodeError:
-        return {}
-    reads = {int(p): zk.get_async(partition_state(topic, p)) for p in names if p.isdigit()}
-    leaders: dict[int, int] = {}
-    for partition, result in reads.items():
-        with contextlib.suppress(NoNodeError):
-            leaders[partition] = decode_partition_leader(result.get()[0])
-    return leaders
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,53 +39,13 @@ class OwnerClaim:
     node: OwnerNode
     owner: str
 
-
-def read_owner_nodes(zk: KazooClient, paths: GroupPaths, topic: str) -> list[OwnerClaim]:
-    """Every owner node of `topic` under both folder spellings, sorted (a node gone meanwhile is skipped)."""
-    reads = {}
-    for spelling in Spelling:
-        folder = f"{paths.owners}/{topic_text(topic, spelling)}"
-        try:
-            names = zk.get_children(folder)
-        except NoNodeError:
-            continue
-        for name in names:
-            node = OwnerNode.parse(name)
-            if node is not None:
-                reads[(spelling, node)] = zk.get_async(f"{folder}/{name}")
-    claims = []
-    for (spelling, node), result in reads.items():
-        with contextlib.suppress(NoNodeError):
-            claims.append(OwnerClaim(spelling, node, decode_owner(result.get()[0])))
-    return sorted(claims, key=lambda c: (c.node.partition, c.node.leader, c.spelling.value))
-
-
-def read_layout_evidence(zk: KazooClient, paths: GroupPaths) -> LayoutEvidence:
-    """The `ids` data and `owners` child names `recognise` decides over, pipelined (nodes gone meanwhile are
-    skipped: they were some member's, and the next read shows the group without them)."""
-    try:
-        ids = zk.get_children(paths.ids)
-    except NoNodeError:
-        ids = []
-    try:
-        folders = zk.get_children(paths.owners)
-    except NoNodeError:
-        folders = []
-    id_reads = {cid: zk.get_async(paths.member(cid)) for cid in ids}
-    folder_reads = {folder: zk.get_children_async(f"{paths.owners}/{folder}") for folder in folders}
-    registrations: dict[str, bytes] = {}
-    for cid, result in id_reads.items():
-        with contextlib.suppress(NoNodeError):
-            registrations[cid] = result.get()[0] or b""
-    owners: dict[str, tuple[str, ...]] = {}
-    for folder, children in folder_reads.items():
-        with contextlib.suppress(NoNodeError):
-            owners[folder] = tuple(sorted(children.get()))
-    return LayoutEvidence(registrations, owners)
-
-
-def recognise_group(zk: KazooClient, paths: GroupPaths) -> Recognition:
-    return recognise(read_layout_evidence(zk, paths))
+    @classmethod
+    def of(cls, read: OwnerRead) -> OwnerClaim | None:
+        """The claim a pykafka owner node read stands for; None for another dialect's node."""
+        name = read.name
+        if read.dialect is not Dialect.PYKAFKA or name.spelling is None or name.leader is None:
+            return None
+        return cls(name.spelling, OwnerNode(name.leader, name.partition.partition), consumer_of_thread(read.thread))
 
 
 class PykafkaView:
@@ -121,14 +65,15 @@ class PykafkaView:
         """partition -> the name of an owner node that exists for it: this member's own if it holds one, else
         another member's (the one a claim waits for)."""
 
-    def refresh(self, zk: KazooClient, paths: GroupPaths) -> None:
-        self.leaders = partition_leaders(zk, self.topic)
-        claims = [c for c in read_owner_nodes(zk, paths, self.topic) if c.spelling is self.spelling]
-        self.nodes = names_by_partition(claims, self.consumer_id)
+    def update(self, layout: GroupLayout) -> None:
+        """Take the leaders and owner nodes of this view's topic from a read of the group."""
+        self.leaders = dict(layout.leaders.get(self.topic, {}))
+        claims = [c for r in layout.owner_nodes if r.name.partition.topic == self.topic and (c := OwnerClaim.of(r))]
+        self.nodes = names_by_partition([c for c in claims if c.spelling is self.spelling], self.consumer_id)
 
     def leader_name(self, partition: int) -> str:
         """The name pykafka gives a new owner node of `partition`: after its current leader."""
-        return OwnerNode(self.leaders.get(partition, -1), partition).name
+        return PykafkaNaming(self).leader_name(partition)
 
     def assign(self, ctx: AssignmentContext) -> dict[TopicPartition, ThreadId]:
         """The dialect's assignor (`WorkerSettings.strategy`)."""
@@ -136,11 +81,11 @@ class PykafkaView:
         return assign_threads(self.protocol, self.spelling, threads, {self.topic: self.leaders})
 
 
-def names_by_partition(claims: list[OwnerClaim], consumer_id: str) -> dict[int, str]:
+def names_by_partition(claims: Iterable[OwnerClaim], consumer_id: str) -> dict[int, str]:
     """partition -> one owner node name: our own node wins over another member's (a pykafka member may leave a
     node named after an old leader beside the current one: see `rename_own_nodes`)."""
     names: dict[int, str] = {}
-    for claim in claims:
+    for claim in sorted(claims, key=lambda c: (c.node.partition, c.node.leader, c.spelling.value)):
         if claim.owner == consumer_id or claim.node.partition not in names:
             names[claim.node.partition] = claim.node.name
     return names
@@ -151,7 +96,9 @@ def rename_own_nodes(zk: KazooClient, paths: GroupPaths, view: PykafkaView) -> N
     node it claims: a pykafka member only conflicts on that exact name, so a node of ours named after an
     old leader would not keep it from claiming the partition while we still process it. The new node is
     created before the old one is deleted, so the partition is never without our node. If another member
-    already holds the new name, ours stays as it is (that member claimed a partition we hold)."""
+    already holds the new name, ours stays as it is (that member claimed a partition we hold).
+
+    The rebalance calls it right after reading its snapshot (which refreshed `view`), before it assigns."""
     folder = paths.owners_topic(view.topic)
     owner = encode_owner(view.consumer_id)
     for partition, name in sorted(view.nodes.items()):
@@ -174,47 +121,17 @@ def rename_own_nodes(zk: KazooClient, paths: GroupPaths, view: PykafkaView) -> N
         log.info("owner node of partition %d renamed %s -> %s: its leader moved", partition, name, current)
 
 
-class PykafkaNaming:
-    """`OwnerNaming` of the pykafka dialect: `owners/<folder>/<leader>-<partition>` holding the consumer id.
-
-    An owner node that exists keeps its name (we wait on and delete that node: our own, else another
-    member's); once the nodes a claim waited for are gone, the new one is named after the partition's
-    current leader, as pykafka names it."""
-
-    def __init__(self, view: PykafkaView) -> None:
-        self._view = view
-
-    def folder(self, topic: str) -> str:
-        return topic_text(topic, self._view.spelling)
-
-    def node(self, topic: str, partition: int) -> str:
-        return self._view.nodes.get(partition) or self._view.leader_name(partition)
-
-    def released(self, topic: str, partitions: Iterable[int]) -> None:
-        if topic != self._view.topic:
-            return
-        for partition in partitions:
-            if self._view.nodes.get(partition) not in (None, self._view.leader_name(partition)):
-                self._view.nodes.pop(partition)
-
-    def encode(self, thread: str) -> bytes:
-        return encode_owner(consumer_of_thread(thread))
-
-    def decode(self, data: bytes) -> str:
-        return f"{decode_owner(data)}-0"
-
-
 class PykafkaSnapshotReader(SnapshotReader):
-    """Snapshots of a pykafka group (members decode through `protocol.dialect.CODECS`), the view refreshed first."""
+    """Snapshots of a pykafka group, each with the view of its topic refreshed from the same read of the group."""
 
     def __init__(self, zk: KazooClient, paths: GroupPaths, *, view: PykafkaView, **kwargs: Any) -> None:
         super().__init__(zk, paths, **kwargs)
         self._view = view
 
     def read(self) -> Snapshot:
-        self._view.refresh(self._zk, self._paths)
-        rename_own_nodes(self._zk, self._paths, self._view)
-        return read_snapshot(self._zk, self._paths, self._exclude_internal, self._kafka_partitions, self._kafka_topics)
+        group, layout = read_group_with_layout(self._zk, self._paths.group, leaders=True, offsets=False)
+        self._view.update(layout)
+        return snapshot_of(self._zk, group, self._exclude_internal, self._kafka_partitions, self._kafka_topics)
 
 
 def open_pykafka_group(
@@ -229,10 +146,10 @@ def open_pykafka_group(
             "zookeeper.layout=pykafka: a pykafka member consumes exactly one topic with one stream "
             "(create_message_streams({topic: 1}))"
         )
-    found = recognise_group(zk, GroupPaths(group))
+    found = read_group_with_layout(zk, group)[1].recognition
     if found.refusal is not None:
         raise ConfigError(f"zookeeper.layout=pykafka: group {group}: {found.detail}")
-    if found.dialect is Dialect.SCALA:
-        raise ConfigError(f"zookeeper.layout=pykafka: group {group} is written in the Scala layout")
+    if found.dialect not in (None, Dialect.PYKAFKA):
+        raise ConfigError(f"zookeeper.layout=pykafka: group {group} is written in the {found.dialect.value} layout")
     (topic,) = topics
     return PykafkaView(topic, found.spelling or Spelling.PYTHON3, PykafkaProtocol(strategy), consumer_id)

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import ZnodeStat
 
 ZkSession: TypeAlias = KazooClient
 NodeStat: TypeAlias = ZnodeStat
 """A node's stat (`version`, `mzxid`, `ctime`, ...)."""
+SessionState: TypeAlias = KazooState
+"""What a session listener is told: `CONNECTED`, `SUSPENDED` (the connection is lost, the session may live) or
+`LOST` (the session expired)."""
 
 __all__ = [
     "NodeStat",
+    "SessionState",
     "ZkSession",
     "children",
     "chroot",

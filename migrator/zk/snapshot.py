@@ -19,11 +19,12 @@ from kazoo.exceptions import NoNodeError
 from kazoo.interfaces import IAsyncResult
 
 from migrator.errors import CorruptNodeError
-from migrator.protocol.codecs import ModeNode, Registration, decode_broker_topic
+from migrator.protocol.codecs import ModeNode, Registration
 from migrator.protocol.filters import filter_from_registration
-from migrator.protocol.group_view import bridge_ids
+from migrator.protocol.group_view import GroupView, bridge_ids
+from migrator.zk.brokers import topics_partitions
 from migrator.zk.group_reader import read_membership
-from migrator.zk.paths import BROKER_TOPICS, GroupPaths, broker_topic
+from migrator.zk.paths import BROKER_TOPICS, GroupPaths
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,18 @@ def read_snapshot(
     # The group reader's pipeline: one round trip for the listings and the mode, one for the members' nodes
     # (a member that left between the two is skipped: its watch fires again); one more for their topics.
     view = read_membership(zk, paths.group)
+    return snapshot_of(zk, view, exclude_internal, kafka_partitions, kafka_topics)
+
+
+def snapshot_of(
+    zk: KazooClient,
+    view: GroupView,
+    exclude_internal: bool = True,
+    kafka_partitions: PartitionLookup | None = None,
+    kafka_topics: TopicLister | None = None,
+) -> Snapshot:
+    """The snapshot of a group read as `view`, with the partitions of its members' topics (one more round trip,
+    and one for the topic list when a member subscribes by pattern)."""
     problems = [f"malformed ids node {c.consumer_id}: {c.problem}" for c in view.corrupt_members]
     registrations = {m.consumer_id: m.registration for m in view.members}
     migration_ids, mode = view.migration_ids, view.mode
@@ -105,18 +118,14 @@ def read_snapshot(
         else:
             subscriptions[cid] = dict(reg.subscription)
 
-    topics = sorted({t for sub in subscriptions.values() for t in sub})
-    topic_reads = {t: zk.get_async(broker_topic(t)) for t in topics}
     partitions: dict[str, tuple[int, ...]] = {}
     missing: list[str] = []
-    for topic, result in topic_reads.items():
-        try:
-            partitions[topic] = tuple(sorted(decode_broker_topic(result.get()[0])))
+    for topic, ids in topics_partitions(zk, {t for sub in subscriptions.values() for t in sub}).items():
+        if isinstance(ids, CorruptNodeError):
+            problems.append(f"topic {topic}: {ids}")
             continue
-        except NoNodeError:
-            pass
-        except CorruptNodeError as exc:
-            problems.append(f"topic {topic}: {exc}")
+        if ids is not None:
+            partitions[topic] = ids
             continue
         found = kafka_partitions(topic) if kafka_partitions is not None else None
         partitions[topic] = found or ()

@@ -13,7 +13,7 @@ import pytest
 from kazoo.client import KazooClient, KazooState
 
 from migrator.observe import Duplicate, OwnersWatcher, ProcessingLog, judge
-from migrator.zk.owners import read_owners
+from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import make_topic
 from tests.helpers.wait import wait_until
@@ -29,6 +29,10 @@ def test_expired_member_recovers_without_dual_processing(
     topic = make_topic(cluster, unique_topic, partitions=6)  # type: ignore[arg-type]
     zk = cluster.zookeeper  # type: ignore[attr-defined]
     paths = GroupPaths(unique_group)
+
+    def owned_count() -> int:
+        return len(read_group(zk_client, unique_group).owners_of(topic))
+
     log = ProcessingLog()
     states: list[KazooState] = []
     with OwnersWatcher(zk, unique_group) as watcher:
@@ -37,7 +41,7 @@ def test_expired_member_recovers_without_dual_processing(
         members.append(victim)
         members.append(Member(zk, unique_group, "o", {topic: 2}, log, process_s=0.002))
         try:
-            wait_until(lambda: len(read_owners(zk_client, paths, {topic})) == 6, 30, what="6 partitions owned")
+            wait_until(lambda: owned_count() == 6, 30, what="6 partitions owned")
             time.sleep(2.0)
             victim.conn._zk.add_listener(lambda s: states.append(s) and None)
             before = victim.conn.owned
@@ -48,7 +52,7 @@ def test_expired_member_recovers_without_dual_processing(
             expired_at = time.monotonic()
             wait_until(lambda: KazooState.LOST in states, 20, what="the victim to notice its expired session")
             # back in the group: registered again and owning the same range share as before
-            wait_until(lambda: victim.conn.owned == before and len(read_owners(zk_client, paths, {topic})) == 6,
+            wait_until(lambda: victim.conn.owned == before and owned_count() == 6,
                        30, what="the victim to rejoin")  # fmt: skip
             recovered_s = time.monotonic() - expired_at
             time.sleep(2.0)

@@ -43,7 +43,7 @@ from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol
 from migrator.demo.workload import bridge_props
 from migrator.observe import Duplicate, OwnersWatcher, Processed, judge, load_many
 from migrator.protocol.pykafka_layout import Spelling, topic_text
-from migrator.zk.pykafka_group import partition_leaders
+from migrator.zk.brokers import partition_leaders
 from tests.helpers.cluster import restart_process
 from tests.helpers.kafka import make_topic
 from tests.helpers.member_proc import MemberProcess

@@ -10,8 +10,7 @@ from kazoo.exceptions import ConnectionLoss, NoNodeError, SessionExpiredError
 from migrator.demo.workload import bridge_props
 from migrator.observe import ProcessingLog
 from migrator.protocol.codecs import PublishedAuthority
-from migrator.zk.group_reader import read_published
-from migrator.zk.owners import read_owners
+from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import KafkaCluster
 from tests.helpers.wait import wait_until
@@ -38,12 +37,12 @@ def set_mode(zk: KazooClient, group: str, value: str) -> int:
 
 
 def published(zk: KazooClient, group: str) -> dict[str, PublishedAuthority]:
-    return {cid: p.node for cid, p in read_published(zk, group).items()}
+    return dict(read_group(zk, group).authorities)
 
 
 def owners(zk: KazooClient, group: str, topic: str) -> dict[int, str]:
     """partition -> owning thread id, one pipelined read."""
-    return {tp.partition: thread for tp, thread in read_owners(zk, GroupPaths(group), {topic}).items()}
+    return {tp.partition: thread for tp, thread in read_group(zk, group).owners_of(topic).items()}
 
 
 def wait_converged(

@@ -12,7 +12,7 @@ import pytest
 
 from migrator.demo.workload import bridge_props
 from migrator.observe import judge, load_many
-from migrator.zk.owners import read_owners
+from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 from tests.apps.run import App, apps_fixture, start  # noqa: F401 - the `apps` fixture
 from tests.helpers.bridge import set_mode
@@ -141,7 +141,7 @@ def test_a_listener_that_raises_fails_its_member_and_stalls_nobody(
     assert failing.line("error") == "error ListenerError"
 
     def other_owns_all() -> bool:
-        owners = read_owners(zk_client, GroupPaths(unique_group), {topic})
+        owners = read_group(zk_client, unique_group).owners_of(topic)
         return len(owners) == 4 and {th.rsplit("-", 1)[0] for th in owners.values()} == {other_cid}
 
     wait_until(other_owns_all, 20, what="the other member owns every partition")

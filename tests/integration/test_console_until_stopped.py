@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from migrator.zk.owners import read_owners
-from migrator.zk.paths import GroupPaths
+from migrator.zk.group_reader import read_group
 from tests.apps.run import App, apps_fixture, start  # noqa: F401 - the `apps` fixture
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.wait import wait_until
@@ -23,7 +22,7 @@ def console(apps: list[App], cluster, group: str, *args: str) -> App:
 
 
 def owned_by(zk_client, group: str, topic: str) -> set[str]:
-    return set(read_owners(zk_client, GroupPaths(group), {topic}).values())
+    return set(read_group(zk_client, group).owners_of(topic).values())
 
 
 def test_an_empty_topic_keeps_it_running_until_a_signal(cluster, zk_client, unique_group, unique_topic, apps):
@@ -47,7 +46,7 @@ def test_a_peer_interrupted_leaves_the_other_running_with_every_partition(
     wait_until(lambda: len(owned_by(zk_client, unique_group, topic)) == 2, 30, what="both own partitions")
     second.signal(signal.SIGINT)
     assert second.wait(30) == 0, second.stderr
-    wait_until(lambda: len(read_owners(zk_client, GroupPaths(unique_group), {topic})) == 4
+    wait_until(lambda: len(read_group(zk_client, unique_group).owners_of(topic)) == 4
                and len(owned_by(zk_client, unique_group, topic)) == 1, 30, what="the first owns all 4")  # fmt: skip
     time.sleep(2.0)
     assert first.proc.poll() is None, f"exited on its own: {first.stderr}"

@@ -18,7 +18,7 @@ from migrator import ConsumerConnector, ConsumerRebalanceListener, Whitelist
 from migrator.assign.legacy import context_from_subscriptions, range_assign, roundrobin_assign
 from migrator.observe import ProcessingLog
 from migrator.protocol.partition import TopicPartition
-from migrator.zk.owners import read_owners
+from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.wait import wait_until
@@ -36,7 +36,7 @@ def converge(zk: KazooClient, group: str, topic: str, expected: Mapping[TopicPar
     """ZooKeeper shows `expected`, and each connector's own view agrees with it."""
 
     def done() -> bool:
-        if read_owners(zk, GroupPaths(group), {topic}) != dict(expected):
+        if read_group(zk, group).owners_of(topic) != dict(expected):
             return False
         return all(m.conn.owned == {tp: th for tp, th in expected.items() if th.startswith(m.conn.consumer_id + "-")}
                    for m in conns)  # fmt: skip

@@ -21,7 +21,7 @@ from kazoo.client import KazooClient
 
 from migrator.observe import Duplicate, OwnersWatcher, ProcessingLog, judge, load_many
 from migrator.protocol.partition import TopicPartition
-from migrator.zk.owners import read_owners
+from migrator.zk.group_reader import read_group
 from migrator.zk.paths import GroupPaths
 from tests.helpers.kafka import admin, make_topic, produce
 from tests.helpers.wait import wait_until
@@ -30,6 +30,10 @@ from tests.helpers.zk import zk_client as open_zk
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _owners(zk: KazooClient, paths: GroupPaths, topic: str) -> dict[TopicPartition, str]:
+    return read_group(zk, paths.group).owners_of(topic)
 
 
 def processed_keys(records: list) -> set[tuple[str, int, int]]:
@@ -110,13 +114,13 @@ def test_kill_9_duplicates_only_the_dead_members_uncommitted_records(
         procs.append(victim)
         procs.append(spawn(cluster, unique_group, topic, "y", logs["y"]))
         dead_prefix = f"{unique_group}_x-"
-        wait_until(lambda: sum(th.startswith(dead_prefix) for th in read_owners(zk_client, paths, {topic}).values())
+        wait_until(lambda: sum(th.startswith(dead_prefix) for th in _owners(zk_client, paths, topic).values())
                    == 4, 30, what="x owns its 4 partitions")  # fmt: skip
         time.sleep(2.5)  # x processes and auto-commits at least once
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait(10)
         # until its session expires, x's owner nodes stay and nobody else can commit its partitions
-        dead_parts = {tp.partition for tp, th in read_owners(zk_client, paths, {topic}).items()
+        dead_parts = {tp.partition for tp, th in _owners(zk_client, paths, topic).items()
                       if th.startswith(dead_prefix)}  # fmt: skip
         committed = {p: int(zk_client.get(paths.offset(topic, p))[0]) for p in dead_parts
                      if zk_client.exists(paths.offset(topic, p))}  # fmt: skip
@@ -159,11 +163,11 @@ def test_added_partitions_are_rebalanced_and_consumed(
     members = [Member(zk, unique_group, cid, {topic: 2}, log, **extra) for cid in ("a", "b")]
     paths = GroupPaths(unique_group)
     try:
-        wait_until(lambda: len(read_owners(zk_client, paths, {topic})) == 2, 30, what="2 partitions owned")
+        wait_until(lambda: len(_owners(zk_client, paths, topic)) == 2, 30, what="2 partitions owned")
         client = admin(cluster)  # type: ignore[arg-type]  # keep it alive until the future resolves
         client.create_partitions([NewPartitions(topic, 4)])[topic].result(30)
         expected = {TopicPartition(topic, p): f"{unique_group}_{'a' if p < 2 else 'b'}-{p % 2}" for p in range(4)}
-        wait_until(lambda: read_owners(zk_client, paths, {topic}) == expected, 40, what=f"owners {expected}")
+        wait_until(lambda: _owners(zk_client, paths, topic) == expected, 40, what=f"owners {expected}")
         produced = set()
         for p in (2, 3):
             produce(cluster, topic, [f"new-{p}-{i}" for i in range(5)], partition=p)  # type: ignore[arg-type]
@@ -195,7 +199,7 @@ def test_an_owner_node_left_by_an_earlier_session_of_the_same_consumer_is_recrea
         member = Member(cluster.zookeeper, unique_group, "c1", {unique_topic: 1}, ProcessingLog())
 
         def owned_under_a_live_session_of_ours() -> bool:
-            held = read_owners(zk_client, paths, {unique_topic})
+            held = _owners(zk_client, paths, unique_topic)
             stat = zk_client.exists(paths.owner(unique_topic, 0))
             mine = stat is not None and stat.ephemeralOwner != earlier.client_id[0]
             return set(held.values()) == {thread} and len(held) == 2 and mine

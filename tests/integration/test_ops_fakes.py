@@ -5,8 +5,7 @@ from __future__ import annotations
 from kazoo.client import KazooClient
 
 from migrator.protocol.codecs import Authority, PublishedAuthority
-from migrator.zk.brokers import published_bootstrap
-from migrator.zk.group_reader import read_group, read_groups, read_published
+from migrator.zk.group_reader import published_bootstrap, read_group, read_groups
 from migrator.zk.paths import GroupPaths
 from tests.helpers.fake_group import FakeGroup
 
@@ -42,18 +41,18 @@ def test_read_groups_many_at_once(zk_client: KazooClient, unique_group: str) -> 
 
 
 def test_the_published_authority_read_skips_silent_and_corrupt(zk_client: KazooClient, unique_group: str) -> None:
-    """The one read of `migration/authority` that status, set-mode --wait, bootstrap discovery and the demo share."""
+    """The group read's `migration/authority` nodes, which status, set-mode --wait, bootstrap discovery and the demo
+    share."""
     p = GroupPaths(unique_group)
-    assert read_published(zk_client, unique_group) == {}  # no such group
+    assert read_group(zk_client, unique_group).authorities == {}  # no such group
     kafka = PublishedAuthority(Authority.KAFKA, 3, 1, reason="r", bootstrap="127.0.0.1:1")
     zk_client.create(p.published_authority("b2"), kafka.encode(), makepath=True)
     zk_client.create(p.published_authority("b1"), PublishedAuthority(Authority.ZOOKEEPER, 1, 1).encode())
     zk_client.create(p.published_authority("bad"), b"{not json")
     stat = zk_client.set(p.published_authority("b2"), kafka.encode())
 
-    everyone = read_published(zk_client, unique_group)
-    assert sorted(everyone) == ["b1", "b2"]
-    assert everyone["b2"] == (kafka, stat.mzxid)
-    assert sorted(read_published(zk_client, unique_group, ["b2", "bad", "silent"])) == ["b2"]
+    view = read_group(zk_client, unique_group)
+    assert sorted(view.authorities) == ["b1", "b2"]
+    assert (view.authorities["b2"], view.authority_mzxids["b2"]) == (kafka, stat.mzxid)
+    assert [cid for cid in ["b2", "bad", "silent"] if cid in view.authorities] == ["b2"]
     assert published_bootstrap(zk_client, unique_group) == "127.0.0.1:1"
-    assert read_group(zk_client, unique_group).authorities == {cid: pub.node for cid, pub in everyone.items()}

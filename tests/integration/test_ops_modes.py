@@ -159,13 +159,13 @@ def test_force_writes_and_is_recorded(cluster, zk_client, fake_group, capsys) ->
 def test_concurrent_change_is_detected(cluster, zk_client, fake_group, monkeypatch) -> None:
     fake_group.add_bridge(f"{fake_group.group}_b1", embedded=False)
     zk_client.create(fake_group.paths.mode, b"kafka", makepath=True)
-    real_read_group = modes.read_group
+    real_read_group = modes.read_group_with_layout
 
     def racing_read_group(zk: KazooClient, group: str) -> Any:
         zk_client.set(fake_group.paths.mode, b"kafka")  # another operator writes between read and write
         return real_read_group(zk, group)
 
-    monkeypatch.setattr(modes, "read_group", racing_read_group)
+    monkeypatch.setattr(modes, "read_group_with_layout", racing_read_group)
     with pytest.raises(RefusedError, match="changed while the preflight ran"):
         # forced past "Kafka cannot be checked" (no admin): the version check still guards the write
         modes.set_mode(zk_client, fake_group.group, Mode.ZOOKEEPER, admin=None, who="test", force=True)

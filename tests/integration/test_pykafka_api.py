@@ -20,7 +20,7 @@ from kazoo.exceptions import NoNodeError
 from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol
 from migrator.observe import duplicates, load_many, lost, overlaps
 from migrator.protocol.pykafka_layout import OwnerNode, Spelling, decode_owner, topic_text
-from migrator.zk.pykafka_group import partition_leaders
+from migrator.zk.brokers import partition_leaders
 from tests.helpers import cli
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.pykafka_peer import PEERS, ROOT, pykafka_python

@@ -24,7 +24,7 @@ from migrator.demo.workload import bridge_props
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe import Duplicate, duplicates, load_many, lost, overlaps
 from migrator.protocol.pykafka_layout import Spelling
-from migrator.zk.pykafka_group import partition_leaders
+from migrator.zk.brokers import partition_leaders
 from tests.helpers import cli
 from tests.helpers.bridge import published
 from tests.helpers.kafka import make_topic, produce

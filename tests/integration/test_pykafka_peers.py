@@ -18,8 +18,8 @@ from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol
 from migrator.observe import duplicates, load_many, lost, overlaps
 from migrator.protocol.layout_dialect import Dialect, Recognition
 from migrator.protocol.pykafka_layout import OwnerNode, Spelling, decode_owner, decode_registration, topic_text
-from migrator.zk.paths import GroupPaths
-from migrator.zk.pykafka_group import partition_leaders, recognise_group
+from migrator.zk.brokers import partition_leaders
+from migrator.zk.group_reader import read_group_with_layout
 from tests.helpers import cli
 from tests.helpers.kafka import make_topic, produce
 from tests.helpers.member_proc import MemberProcess
@@ -91,7 +91,7 @@ def test_pykafka_members_leave_the_layout_and_assignment_we_compute(
 
     wait_until(converged, 60, what=f"pykafka owners = {expected}")
     assert {n.leader for n in owner_nodes(zk_client, g.group, folder)} <= set(leaders.values())
-    assert recognise_group(zk_client, GroupPaths(g.group)) == Recognition(Dialect.PYKAFKA, Spelling.PYTHON3)
+    assert read_group_with_layout(zk_client, g.group)[1].recognition == Recognition(Dialect.PYKAFKA, Spelling.PYTHON3)
     refused = cli.run("set-mode", "kafka", "-g", g.group, "-z", g.cluster.zookeeper, "-b", g.cluster.bootstrap_servers)
     err = refused.stderr.strip().splitlines()
     assert refused.code == 2 and len(err) == 1 and err[0].startswith("error: "), refused

@@ -9,11 +9,12 @@ from hypothesis import strategies as st
 from migrator.errors import CorruptNodeError
 from migrator.ops.groups import GroupState, group_row
 from migrator.protocol.codecs import PATTERN_STATIC, ModeNode, Registration
-from migrator.protocol.dialect import SCALA, Dialect, decode_member
+from migrator.protocol.dialect import Dialect, OwnerNodeName, member_dialect, owner_node_dialect
 from migrator.protocol.group import Group, partition_lag
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
 from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
 from migrator.protocol.partition import TopicPartition as TP
+from migrator.protocol.pykafka_layout import Spelling
 
 REG = Registration({"t": 1}, timestamp_ms=1)
 
@@ -121,13 +122,14 @@ def test_lag_resumes_from_the_larger_commit_and_is_none_without_one() -> None:
 def test_members_carry_their_dialect() -> None:
     view = GroupView("g", members=(Member("a", REG, 0, False), Member("p", REG, 0, False, Dialect.PYKAFKA)))
     assert Group(view).dialects == {Dialect.SCALA, Dialect.PYKAFKA}
-    assert SCALA.dialect is Dialect.SCALA
-    assert SCALA.owner_partition("t", "3") == TP("t", 3)
-    assert SCALA.owner_partition("t", "1-3") is None
-    assert decode_member(REG.encode()) == (REG, Dialect.SCALA)
-    assert decode_member(b"topic-name") == (Registration({"topic-name": 1}, PATTERN_STATIC, 0), Dialect.PYKAFKA)
+    assert Dialect.SCALA.codec.owner_node("t", "3") == OwnerNodeName(TP("t", 3))
+    assert Dialect.SCALA.codec.owner_node("t", "1-3") is None
+    assert owner_node_dialect("t", "1-3") == (Dialect.PYKAFKA, OwnerNodeName(TP("t", 3), Spelling.PYTHON2, 1))
+    assert owner_node_dialect("b't'", "3") is None  # a partition id under a Python 3 pykafka folder: no dialect's
+    assert member_dialect(REG.encode()) == (REG, Dialect.SCALA)
+    assert member_dialect(b"topic-name") == (Registration({"topic-name": 1}, PATTERN_STATIC, 0), Dialect.PYKAFKA)
     with pytest.raises(CorruptNodeError):
-        decode_member(b"{not json")  # neither dialect's
+        member_dialect(b"{not json")  # neither dialect's
 
 
 ids = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=4).map(tuple)
