@@ -160,7 +160,7 @@ class Drill:
     ) -> Outage:
         """Stop a cluster process, keep it down for `down_s` while checking that every member process (of this
         drill and of the drills `alongside` it on the same cluster) stays alive, and start it again (on its old
-        port and data). Members are checked again after the restart: the abort of issue 15 came when the broker
+        port and data). Members are checked again after the restart: librdkafka's abort came when the broker
         was back. `while_down` runs once, right after the stop (what the group must achieve without that
         process); if it takes longer than `down_s`, the outage lasts as long. Several processes go down and
         come back together (e.g. two of three ZooKeeper servers); `kill=True` stops them with SIGKILL."""

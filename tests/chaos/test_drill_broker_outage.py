@@ -2,7 +2,7 @@
 
 Real broker restarts take tens of seconds to minutes: long enough for every request in flight (list offsets,
 commits, joins, metadata) to time out and be retried while the broker is away, and for the client to
-reconnect mid-retry when it comes back, which is when librdkafka aborted the bridges of issue 15. One
+reconnect mid-retry when it comes back, which is when librdkafka once aborted the bridges. One
 cluster serves two groups at once, one obeying Kafka and one ZooKeeper, each with three bridges in their own
 processes (apps on the public API), so one outage exercises both authorities.
 

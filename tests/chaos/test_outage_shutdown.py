@@ -1,4 +1,4 @@
-"""Shutdown and logs while ZooKeeper or Kafka is unreachable, on the user's path (issue 15, points 4 and 5).
+"""Shutdown and logs while ZooKeeper or Kafka is unreachable, on the user's path.
 
 Each member is its own process: the console consumer, or an application written on the public API
 (`tests.helpers.member_proc`, whose SIGTERM handler calls `ConsumerConnector.shutdown()`). A shutdown must end

@@ -1,4 +1,4 @@
-"""A property of the whole command line (issue 14): whatever an operator types, the command ends with an
+"""A property of the whole command line: whatever an operator types, the command ends with an
 exit code from `migrator.errors.EXIT_CODES`, at most one `error:` line (exactly one when it fails), never a
 traceback or an "internal error", and a command that refuses (exit 2 or 3) leaves ZooKeeper as it was.
 

@@ -1,4 +1,4 @@
-"""`migrator console-consumer` runs until it is stopped, like `kafka-console-consumer` (issue 11, point 1):
+"""`migrator console-consumer` runs until it is stopped, like `kafka-console-consumer`:
 idle streams, an empty topic or a peer leaving never end it; `--max-messages` and `consumer.timeout.ms` do."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Log lines an application sees (issue 11, point 13), from an app of tests/apps/ in its own process."""
+"""Log lines an application sees, from an app of tests/apps/ in its own process."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A Kafka commit holds the rebalance worker for a bounded time (issue 15, the soak's "silent workers").
+"""A Kafka commit holds the rebalance worker for a bounded time (the soak's "silent workers").
 
 librdkafka's synchronous commit has no timeout of its own and retries while the group's coordinator loads, so
 the embedded member's poll thread can stay in it for minutes. The worker that commits must still answer

@@ -1,4 +1,4 @@
-"""A legacy properties file with several mistakes (issue 11, point 12): the CLI, as a subprocess, names the
+"""A legacy properties file with several mistakes: the CLI, as a subprocess, names the
 file and every problem on one `error:` line, exits 2, and writes nothing (it fails before connecting)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""set-mode --wait: what a timeout says about each bridge still missing (issue 14)."""
+"""set-mode --wait: what a timeout says about each bridge still missing."""
 
 from __future__ import annotations
 
