@@ -50,7 +50,7 @@ from migrator.coordination.gating import (
     label,
     publishes,
     refreshable,
-    releases_on_revoke,
+    revoked_holdings,
     tells_listener,
     wait_timeout,
 )
@@ -397,18 +397,20 @@ class RebalanceWorker:
 
     def _on_kafka_revoked(self, event: KafkaRevoked) -> None:
         if self._kafka is not None:
-            self._kafka.revoked(event.lost)
+            self._kafka.revoked(event.lost, event.partitions)
         try:
-            if self.owned and releases_on_revoke(self.state.authority, self.state.mode_is_kafka):
+            going = revoked_holdings(self.owned, event.partitions, self.state.authority, self.state.mode_is_kafka)
+            if going:
                 # send-only deletes: ZooKeeper applies our session's requests in order, and the next owners
                 # wait for the nodes to be gone anyway; the replies are checked at the next change of holdings
                 # first what no thread is processing, so its next owners need not wait for a slow record
-                busy = self._handoff.in_hand(self.owned)
-                free = {tp: th for tp, th in self.owned.items() if tp not in busy}
+                busy = self._handoff.in_hand(going)
+                free = {tp: th for tp, th in going.items() if tp not in busy}
                 if free:
                     self._holdings.release(free, "kafka revoke", await_delete=False)
-                if self.owned:
-                    self._holdings.release(dict(self.owned), "kafka revoke", await_delete=False)
+                rest = {tp: th for tp, th in self.owned.items() if tp in going}
+                if rest:
+                    self._holdings.release(rest, "kafka revoke", await_delete=False)
         finally:
             event.done.set_result(None)
 

@@ -28,6 +28,7 @@ from migrator.kafka.commit import commit_sync
 from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside
 from migrator.logs import librdkafka_logger
 from migrator.protocol.events import Event, KafkaAssigned, KafkaLost, KafkaRevoked
+from migrator.protocol.kafka import RebalanceProtocol, rebalance_protocol
 from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,9 @@ class EmbeddedMember:
         self._post = post
         self._wait_s = min(poll_interval_ms / 1000.0, CALL_WAIT_S)  # the longest a queued call waits
         self._conf = conf
+        strategy = str(conf["partition.assignment.strategy"])
+        self._cooperative = rebalance_protocol(strategy) is RebalanceProtocol.COOPERATIVE
+        """Assignments and revocations name only the partitions that move (KIP-429)."""
         self._stranding = StrandingWatch(conf.get("bootstrap.servers", ""))
         self._consumer = self._new_client()
         self._topics: Sequence[str] | None = None
@@ -276,24 +280,34 @@ class EmbeddedMember:
         if consumer is not self._consumer:  # a replaced client, closing
             return
         # Assign explicitly so confluent-kafka does not assign again after we return (which would undo the
-        # pause), then pause everything: the embedded member never fetches.
-        consumer.assign(partitions)
+        # pause), then pause what was added: the embedded member never fetches. A cooperative assignment is
+        # incremental: `partitions` are the new ones, and the ones kept stay assigned and paused.
+        added = {TopicPartition(p.topic, p.partition) for p in partitions}
+        if self._cooperative:
+            consumer.incremental_assign(partitions)
+            added |= set(self._assignment)
+        else:
+            consumer.assign(partitions)
         consumer.pause(partitions)
-        self._assignment = tuple(sorted(TopicPartition(p.topic, p.partition) for p in partitions))
+        self._assignment = tuple(sorted(added))
         self._member_id = consumer.memberid() or ""
         self._assignments += 1
         # one line per Kafka rebalance: when the group formed is what an outage's timeline needs
-        log.info("embedded member assigned %d partitions (assignment %d)", len(partitions), self._assignments)
+        log.info("embedded member assigned %d partitions (assignment %d, %d new)", len(self._assignment),
+                 self._assignments, len(partitions))  # fmt: skip
         self._post(KafkaAssigned(self._assignment))
         self.joined.set()
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition], lost: bool = False) -> None:
         if consumer is not self._consumer:  # a replaced client, closing
             return
-        self._assignment = ()
+        revoked = None
+        if not lost and self._cooperative:  # only these go; the rest stays assigned (and untouched)
+            revoked = frozenset(TopicPartition(p.topic, p.partition) for p in partitions)
+        self._assignment = () if revoked is None else tuple(tp for tp in self._assignment if tp not in revoked)
         if self._closing.is_set():
             return
-        event = KafkaRevoked(lost=lost)
+        event = KafkaRevoked(lost=lost, partitions=revoked)
         log.debug("embedded member revoked %d partitions%s", len(partitions), " (lost)" if lost else "")
         # Wake the wait below the moment the worker is done: the group's JoinGroup waits for this callback.
         event.done.add_done_callback(lambda _done: self._calls.put((lambda: None, Future())))

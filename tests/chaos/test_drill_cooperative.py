@@ -1,0 +1,122 @@
+"""Cooperative groups (KIP-429): bridges whose embedded members use `cooperative-sticky`, beside plain
+consumers that use it too, each in its own process, judged by the independent observer.
+
+A cooperative rebalance revokes only what moves: a bridge releases just those partitions and claims just the
+new ones, so the owner nodes of the partitions that stay with it are never deleted or re-created (their
+ZooKeeper creation zxid does not change). The rolling replacement of the bridges by plain consumers and the
+way back, the switch both ways, a broker restart mid-migration and a static member's restart all lose
+nothing and process nothing twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pytest
+
+from migrator.observe.verdict import OwnerViolation
+from tests.helpers.bridge import set_mode
+from tests.helpers.wait import wait_until
+
+if TYPE_CHECKING:
+    from tests.chaos.conftest import Drill
+
+pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.timeout(300)]
+
+COOPERATIVE = "cooperative-sticky"
+BRIDGE = {"coordination.migration.partition.assignment.strategy": COOPERATIVE}
+
+
+def owner_nodes(drill: Drill) -> dict[int, tuple[str, int]]:
+    """partition -> (owner thread, creation zxid of its owner node)."""
+    out = {}
+    for partition, thread in drill.owners().items():
+        stat = drill.zk.exists(drill.paths.owner(drill.topic, partition))
+        if stat is not None:
+            out[partition] = (thread, stat.czxid)
+    return out
+
+
+def bridges_own(drill: Drill, count: int, quiet_s: float = 2.0) -> dict[int, tuple[str, int]]:
+    """The bridges' owner nodes once exactly `count` partitions have one and nothing changed for `quiet_s`."""
+
+    def quiet() -> list[dict[int, tuple[str, int]]]:
+        first = owner_nodes(drill)
+        if len(first) != count:
+            return []
+        time.sleep(quiet_s)
+        return [first] if owner_nodes(drill) == first else []
+
+    return wait_until(quiet, 60, interval=0.2, what=f"the bridges to own {count} partitions, quietly")[0]
+
+
+def plain_consumers_own_no_nodes(violation: OwnerViolation) -> bool:
+    """Plain Kafka consumers process without owner nodes, by design: the observer's overlap check (two
+    processors of one partition at once) is what judges them beside the bridges."""
+    return violation.record.member.startswith(("p0@", "p1@"))
+
+
+def kept_their_nodes(before: dict[int, tuple[str, int]], after: dict[int, tuple[str, int]]) -> None:
+    """Every partition a bridge still owns kept the owner node it had: not released, not claimed again."""
+    stayed = {p: node for p, node in after.items() if p in before and before[p][0] == node[0]}
+    assert stayed, f"no partition stayed with its bridge: {before} -> {after}"
+    assert all(before[p] == node for p, node in stayed.items()), f"owner nodes re-created: {before} -> {after}"
+
+
+def test_bridges_hand_over_to_cooperative_confluent_consumers_and_take_back(drill: Drill) -> None:
+    drill.start()
+    names = ["b0", "b1"]
+    for name in names:
+        drill.spawn_bridge(name, streams=1, **BRIDGE)
+    drill.settle("zookeeper", names)
+    set_mode(drill.zk, drill.group, "kafka")  # the switch to Kafka
+    drill.settle("kafka", names)
+    before = owner_nodes(drill)
+
+    drill.plain("p0", COOPERATIVE)  # takes a share; the bridges keep the rest untouched
+    after = bridges_own(drill, drill.partitions - drill.partitions // 3)
+    kept_their_nodes(before, after)
+    drill.plain("p1", COOPERATIVE)
+    kept_their_nodes(after, bridges_own(drill, drill.partitions // 2))
+    for name in names:  # the rolling replacement
+        drill.leave(name)
+    bridges_own(drill, 0)
+
+    drill.spawn_bridge("b2", streams=1, **BRIDGE)  # the way back
+    back = bridges_own(drill, drill.partitions // 3)
+    drill.leave("p0")
+    kept_their_nodes(back, bridges_own(drill, drill.partitions // 2))
+    drill.leave("p1")
+    drill.settle("kafka", ["b2"])
+    set_mode(drill.zk, drill.group, "zookeeper")  # the switch back
+    drill.settle("zookeeper", ["b2"])
+    verdict = drill.finish(excuse_violation=plain_consumers_own_no_nodes)
+    assert not verdict.duplicates, verdict.summary()
+
+
+def test_a_cooperative_group_rides_out_a_broker_restart_and_a_static_bridge_restart(
+    drill_on: Callable[..., Drill],
+) -> None:
+    drill = drill_on(brokers=1)
+    drill.start()
+    static = {**BRIDGE, "migration.static.membership": "true"}
+    drill.spawn_bridge("s0", streams=1, **static)
+    drill.spawn_bridge("b1", streams=1, **BRIDGE)
+    set_mode(drill.zk, drill.group, "kafka")
+    drill.settle("kafka", ["s0", "b1"])
+    drill.plain("p0", COOPERATIVE)
+    bridges_own(drill, drill.partitions - drill.partitions // 3)
+    drill.outage("broker-1", 5.0)
+    drill.resumes(timeout=60)
+    before = bridges_own(drill, drill.partitions - drill.partitions // 3)
+    drill.leave("s0")  # a static member's restart: same group.instance.id, its partitions wait for it
+    drill.spawn_bridge("s0", streams=1, **static)
+    after = bridges_own(drill, drill.partitions - drill.partitions // 3)
+    b1 = f"{drill.cid('b1')}-"
+    assert {p: n for p, n in after.items() if n[0].startswith(b1)} == {
+        p: n for p, n in before.items() if n[0].startswith(b1)
+    }, "the other bridge's partitions moved while the static member restarted"
+    verdict = drill.finish(excuse_violation=plain_consumers_own_no_nodes)
+    assert not verdict.duplicates, verdict.summary()
