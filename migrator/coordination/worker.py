@@ -595,6 +595,7 @@ class RebalanceWorker:
                 held=decision.held,
                 bootstrap=self.s.bootstrap_servers if self._kafka else "",
                 fetch=self._fetch_state(),
+                protocol=self._kafka.member.protocol if self._kafka else None,
             )
         )
 

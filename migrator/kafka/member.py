@@ -74,8 +74,9 @@ class EmbeddedMember:
         self._post = post
         self._wait_s = min(poll_interval_ms / 1000.0, CALL_WAIT_S)  # the longest a queued call waits
         self._conf = conf
-        strategy = str(conf["partition.assignment.strategy"])
-        self._cooperative = rebalance_protocol(strategy) is RebalanceProtocol.COOPERATIVE
+        self._strategy = str(conf["partition.assignment.strategy"])
+        self.protocol = rebalance_protocol(self._strategy)
+        self._cooperative = self.protocol is RebalanceProtocol.COOPERATIVE
         """Assignments and revocations name only the partitions that move (KIP-429)."""
         self._stranding = StrandingWatch(conf.get("bootstrap.servers", ""))
         self._consumer = self._new_client()
@@ -89,6 +90,7 @@ class EmbeddedMember:
         self._calls: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
         self._member_id = ""
         self._assignments = 0
+        self._refused = False  # the broker refused our JoinGroup (no common assignor) since the last assignment
         self._unanswered_commit: Future[set[TopicPartition]] | None = None
         """A commit whose caller stopped waiting while the poll thread was in it (see `commit`)."""
 
@@ -292,6 +294,7 @@ class EmbeddedMember:
         self._assignment = tuple(sorted(added))
         self._member_id = consumer.memberid() or ""
         self._assignments += 1
+        self._refused = False
         # one line per Kafka rebalance: when the group formed is what an outage's timeline needs
         log.info("embedded member assigned %d partitions (assignment %d, %d new)", len(self._assignment),
                  self._assignments, len(partitions))  # fmt: skip
@@ -323,7 +326,9 @@ class EmbeddedMember:
         self._on_revoke(consumer, partitions, lost=True)
 
     def _on_error(self, error: KafkaError) -> None:
-        if error.code() in UNAVAILABLE_CODES:
+        if error.code() == KafkaError.INCONSISTENT_GROUP_PROTOCOL:
+            self._post(KafkaLost(self._disagreement(error)))
+        elif error.code() in UNAVAILABLE_CODES:
             log.warning("Kafka coordination unavailable: %s", error)
             reason = f"{error.name()} ({error.code()}): {error.str()}"
             self._post(KafkaLost(reason, connection=error.code() == KafkaError._ALL_BROKERS_DOWN))
@@ -331,3 +336,18 @@ class EmbeddedMember:
             # librdkafka reports each failed reconnect here, many a second while a broker is down: through its
             # logger, whose filter passes one line per condition and window with the count of the rest
             librdkafka_logger().info("embedded member: %s", error)
+
+    def _disagreement(self, error: KafkaError) -> str:
+        """The broker refused our JoinGroup because the group's members offer none of our assignors: one clear
+        error line per refusal streak (librdkafka retries the join every few seconds), and the reason
+        published with the authority, so `status` names it too."""
+        reason = (
+            f"the Kafka group's members disagree with this bridge on the rebalance protocol: none of them "
+            f"offers its partition.assignment.strategy {self._strategy!r} ({self.protocol.value}), so the "
+            f"broker refuses its JoinGroup ({error.name()}); give every member of the group a common assignor "
+            "(docs/runbook.md, step 3)"
+        )
+        if not self._refused:
+            log.error("%s", reason)
+        self._refused = True
+        return reason

@@ -10,6 +10,7 @@ nothing and process nothing twice.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from migrator.observe.verdict import OwnerViolation
+from tests.helpers import cli
 from tests.helpers.bridge import set_mode
 from tests.helpers.wait import wait_until
 
@@ -126,3 +128,29 @@ def test_a_cooperative_group_rides_out_a_broker_restart(drill_on: Callable[..., 
     bridges_own(drill, drill.partitions - drill.partitions // 3)
     verdict = drill.finish(excuse_violation=plain_consumers_own_no_nodes)
     print(f"duplicates after the broker restart: {len(verdict.duplicates)}")
+
+
+def test_a_bridge_whose_protocol_the_group_does_not_share_says_so(drill: Drill) -> None:
+    """A bridge switched to cooperative-sticky alone while another still runs the eager default (the runbook's
+    two-step bounce skipped): the broker refuses the later one. It says why at start-up, `status` names the
+    disagreement as an error and `set-mode kafka` is refused with it; both keep processing under ZooKeeper."""
+    drill.start()
+    drill.spawn_bridge("b0", streams=1)  # range,roundrobin: eager
+    wait_until(lambda: getattr(drill.published().get(drill.cid("b0")), "kafka_member_id", ""), 60,
+               what="b0 in the Kafka group")  # fmt: skip
+    b1 = drill.spawn_bridge("b1", streams=1, **BRIDGE)
+    zk, kafka = ("-z", drill.cluster.zookeeper), ("-b", drill.cluster.bootstrap_servers)
+
+    def refused_at_start() -> bool:
+        return "disagree with this bridge on the rebalance protocol" in b1.stderr_path.read_text(errors="replace")
+
+    wait_until(refused_at_start, 60, what="b1's error line")
+    drill.settle("zookeeper", ["b0", "b1"])
+    report = json.loads(cli.run("status", "-g", drill.group, *zk, *kafka, "--json").stdout)
+    kinds = {f["kind"]: f for f in report["findings"]}
+    assert "protocol-disagreement" in kinds and drill.cid("b1") in kinds["protocol-disagreement"]["message"], report
+    assert report["verdict"] == "ERR", report
+    refused = cli.run("set-mode", "kafka", "-g", drill.group, "--reason", "test", *zk, *kafka).single_error(2)
+    assert "members disagree on the rebalance protocol" in refused and drill.cid("b1") in refused, refused
+    verdict = drill.finish()
+    assert not verdict.duplicates, verdict.summary()
