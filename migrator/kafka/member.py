@@ -34,7 +34,7 @@ from migrator.protocol.partition import TopicPartition
 log = logging.getLogger(__name__)
 
 # Eager protocols that plain confluent-kafka (range,roundrobin) and Java (range,cooperative-sticky)
-# consumers share: the group agrees on range.
+# consumers share: the group agrees on range. `cooperative-sticky` alone makes the member cooperative.
 DEFAULT_ASSIGNMENT_STRATEGY = "range,roundrobin"
 UNAVAILABLE_CODES = {KafkaError.GROUP_MAX_SIZE_REACHED, KafkaError._ALL_BROKERS_DOWN, KafkaError._FATAL}
 REVOKE_WAIT_S = 240.0  # below the default max.poll.interval.ms, so the broker does not evict us meanwhile
@@ -109,8 +109,9 @@ class EmbeddedMember:
 
     @property
     def assignments(self) -> int:
-        """How many assignments the group has handed this member since it started. The group protocol is
-        eager, so every Kafka rebalance of the group reaches every member as one more; a static member
+        """How many assignments the group has handed this member since it started. Every Kafka rebalance of
+        the group reaches every member as one more (under the cooperative protocol, maybe of nothing new;
+        a cooperative rebalance that revokes takes two); a static member
         that rejoins after a restart gets its previous assignment back as its first, and the other members'
         counts stay where they were."""
         return self._assignments

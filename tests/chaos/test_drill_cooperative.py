@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -130,14 +130,28 @@ def test_a_cooperative_group_rides_out_a_broker_restart(drill_on: Callable[..., 
     print(f"duplicates after the broker restart: {len(verdict.duplicates)}")
 
 
+def status(drill: Drill) -> dict[str, Any]:
+    """`migrator status --json` as an operator runs it."""
+    done = cli.run("status", "-g", drill.group, "-z", drill.cluster.zookeeper, "-b", drill.cluster.bootstrap_servers,
+                   "--json")  # fmt: skip
+    return dict(json.loads(done.stdout))
+
+
+def in_kafka_group(drill: Drill, name: str) -> None:
+    """Wait for `status` to show bridge `name` in the Kafka group."""
+    cid = drill.cid(name)
+    wait_until(lambda: any(b["consumer_id"] == cid and b["in_kafka_group"] for b in status(drill)["bridges"]), 60,
+               interval=0.5, what=f"{name} in the Kafka group")  # fmt: skip
+
+
 def test_a_bridge_whose_protocol_the_group_does_not_share_says_so(drill: Drill) -> None:
     """A bridge switched to cooperative-sticky alone while another still runs the eager default (the runbook's
     two-step bounce skipped): the broker refuses the later one. It says why at start-up, `status` names the
-    disagreement as an error and `set-mode kafka` is refused with it; both keep processing under ZooKeeper."""
+    disagreement as an error and `set-mode kafka` is refused with it; both keep processing under ZooKeeper.
+    Once the eager one is restarted on cooperative-sticky too, both join and the switch goes through."""
     drill.start()
     drill.spawn_bridge("b0", streams=1)  # range,roundrobin: eager
-    wait_until(lambda: getattr(drill.published().get(drill.cid("b0")), "kafka_member_id", ""), 60,
-               what="b0 in the Kafka group")  # fmt: skip
+    in_kafka_group(drill, "b0")
     b1 = drill.spawn_bridge("b1", streams=1, **BRIDGE)
     zk, kafka = ("-z", drill.cluster.zookeeper), ("-b", drill.cluster.bootstrap_servers)
 
@@ -146,11 +160,19 @@ def test_a_bridge_whose_protocol_the_group_does_not_share_says_so(drill: Drill) 
 
     wait_until(refused_at_start, 60, what="b1's error line")
     drill.settle("zookeeper", ["b0", "b1"])
-    report = json.loads(cli.run("status", "-g", drill.group, *zk, *kafka, "--json").stdout)
+    report = status(drill)
     kinds = {f["kind"]: f for f in report["findings"]}
     assert "protocol-disagreement" in kinds and drill.cid("b1") in kinds["protocol-disagreement"]["message"], report
     assert report["verdict"] == "ERR", report
     refused = cli.run("set-mode", "kafka", "-g", drill.group, "--reason", "test", *zk, *kafka).single_error(2)
     assert "members disagree on the rebalance protocol" in refused and drill.cid("b1") in refused, refused
+
+    drill.leave("b0")  # the runbook's bounce to cooperative under ZooKeeper authority, finished
+    drill.spawn_bridge("b0", streams=1, **BRIDGE)
+    for name in ("b0", "b1"):  # the refused one joins by itself at its next attempt
+        in_kafka_group(drill, name)
+    switched = cli.run("set-mode", "kafka", "-g", drill.group, "--reason", "test", "--wait", *zk, *kafka)
+    assert switched.code == 0, switched.stderr
+    drill.settle("kafka", ["b0", "b1"])
     verdict = drill.finish()
     assert not verdict.duplicates, verdict.summary()
