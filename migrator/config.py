@@ -86,7 +86,8 @@ _PREFIXES: dict[str, str] = {
     ZK_TLS_PREFIX: "zookeeper_tls_properties",
 }
 _SECRET_KEY = re.compile(r"password|secret|jaas|credential|token|key\.pem|\.key$", re.IGNORECASE)
-_EMBEDDED_ASSIGNORS = ("range", "roundrobin")
+_EAGER_ASSIGNORS = ("range", "roundrobin")
+_COOPERATIVE_ASSIGNOR = "cooperative-sticky"
 _CLIENT_PROPERTY_HINT = re.compile(r"^(bootstrap\.servers|security\.|sasl\.|ssl\.)")
 
 
@@ -608,14 +609,12 @@ def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]]
                 "its own (offsets are committed by the connector, through the member's generation)"
             )
         strategy = props.get("partition.assignment.strategy")
-        if strategy is not None:
-            items = [s.strip() for s in strategy.split(",")]
-            if not all(items) or any(s not in _EMBEDDED_ASSIGNORS for s in items):
-                problems.append(
-                    f"{prefix}partition.assignment.strategy: {strategy!r} is not a comma list of "
-                    "range, roundrobin; cooperative-sticky (or any incremental assignor) would change when "
-                    "partitions are revoked, which the migration's release-then-claim rebalance relies on"
-                )
+        if strategy is not None and not _embedded_assignors_ok(strategy):
+            problems.append(
+                f"{prefix}partition.assignment.strategy: {strategy!r} is neither a comma list of range, "
+                f"roundrobin (eager) nor {_COOPERATIVE_ASSIGNOR} alone (cooperative); a client cannot offer "
+                "both rebalance protocols"
+            )
     if values["migration_static_membership"] and ("group.instance.id" in migration or "group.instance.id" in kafka):
         problems.append(
             "migration.static.membership: cannot be combined with an explicit group.instance.id; "
@@ -632,6 +631,15 @@ def _check_migration(values: dict[str, Any], prefixed: dict[str, dict[str, str]]
             f"{MIGRATION_PREFIX}bootstrap.servers is required when {MIGRATION_PREFIX}enabled=true "
             f"(or set {KAFKA_PREFIX}bootstrap.servers for every Kafka client)"
         )
+
+
+def _embedded_assignors_ok(strategy: str) -> bool:
+    """The assignors an embedded member may offer: eager ones, or the cooperative one alone (librdkafka
+    refuses a list that mixes the two protocols)."""
+    items = [s.strip() for s in strategy.split(",")]
+    if items == [_COOPERATIVE_ASSIGNOR]:
+        return True
+    return all(items) and all(s in _EAGER_ASSIGNORS for s in items)
 
 
 _SECURITY_PROPERTY = re.compile(r"^(security\.protocol|sasl\.|ssl\.)")

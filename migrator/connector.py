@@ -29,6 +29,7 @@ from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.fetcher import LOGICAL_OFFSETS, Fetcher
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import RECORDS, ConnectorMetrics, serve
+from migrator.protocol import stores
 from migrator.protocol.codecs import PATTERN_STATIC, Registration
 from migrator.protocol.dialect import Dialect
 from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown, Trigger
@@ -64,7 +65,7 @@ def _bridge_config(cfg: ConsumerConfig) -> ConsumerConfig:
     does instead."""
     explicit = cfg.explicit_keys
     overridden = []
-    if "offsets.storage" in explicit and cfg.offsets_storage != "kafka":
+    if "offsets.storage" in explicit and stores.OffsetStore(cfg.offsets_storage) is not stores.OffsetStore.KAFKA:
         overridden.append(f"offsets.storage={cfg.offsets_storage}")
     if "dual.commit.enabled" in explicit and not cfg.dual_commit_enabled:
         overridden.append("dual.commit.enabled=false")
@@ -354,7 +355,7 @@ class ConsumerConnector:
         return OffsetStore(
             self._zk,
             self.paths,
-            cfg.offsets_storage,
+            stores.OffsetStore(cfg.offsets_storage),
             cfg.dual_commit_enabled,
             _KafkaOffsets(commit, admin, self.group),
             self.metrics,

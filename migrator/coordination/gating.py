@@ -6,9 +6,10 @@ No I/O here: the worker (`coordination/worker.py`) reads the clock and the queue
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from enum import Enum
 
+from migrator.assign.model import ThreadId
 from migrator.protocol.codecs import Authority
 from migrator.protocol.events import (
     CommitRequest,
@@ -18,6 +19,7 @@ from migrator.protocol.events import (
     Shutdown,
     Trigger,
 )
+from migrator.protocol.partition import TopicPartition
 
 KAFKA_TRIGGERS = frozenset({Trigger.KAFKA_ASSIGNMENT, Trigger.KAFKA_LOST})
 """The embedded member's events: they matter to a decision only where Kafka may be obeyed."""
@@ -81,6 +83,24 @@ def releases_on_revoke(authority: Authority, mode_is_kafka: bool) -> bool:
     be a plain Kafka consumer joining, and Kafka's barrier (the revoke callback) must not let it start on a
     partition this bridge still holds. The next decision claims again if no plain member is there."""
     return authority is Authority.KAFKA or mode_is_kafka
+
+
+def revoked_holdings(
+    owned: Mapping[TopicPartition, ThreadId],
+    revoked: Set[TopicPartition] | None,
+    authority: Authority,
+    mode_is_kafka: bool,
+) -> dict[TopicPartition, ThreadId]:
+    """What a Kafka revoke releases (`releases_on_revoke`): everything owned under the eager protocol or for
+    a loss (`revoked` None); under the cooperative one only the revoked partitions, while Kafka is obeyed.
+    The others stay with this member, their owner nodes untouched, and keep flowing. Obeying ZooKeeper in
+    mode `kafka`, a cooperative revoke still releases everything: what this bridge holds is ZooKeeper's
+    assignment, not Kafka's, and a plain consumer may be joining."""
+    if not releases_on_revoke(authority, mode_is_kafka):
+        return {}
+    if revoked is None or authority is not Authority.KAFKA:
+        return dict(owned)
+    return {tp: th for tp, th in owned.items() if tp in revoked}
 
 
 def tells_listener(changed: bool, triggers: Set[Trigger]) -> bool:

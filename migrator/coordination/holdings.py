@@ -28,9 +28,9 @@ from migrator.kafka.fetcher import Fetcher, Route
 from migrator.metrics import ConnectorMetrics
 from migrator.protocol.partition import TopicPartition
 from migrator.zk import owners
-from migrator.zk.errors import ZooKeeperError as KazooException
+from migrator.zk.errors import ZooKeeperError
 from migrator.zk.paths import GroupPaths
-from migrator.zk.session import ZkSession as KazooClient
+from migrator.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class Holdings:
     def __init__(
         self,
         *,
-        zk: KazooClient,
+        zk: ZkSession,
         paths: GroupPaths,
         fetcher: Fetcher,
         handoff: Handoff,
@@ -214,7 +214,7 @@ class Holdings:
             finish, released = self._deleting[0]
             try:
                 finish()
-            except KazooException:
+            except ZooKeeperError:
                 owners.release(self._zk, self._paths, released)  # raises if ZooKeeper still fails: retried
             self._deleting.pop(0)
 

@@ -6,7 +6,8 @@ admin client. Owned by the connector's rebalance worker and used only on its thr
 Two ways of describing the group, for two questions:
 - `health`: is every registered bridge in the group's generation? The answer holds until the next Kafka
   rebalance (eager protocol: every membership change is one, and reaches us as an event), so the group is
-  described once per rebalance, prefetched at the assignment, and a switch does not wait for it.
+  described once per rebalance, prefetched at the assignment, and a switch does not wait for it. (A
+  cooperative rebalance reaches every member as an assignment too, if only of nothing new.)
 - `guard`: are there plain Kafka consumers? Asked when the rule says `zookeeper` in mode `kafka`, when our
   own member may be out of the group and its events tell us nothing; so it describes afresh, and keeps the
   last answer when Kafka does not give one.
@@ -93,7 +94,12 @@ class KafkaGroupTracker:
         self._described = None
         self._describe_retry_at = 0.0  # the coordinator just answered our member: ask it again at once
 
-    def revoked(self, lost: bool) -> None:
+    def revoked(self, lost: bool, partitions: frozenset[TopicPartition] | None = None) -> None:
+        """`partitions`: a cooperative revoke, which takes only those; the member keeps the rest and its
+        generation, so it stays assigned (and a bridge keeps obeying Kafka for what it keeps)."""
+        if partitions is not None and self.assignment is not None and not lost:
+            self.assignment = tuple(tp for tp in self.assignment if tp not in partitions)
+            return
         self.assignment = None
         self._described = None
         if lost:

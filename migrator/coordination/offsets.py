@@ -31,10 +31,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from migrator.metrics import ConnectorMetrics
+from migrator.protocol import stores
 from migrator.protocol.partition import TopicPartition
 from migrator.zk import offsets as zk_offsets
 from migrator.zk.paths import GroupPaths
-from migrator.zk.session import ZkSession as KazooClient
+from migrator.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +93,9 @@ def merge_fetched(
 class OffsetStore:
     def __init__(
         self,
-        zk: KazooClient,
+        zk: ZkSession,
         paths: GroupPaths,
-        storage: str,
+        storage: stores.OffsetStore,
         dual_commit: bool,
         kafka: KafkaOffsets | None,
         metrics: ConnectorMetrics,
@@ -111,8 +112,8 @@ class OffsetStore:
         release retries its Kafka commit for all of that time (Kafka-only stores, see the module docstring)."""
         self._zk = zk
         self._paths = paths
-        self._use_kafka = storage == "kafka" and kafka is not None
-        self._use_zk = storage == "zookeeper" or dual_commit or kafka is None
+        self._use_kafka = storage is stores.OffsetStore.KAFKA and kafka is not None
+        self._use_zk = storage is stores.OffsetStore.ZOOKEEPER or dual_commit or kafka is None
         self._kafka = kafka
         self._metrics = metrics
         self._retries = max_retries

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from migrator.protocol.codecs import Mode
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
-from migrator.protocol.kafka import KafkaAcl, KafkaGroup
+from migrator.protocol.kafka import KafkaAcl, KafkaGroup, rebalance_protocol
 
-SHAREABLE_ASSIGNORS = frozenset({"range", "roundrobin"})
-"""Kafka assignors every bridge's embedded member offers (and so can share with plain Kafka consumers)."""
+SHAREABLE_ASSIGNORS = frozenset({"range", "roundrobin", "cooperative-sticky"})
+"""Kafka assignors a bridge's embedded member can offer (and so share with plain Kafka consumers)."""
 SETTLE_HINT_S = 10
 """How long an operator is told to wait for a rebalancing group: members rejoin within a few heartbeats
 (the bridges' embedded members poll every second), so a group settles in seconds unless a member is gone,
@@ -76,8 +76,11 @@ def _to_kafka(
         reasons.append(_unchecked(kafka_error))
         return reasons
     group = Group(view, kafka)
-    if group.bridges_joining_kafka:
-        missing = _names(group.bridges_joining_kafka)
+    disagree = group.protocol_disagreement
+    if disagree:
+        reasons.append(_disagreement(kafka, disagree))
+    if group.bridges_joining_kafka - disagree:
+        missing = _names(group.bridges_joining_kafka - disagree)
         reasons.append(f"bridge(s) whose embedded member is not in the Kafka group: {missing}")
     size = group.kafka_members_needed
     if group_max_size is not None and size > group_max_size:
@@ -94,6 +97,15 @@ def _to_kafka(
                 + " or ".join(sorted(SHAREABLE_ASSIGNORS))
             )
     return reasons
+
+
+def _disagreement(kafka: KafkaGroup, bridges: frozenset[str]) -> str:
+    chosen = rebalance_protocol(kafka.assignor).value
+    return (
+        f"members disagree on the rebalance protocol: the Kafka group's members use {kafka.assignor!r} "
+        f"({chosen}) and bridge(s) {_names(bridges)} run the other protocol, so the broker refuses them; give "
+        "the group a common assignor (docs/runbook.md, step 3)"
+    )
 
 
 def _to_zookeeper(

@@ -48,7 +48,7 @@ from migrator.coordination.gating import (
     label,
     publishes,
     refreshable,
-    releases_on_revoke,
+    revoked_holdings,
     tells_listener,
     wait_timeout,
 )
@@ -74,7 +74,7 @@ from migrator.protocol.events import (
 )
 from migrator.protocol.fetch import FetchState
 from migrator.protocol.partition import TopicPartition
-from migrator.zk.errors import ZooKeeperError as KazooException
+from migrator.zk.errors import ZooKeeperError
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.snapshot import Snapshot, SnapshotReader
 
@@ -354,7 +354,7 @@ class RebalanceWorker:
             if self.owned:
                 self._holdings.release(dict(self.owned), "listener failed", SHUTDOWN_IN_FLIGHT_WAIT_S, False)
             self._registry.deregister()
-        except KazooException:
+        except ZooKeeperError:
             log.warning("leaving the group after the listener failed is incomplete", exc_info=True)
         if self._kafka is not None:
             self._kafka.member.subscribe([])
@@ -386,7 +386,7 @@ class RebalanceWorker:
             self._registry.register(self._registration)
             self.state.registered = True
             self._handoff.resume()
-        except KazooException as exc:  # ZooKeeper unreachable or the session gone: one line, not a traceback
+        except ZooKeeperError as exc:  # ZooKeeper unreachable or the session gone: one line, not a traceback
             log.warning("registration in ZooKeeper failed (%s); retrying", type(exc).__name__)
             self.state.retry_at = self._clock() + self.s.backoff_ms / 1000.0
 
@@ -400,18 +400,20 @@ class RebalanceWorker:
 
     def _on_kafka_revoked(self, event: KafkaRevoked) -> None:
         if self._kafka is not None:
-            self._kafka.revoked(event.lost)
+            self._kafka.revoked(event.lost, event.partitions)
         try:
-            if self.owned and releases_on_revoke(self.state.authority, self.state.mode_is_kafka):
+            going = revoked_holdings(self.owned, event.partitions, self.state.authority, self.state.mode_is_kafka)
+            if going:
                 # send-only deletes: ZooKeeper applies our session's requests in order, and the next owners
                 # wait for the nodes to be gone anyway; the replies are checked at the next change of holdings
                 # first what no thread is processing, so its next owners need not wait for a slow record
-                busy = self._handoff.in_hand(self.owned)
-                free = {tp: th for tp, th in self.owned.items() if tp not in busy}
+                busy = self._handoff.in_hand(going)
+                free = {tp: th for tp, th in going.items() if tp not in busy}
                 if free:
                     self._holdings.release(free, "kafka revoke", await_delete=False)
-                if self.owned:
-                    self._holdings.release(dict(self.owned), "kafka revoke", await_delete=False)
+                rest = {tp: th for tp, th in self.owned.items() if tp in going}
+                if rest:
+                    self._holdings.release(rest, "kafka revoke", await_delete=False)
         finally:
             event.done.set_result(None)
 
@@ -428,7 +430,7 @@ class RebalanceWorker:
                 return
             try:
                 outcome = self._attempt(triggers)
-            except (KazooException, KafkaUnavailable) as exc:
+            except (ZooKeeperError, KafkaUnavailable) as exc:
                 log.warning("rebalance attempt %d failed: %s", attempt, exc)
                 outcome = Attempt.FAILED
             finally:
@@ -598,6 +600,7 @@ class RebalanceWorker:
                 held=decision.held,
                 bootstrap=self.s.bootstrap_servers if self._kafka else "",
                 fetch=self._fetch_state(),
+                protocol=self._kafka.member.protocol if self._kafka else None,
             )
         )
 
@@ -650,7 +653,7 @@ class RebalanceWorker:
         positions = self._holdings.positions()
         try:
             self._offsets.commit(positions)
-        except KazooException:
+        except ZooKeeperError:
             log.warning("offset commit failed; retrying at the next commit", exc_info=True)
         if measure_lag and self._admin is not None and self._clock() >= self._lag_due:
             self._lag_due = self._clock() + LAG_EVERY_S
@@ -680,7 +683,7 @@ class RebalanceWorker:
                     log.error("%s during shutdown", exc, exc_info=exc.__cause__)
             if not self._left:
                 self._registry.deregister()
-        except KazooException as exc:
+        except ZooKeeperError as exc:
             log.warning("clean shutdown incomplete (%s); ZooKeeper will expire our session", type(exc).__name__)
         finally:
             self._watches.stop()

@@ -28,12 +28,13 @@ from migrator.kafka.commit import commit_sync
 from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside
 from migrator.logs import librdkafka_logger
 from migrator.protocol.events import Event, KafkaAssigned, KafkaLost, KafkaRevoked
+from migrator.protocol.kafka import RebalanceProtocol, rebalance_protocol
 from migrator.protocol.partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
 # Eager protocols that plain confluent-kafka (range,roundrobin) and Java (range,cooperative-sticky)
-# consumers share: the group agrees on range.
+# consumers share: the group agrees on range. `cooperative-sticky` alone makes the member cooperative.
 DEFAULT_ASSIGNMENT_STRATEGY = "range,roundrobin"
 UNAVAILABLE_CODES = {KafkaError.GROUP_MAX_SIZE_REACHED, KafkaError._ALL_BROKERS_DOWN, KafkaError._FATAL}
 REVOKE_WAIT_S = 240.0  # below the default max.poll.interval.ms, so the broker does not evict us meanwhile
@@ -73,6 +74,10 @@ class EmbeddedMember:
         self._post = post
         self._wait_s = min(poll_interval_ms / 1000.0, CALL_WAIT_S)  # the longest a queued call waits
         self._conf = conf
+        self._strategy = str(conf["partition.assignment.strategy"])
+        self.protocol = rebalance_protocol(self._strategy)
+        self._cooperative = self.protocol is RebalanceProtocol.COOPERATIVE
+        """Assignments and revocations name only the partitions that move (KIP-429)."""
         self._stranding = StrandingWatch(conf.get("bootstrap.servers", ""))
         self._consumer = self._new_client()
         self._topics: Sequence[str] | None = None
@@ -85,6 +90,7 @@ class EmbeddedMember:
         self._calls: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
         self._member_id = ""
         self._assignments = 0
+        self._refused = False  # the broker refused our JoinGroup (no common assignor) since the last assignment
         self._unanswered_commit: Future[set[TopicPartition]] | None = None
         """A commit whose caller stopped waiting while the poll thread was in it (see `commit`)."""
 
@@ -103,8 +109,9 @@ class EmbeddedMember:
 
     @property
     def assignments(self) -> int:
-        """How many assignments the group has handed this member since it started. The group protocol is
-        eager, so every Kafka rebalance of the group reaches every member as one more; a static member
+        """How many assignments the group has handed this member since it started. Every Kafka rebalance of
+        the group reaches every member as one more (under the cooperative protocol, maybe of nothing new;
+        a cooperative rebalance that revokes takes two); a static member
         that rejoins after a restart gets its previous assignment back as its first, and the other members'
         counts stay where they were."""
         return self._assignments
@@ -276,24 +283,35 @@ class EmbeddedMember:
         if consumer is not self._consumer:  # a replaced client, closing
             return
         # Assign explicitly so confluent-kafka does not assign again after we return (which would undo the
-        # pause), then pause everything: the embedded member never fetches.
-        consumer.assign(partitions)
+        # pause), then pause what was added: the embedded member never fetches. A cooperative assignment is
+        # incremental: `partitions` are the new ones, and the ones kept stay assigned and paused.
+        added = {TopicPartition(p.topic, p.partition) for p in partitions}
+        if self._cooperative:
+            consumer.incremental_assign(partitions)
+            added |= set(self._assignment)
+        else:
+            consumer.assign(partitions)
         consumer.pause(partitions)
-        self._assignment = tuple(sorted(TopicPartition(p.topic, p.partition) for p in partitions))
+        self._assignment = tuple(sorted(added))
         self._member_id = consumer.memberid() or ""
         self._assignments += 1
+        self._refused = False
         # one line per Kafka rebalance: when the group formed is what an outage's timeline needs
-        log.info("embedded member assigned %d partitions (assignment %d)", len(partitions), self._assignments)
+        log.info("embedded member assigned %d partitions (assignment %d, %d new)", len(self._assignment),
+                 self._assignments, len(partitions))  # fmt: skip
         self._post(KafkaAssigned(self._assignment))
         self.joined.set()
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition], lost: bool = False) -> None:
         if consumer is not self._consumer:  # a replaced client, closing
             return
-        self._assignment = ()
+        revoked = None
+        if not lost and self._cooperative:  # only these go; the rest stays assigned (and untouched)
+            revoked = frozenset(TopicPartition(p.topic, p.partition) for p in partitions)
+        self._assignment = () if revoked is None else tuple(tp for tp in self._assignment if tp not in revoked)
         if self._closing.is_set():
             return
-        event = KafkaRevoked(lost=lost)
+        event = KafkaRevoked(lost=lost, partitions=revoked)
         log.debug("embedded member revoked %d partitions%s", len(partitions), " (lost)" if lost else "")
         # Wake the wait below the moment the worker is done: the group's JoinGroup waits for this callback.
         event.done.add_done_callback(lambda _done: self._calls.put((lambda: None, Future())))
@@ -309,7 +327,9 @@ class EmbeddedMember:
         self._on_revoke(consumer, partitions, lost=True)
 
     def _on_error(self, error: KafkaError) -> None:
-        if error.code() in UNAVAILABLE_CODES:
+        if error.code() == KafkaError.INCONSISTENT_GROUP_PROTOCOL:
+            self._post(KafkaLost(self._disagreement(error)))
+        elif error.code() in UNAVAILABLE_CODES:
             log.warning("Kafka coordination unavailable: %s", error)
             reason = f"{error.name()} ({error.code()}): {error.str()}"
             self._post(KafkaLost(reason, connection=error.code() == KafkaError._ALL_BROKERS_DOWN))
@@ -317,3 +337,18 @@ class EmbeddedMember:
             # librdkafka reports each failed reconnect here, many a second while a broker is down: through its
             # logger, whose filter passes one line per condition and window with the count of the rest
             librdkafka_logger().info("embedded member: %s", error)
+
+    def _disagreement(self, error: KafkaError) -> str:
+        """The broker refused our JoinGroup because the group's members offer none of our assignors: one clear
+        error line per refusal streak (librdkafka retries the join every few seconds), and the reason
+        published with the authority, so `status` names it too."""
+        reason = (
+            f"the Kafka group's members disagree with this bridge on the rebalance protocol: none of them "
+            f"offers its partition.assignment.strategy {self._strategy!r} ({self.protocol.value}), so the "
+            f"broker refuses its JoinGroup ({error.name()}); give every member of the group a common assignor "
+            "(docs/runbook.md, step 3)"
+        )
+        if not self._refused:
+            log.error("%s", reason)
+        self._refused = True
+        return reason

@@ -62,6 +62,7 @@ class FindingKind(StrEnum):
     BRIDGE_HELD = "bridge-held"
     BRIDGE_CANNOT_FETCH = "bridge-cannot-fetch"
     BRIDGE_NOT_IN_KAFKA = "bridge-not-in-kafka"
+    PROTOCOL_DISAGREEMENT = "protocol-disagreement"
     BRIDGE_UNPUBLISHED = "bridge-unpublished"
     BRIDGE_WRONG_AUTHORITY = "bridge-wrong-authority"
     PLAIN_UNDER_ZOOKEEPER = "plain-under-zookeeper"
@@ -81,6 +82,7 @@ ERRORS = frozenset(
         FindingKind.PLAIN_UNDER_ZOOKEEPER,
         FindingKind.UNOWNED_PARTITIONS,
         FindingKind.BRIDGE_CANNOT_FETCH,
+        FindingKind.PROTOCOL_DISAGREEMENT,
         FindingKind.DUAL_OWNERSHIP,
         FindingKind.OVERLAPPING_KAFKA_ASSIGNMENT,
     }
@@ -330,6 +332,11 @@ def _bridges(group: Group, authority: Authority, now_ms: int) -> tuple[list[Brid
         )
         rows.append(row)
         found += _bridge_findings(row, pa, authority)
+    for cid in sorted(group.protocol_disagreement):
+        assert group.kafka is not None  # a disagreement needs the Kafka group's assignor
+        message = (f"bridge {cid} cannot join the Kafka group: members disagree on the rebalance protocol (the "
+                   f"group's members use {group.kafka.assignor!r}; docs/runbook.md, step 3)")  # fmt: skip
+        found.append(finding(FindingKind.PROTOCOL_DISAGREEMENT, message))
     return rows, found
 
 

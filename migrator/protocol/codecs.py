@@ -16,6 +16,7 @@ from typing import Any
 
 from migrator.errors import CorruptNodeError
 from migrator.protocol.fetch import FetchHealth, FetchState
+from migrator.protocol.kafka import RebalanceProtocol
 from migrator.protocol.partition import TopicPartition
 
 PATTERN_STATIC = "static"
@@ -187,7 +188,8 @@ class PublishedAuthority:
     `bootstrap` is the Kafka cluster its embedded member joins, so that operator commands without
     `--bootstrap-servers` can find the group's brokers where `/brokers/ids` has none (a KRaft cluster).
     `fetch` says which owned partitions its fetcher keeps failing to read, and why (written only when some
-    do: a healthy bridge's node is unchanged).
+    do: a healthy bridge's node is unchanged). `protocol` is the rebalance protocol its embedded member
+    runs (`Group.protocol_disagreement` compares it with the Kafka group's); absent in older nodes.
     """
 
     authority: Authority
@@ -199,6 +201,7 @@ class PublishedAuthority:
     held: bool = False
     bootstrap: str = ""
     fetch: FetchState = field(default_factory=FetchState)
+    protocol: RebalanceProtocol | None = None
 
     def encode(self) -> bytes:
         return _compact(
@@ -213,6 +216,7 @@ class PublishedAuthority:
                 "held": self.held,
                 **({"bootstrap": self.bootstrap} if self.bootstrap else {}),
                 **({"fetch": _fetch_doc(self.fetch)} if self.fetch.health is not FetchHealth.OK else {}),
+                **({"protocol": self.protocol.value} if self.protocol is not None else {}),
             }
         )
 
@@ -230,9 +234,15 @@ class PublishedAuthority:
                 held=obj.get("held", False) is True,
                 bootstrap=str(obj.get("bootstrap", "")),
                 fetch=_fetch_state(obj.get("fetch")),
+                protocol=_protocol(obj.get("protocol")),
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise CorruptNodeError(f"authority node is malformed: {exc}") from exc
+
+
+def _protocol(value: object) -> RebalanceProtocol | None:
+    """A protocol this version does not know reads as unknown (None), like an older node without one."""
+    return next((p for p in RebalanceProtocol if p.value == value), None)
 
 
 def _fetch_doc(state: FetchState) -> dict[str, object]:

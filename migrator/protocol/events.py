@@ -62,10 +62,14 @@ class KafkaAssigned:
 @dataclass(frozen=True, slots=True)
 class KafkaRevoked:
     """The embedded member is losing its partitions; under kafka authority the worker must release before
-    `done` resolves, because the member's rebalance callback waits on it (Kafka's rebalance barrier)."""
+    `done` resolves, because the member's rebalance callback waits on it (Kafka's rebalance barrier).
+
+    `partitions` is what a cooperative rebalance revokes (the rest stays with the member, untouched); None
+    under the eager protocol and for a loss, where everything goes."""
 
     done: Future[None] = field(default_factory=Future)
     lost: bool = False
+    partitions: frozenset[TopicPartition] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from types import MappingProxyType
 from migrator.protocol.codecs import Mode
 from migrator.protocol.dialect import Dialect
 from migrator.protocol.group_view import GroupView, Member
-from migrator.protocol.kafka import KafkaGroup, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaMember, rebalance_protocol
 from migrator.protocol.partition import TopicPartition
 
 
@@ -137,6 +137,22 @@ class Group:
     def outside_zookeeper(self) -> tuple[KafkaMember, ...]:
         """Kafka members ZooKeeper's assignment does not account for (the fallback guard's question)."""
         return outside_zookeeper(self.kafka, self.registered_bridges) if self.kafka is not None else ()
+
+    @property
+    def protocol_disagreement(self) -> frozenset[str]:
+        """Members disagree on the rebalance protocol: registered bridges, not in the Kafka group, whose
+        embedded member runs another protocol (eager or cooperative, as each bridge publishes) than the
+        group's chosen assignor. The broker refuses their JoinGroup for as long as the group's members
+        offer none of their assignors, so they never join by themselves."""
+        if self.kafka is None or not self.kafka.assignor:
+            return frozenset()
+        chosen = rebalance_protocol(self.kafka.assignor)
+        authorities = self.zookeeper.authorities
+        return frozenset(
+            cid
+            for cid in self.bridges_joining_kafka
+            if (published := authorities.get(cid)) is not None and published.protocol not in (None, chosen)
+        )
 
     @property
     def kafka_members_needed(self) -> int:

@@ -36,6 +36,25 @@ _STATE_NAMES = {s.value.upper(): s for s in KafkaGroupState} | {
 }
 
 
+class RebalanceProtocol(Enum):
+    """How a Kafka group's members hand partitions over in a rebalance."""
+
+    EAGER = "eager"
+    """Every member revokes everything before any is assigned anew (range, roundrobin, sticky)."""
+    COOPERATIVE = "cooperative"
+    """Incremental (KIP-429): only the partitions that move are revoked, the others keep flowing."""
+
+
+COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
+
+
+def rebalance_protocol(assignors: str) -> RebalanceProtocol:
+    """The protocol a member offering `assignors` (a `partition.assignment.strategy` list, or one chosen
+    assignor) runs: cooperative only when every one of them is, as Kafka's clients decide."""
+    names = {a.strip() for a in assignors.split(",") if a.strip()}
+    return RebalanceProtocol.COOPERATIVE if names and names <= COOPERATIVE_ASSIGNORS else RebalanceProtocol.EAGER
+
+
 @dataclass(frozen=True, slots=True)
 class KafkaMember:
     member_id: str

@@ -37,6 +37,7 @@ from tests.helpers.bridge import bridge_props, owners, published, set_mode, wait
 from tests.helpers.cluster import restart_process
 from tests.helpers.kafka import high_watermarks, make_topic
 from tests.helpers.member_proc import MemberProcess
+from tests.helpers.pykafka_peer import ConfluentMember
 from tests.helpers.wait import wait_until
 from tests.helpers.workload import Member, SequencedProducer
 from tests.helpers.zk import zk_client
@@ -137,13 +138,27 @@ class Drill:
         """A member in its own process with exactly `props` (a legacy connector unless they enable migration).
         A name may be spawned again after `leave` or `kill` (a redeploy): each process logs to its own file.
         `zookeeper` overrides the cluster's connect string (e.g. a `SilentProxy` in front of it)."""
-        path = self._tmp / f"{self.group}.{name}.{len(self.proc_logs)}.jsonl"
+        path = self._next_log(name)
         proc = MemberProcess(zookeeper or self.cluster.zookeeper, self.group, self.topic, name, path, streams, props,
                              ready_timeout_s=ready_timeout_s, log_level=MEMBER_LOG_LEVEL)  # fmt: skip
+        return self._track(name, path, proc)
+
+    def _next_log(self, name: str) -> Path:
+        return self._tmp / f"{self.group}.{name}.{len(self.proc_logs)}.jsonl"
+
+    def _track(self, name: str, path: Path, proc: MemberProcess) -> MemberProcess:
+        """Judge `proc`'s processing log with the rest; `leave`, `kill` and teardown stop it."""
         self.procs[name] = proc
         self.proc_logs.append(path)
         self._tails.append(JsonlTail(path))
         return proc
+
+    def plain(self, name: str, strategy: str = "range") -> MemberProcess:
+        """A plain confluent-kafka consumer in its own process (`tests/peers/confluent_member.py`), client.id
+        `name`, judged with the members: a team's replacement for the bridges."""
+        path = self._next_log(name)
+        return self._track(name, path, ConfluentMember(self.cluster.bootstrap_servers, self.group, self.topic, name,
+                                                       path, strategy))  # fmt: skip
 
     def assert_alive(self) -> None:
         """No member process died (only `kill` ends one on purpose, and it forgets it first)."""

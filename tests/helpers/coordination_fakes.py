@@ -19,7 +19,7 @@ from migrator.coordination.worker import RebalanceWorker, WorkerParts, WorkerSet
 from migrator.kafka.admin import KafkaUnavailable
 from migrator.metrics import ConnectorMetrics
 from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration
-from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember, RebalanceProtocol
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.snapshot import Snapshot
 
@@ -162,6 +162,7 @@ class FakeMember:
         self.client_id = client_id
         self.subscribed: list[str] | None = None
         self.left = False
+        self.protocol = RebalanceProtocol.EAGER
 
     def member_id(self) -> str:
         return f"{self.client_id}-m"

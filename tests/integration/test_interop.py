@@ -263,25 +263,39 @@ def test_a_scala_member_joining_under_mode_kafka_makes_the_bridges_fall_back(clu
 
 # ------------------------------------------------------------------------ the Java KafkaConsumer 3.9
 
+JAVA_PROTOCOLS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "eager": ({}, {}),
+    "cooperative": (
+        {"coordination.migration.partition.assignment.strategy": "cooperative-sticky"},
+        {"partition.assignment.strategy": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"},
+    ),
+}
+"""Per rebalance protocol: the bridges' properties and the Java consumer's."""
 
-def test_the_java_kafka_consumer_takes_over_and_a_bridge_rolls_back_beside_it(cluster, zk_client, peers) -> None:
-    """KIP-125's path with the real KafkaConsumer (default assignors range + cooperative-sticky): it joins
-    after set-mode kafka, the bridges leave one by one, a bridge joins back beside it, set-mode zookeeper
-    is refused while it is in the group, it leaves, set-mode zookeeper. Every record judged."""
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_the_java_kafka_consumer_takes_over_and_a_bridge_rolls_back_beside_it(
+    cluster, zk_client, peers, protocol: str
+) -> None:
+    """KIP-125's path with the real KafkaConsumer: it joins after set-mode kafka, the bridges leave one by
+    one, a bridge joins back beside it, set-mode zookeeper is refused while it is in the group, it leaves,
+    set-mode zookeeper. Every record judged. Eager: its default assignors (range + cooperative-sticky) beside
+    the bridges' range; cooperative: CooperativeStickyAssignor alone beside the bridges' cooperative-sticky."""
     group, topic = peers.group, peers.topic
+    bridge, java_props = JAVA_PROTOCOLS[protocol]
     producer = SequencedProducer(cluster, topic, rate=RATE).start()
 
     def kafka_consumers() -> list[dict[str, Any]]:
         return list(status(cluster, group)["kafka_consumers"])
 
     try:
-        peers.ours("bridge1", streams=2, bridge=True)
-        peers.ours("bridge2", streams=2, bridge=True)
+        peers.ours("bridge1", streams=2, bridge=True, props=bridge)
+        peers.ours("bridge2", streams=2, bridge=True, props=bridge)
         settled(zk_client, group, topic, [peers.cid("bridge1"), peers.cid("bridge2")], quiet_s=1.0)
         switched = cli(cluster, "set-mode", "kafka", "-g", group, "--reason", "interop", "--wait")
         assert switched.returncode == 0, switched.stderr
 
-        java = peers.plain("java1")
+        java = peers.plain("java1", java_props)
         wait_until(lambda: any(line.startswith("assigned [") and line != "assigned []" for line in java.lines), 60,
                    what="the Java consumer assigned partitions")  # fmt: skip
         assert [c["client_id"] for c in kafka_consumers()] == ["java1"]
@@ -290,7 +304,8 @@ def test_the_java_kafka_consumer_takes_over_and_a_bridge_rolls_back_beside_it(cl
         wait_until(lambda: [c["partitions"] for c in kafka_consumers()] == [PARTITIONS], 60,
                    what="the Java consumer owns every partition")  # fmt: skip
 
-        peers.ours("bridge3", streams=2, bridge=True)  # rollback begins: a bridge beside the Java consumer
+        # rollback begins: a bridge beside the Java consumer
+        peers.ours("bridge3", streams=2, bridge=True, props=bridge)
         wait_until(lambda: [c["partitions"] for c in kafka_consumers()] == [PARTITIONS // 2], 60,
                    what="the Kafka group split between the Java consumer and bridge3")  # fmt: skip
         refused = cli(cluster, "set-mode", "zookeeper", "-g", group, "--reason", "interop")

@@ -1,10 +1,11 @@
 """A plain confluent-kafka consumer (Kafka's group coordinator) as its own process, runs in `.venv`:
 
-    python tests/peers/confluent_member.py --bootstrap B --group G --topic T --name N --log FILE
+    python tests/peers/confluent_member.py --bootstrap B --group G --topic T --name N --log FILE [--strategy S]
 
-What a team migrating off pykafka would run: `range` assignment, so it shares a group with bridges' embedded
-members and managed pykafka consumers. It commits what it processed every second, in its revoke callback
-(eager rebalances: before anyone else gets the partitions) and on stop. Every processed record is appended
+What a team migrating off pykafka would run: `range` assignment by default, so it shares a group with bridges'
+embedded members and managed pykafka consumers; `--strategy cooperative-sticky` for a cooperative group
+(KIP-429). It commits what it processed every second, in its revoke callback (before anyone else gets the
+revoked partitions) and on stop. Every processed record is appended
 to FILE (`migrator.observe.records`), member `<name>@<pid>`. Prints `ready <name>`; SIGTERM stops it cleanly.
 """
 
@@ -32,6 +33,7 @@ def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     for name in ("bootstrap", "group", "topic", "name", "log"):
         p.add_argument(f"--{name}", required=True)
+    p.add_argument("--strategy", default="range", help="partition.assignment.strategy")
     return p.parse_args()
 
 
@@ -60,7 +62,7 @@ def main() -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     consumer = Consumer({"bootstrap.servers": args.bootstrap, "group.id": args.group, "client.id": args.name,
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                         "partition.assignment.strategy": "range", "session.timeout.ms": 10000,
+                         "partition.assignment.strategy": args.strategy, "session.timeout.ms": 10000,
                          "heartbeat.interval.ms": 500})  # fmt: skip
     committer = Committer(consumer)
     consumer.subscribe([args.topic], on_revoke=lambda *_: committer.commit())

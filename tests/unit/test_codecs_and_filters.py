@@ -70,6 +70,17 @@ def test_published_authority_round_trips() -> None:
     assert PublishedAuthority.decode(old).held is False
 
 
+def test_published_rebalance_protocol_round_trips_and_an_unknown_one_reads_as_unknown() -> None:
+    from migrator.protocol.codecs import Authority
+    from migrator.protocol.kafka import RebalanceProtocol
+
+    for protocol in RebalanceProtocol:
+        pa = PublishedAuthority(Authority.KAFKA, 3, 1, protocol=protocol)
+        assert PublishedAuthority.decode(pa.encode()) == pa
+    later = b'{"version":1,"authority":"kafka","generation":1,"timestamp":1,"protocol":"consumer"}'
+    assert PublishedAuthority.decode(later).protocol is None
+
+
 def test_filter_normalisation_matches_the_scala_topic_filter() -> None:
     assert normalise_regex(' "a.*, b" ') == "a.*|b"
     w = Whitelist("a.*, b")

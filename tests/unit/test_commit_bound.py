@@ -21,6 +21,7 @@ from migrator.coordination.offsets import OffsetStore
 from migrator.kafka import member as member_module
 from migrator.kafka.member import EmbeddedMember
 from migrator.metrics import ConnectorMetrics
+from migrator.protocol import stores
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers.coordination_fakes import FakeClock
@@ -55,7 +56,7 @@ def kafka_store(kafka: UnansweredKafka, clock: FakeClock, timeout_s: float, retr
     return OffsetStore(
         cast(KazooClient, None),  # offsets in Kafka alone: ZooKeeper is not touched
         GroupPaths("g"),
-        "kafka",
+        stores.OffsetStore.KAFKA,
         False,
         kafka,
         ConnectorMetrics("g", "c"),

@@ -16,6 +16,7 @@ from kazoo.client import KazooClient
 
 from migrator.coordination.offsets import OffsetStore, member_or_simple_commit, retries_left
 from migrator.metrics import ConnectorMetrics
+from migrator.protocol import stores
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers.coordination_fakes import FakeClock
@@ -47,7 +48,7 @@ def store(kafka: BusyGroup, clock: FakeClock, durable_release: bool, dual_commit
     return OffsetStore(
         cast(KazooClient, None),  # Kafka alone: ZooKeeper is not touched
         GroupPaths("g"),
-        "kafka",
+        stores.OffsetStore.KAFKA,
         dual_commit,
         kafka,
         ConnectorMetrics("g", "c"),

@@ -95,7 +95,7 @@ def test_legacy_member_blocks_even_when_mode_is_kafka():
         ({}, {"committed": {TP(TOPIC, 1): 7}}, "kafka-offset-missing"),
         ({"mode": ModeNode.decode(b"kafak")}, {}, "unknown-mode"),
         ({"corrupt_members": (CorruptMember("g_c", "empty ids node"),)}, {}, "corrupt-member"),
-        ({}, {"assignor": "cooperative-sticky"}, "preflight"),
+        ({}, {"assignor": "sticky"}, "preflight"),
         ({"owners": {TP(TOPIC, 0): "g_a-0"}}, {}, "unowned-partitions"),
     ],
 )

@@ -20,6 +20,7 @@ from migrator.coordination.gating import (
     publishes,
     refreshable,
     releases_on_revoke,
+    revoked_holdings,
     tells_listener,
     wait_timeout,
 )
@@ -184,3 +185,23 @@ def test_kafka_authority_subdivides_the_kafka_assignment_and_zookeeper_uses_the_
     zk = decided_target(ZK_DECISION, "g_b0", SUBS, PARTITIONS, "range", assigned, None)
     assert set(zk.own) == {TopicPartition("t", 0), TopicPartition("t", 1)}
     assert not decided_target(KAFKA_DECISION, "g_b0", SUBS, PARTITIONS, "range", None, None).own
+
+
+@given(
+    owned=st.dictionaries(st.integers(0, 7), st.sampled_from(["c-0", "c-1"])),
+    revoked=st.none() | st.frozensets(st.integers(0, 7)),
+    authority=st.sampled_from(Authority),
+    mode_is_kafka=st.booleans(),
+)
+def test_a_revoke_releases_what_kafka_takes(owned, revoked, authority, mode_is_kafka) -> None:
+    """Eager (None) takes everything; cooperative under Kafka authority only the revoked partitions, so the
+    rest keeps its owner nodes; outside mode kafka under ZooKeeper authority nothing."""
+    held = {TopicPartition("t", p): th for p, th in owned.items()}
+    going = None if revoked is None else frozenset(TopicPartition("t", p) for p in revoked)
+    released = revoked_holdings(held, going, authority, mode_is_kafka)
+    if authority is Authority.ZOOKEEPER and not mode_is_kafka:
+        assert released == {}
+    elif going is None or authority is Authority.ZOOKEEPER:
+        assert released == held
+    else:
+        assert released == {tp: th for tp, th in held.items() if tp in going}

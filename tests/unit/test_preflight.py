@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from migrator.coordination.preflight import preflight
-from migrator.protocol.codecs import Mode, ModeNode, Registration
+from migrator.protocol.codecs import Authority, Mode, ModeNode, PublishedAuthority, Registration
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
-from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
+from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember, RebalanceProtocol
 
 REG = Registration({"t": 1}, timestamp_ms=1)
 
@@ -57,9 +61,29 @@ def test_plain_kafka_consumers_count_toward_group_max_size() -> None:
 
 
 def test_unshareable_assignor_refuses_kafka() -> None:
-    check = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="cooperative-sticky"), None)
-    assert any("'cooperative-sticky'" in r for r in check.refusals)
-    assert preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="roundrobin"), None).ok
+    check = preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor="sticky"), None)
+    assert any("'sticky'" in r for r in check.refusals)
+    for shareable in ("roundrobin", "cooperative-sticky"):
+        assert preflight(Mode.KAFKA, view(member("g_a")), kafka("g_a", assignor=shareable), None).ok
+
+
+@pytest.mark.parametrize(
+    ("bridge", "assignor", "disagree"),
+    [
+        (RebalanceProtocol.EAGER, "cooperative-sticky", True),
+        (RebalanceProtocol.COOPERATIVE, "range", True),
+        (RebalanceProtocol.COOPERATIVE, "cooperative-sticky", False),  # outside the group for another reason
+        (None, "cooperative-sticky", False),  # published by a version that does not say
+    ],
+)
+def test_a_bridge_refused_for_its_rebalance_protocol_is_named(bridge, assignor, disagree) -> None:
+    """Members disagree on the rebalance protocol: the refusal says so instead of only "not in the group"."""
+    published = PublishedAuthority(Authority.ZOOKEEPER, 1, 0, protocol=bridge)
+    group = replace(view(member("g_a")), authorities={"g_a": published})
+    check = preflight(Mode.KAFKA, group, kafka("plain", assignor=assignor), None)
+    named = [r for r in check.refusals if r.startswith("members disagree on the rebalance protocol")]
+    assert (len(named) == 1 and "g_a" in named[0]) is disagree, check.refusals
+    assert any("not in the Kafka group: g_a" in r for r in check.refusals) is not disagree, check.refusals
 
 
 def test_rebalancing_group_without_assignor_refuses_kafka() -> None:

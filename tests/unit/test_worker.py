@@ -213,3 +213,19 @@ def test_a_listener_that_raises_makes_the_member_leave_and_only_answer_until_shu
     done = Shutdown()
     r.worker.step([done])
     assert done.done.done() and r.worker.state.closed
+
+
+def test_a_cooperative_revoke_releases_only_the_revoked_partitions_and_the_assignment_claims_nothing_again() -> None:
+    """KIP-429: a plain consumer joining takes t3 alone; the bridge keeps t0-t2 on their threads, their
+    owner nodes neither released nor claimed again (round-robin subdivision of what stays keeps each thread)."""
+    r = _kafka_bridge()
+    before, claims, releases = dict(r.holdings.owned), r.holdings.claims, len(r.holdings.released)
+    assert r.admin is not None
+    r.admin.members = {"g_b0": tuple(T[:3]), "plain": (T[3],)}
+    revoke = KafkaRevoked(partitions=frozenset({T[3]}))
+    r.worker.step([revoke])
+    assert revoke.done.done() and r.holdings.released[-1] == ({T[3]}, "kafka revoke")
+    r.worker.step([KafkaAssigned(tuple(T[:3]))])
+    assert r.worker.state.authority is Authority.KAFKA
+    assert r.holdings.owned == {tp: th for tp, th in before.items() if tp != T[3]}
+    assert len(r.holdings.released) == releases + 1 and r.holdings.claims == claims
