@@ -12,6 +12,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import kazoo.client
@@ -19,6 +20,7 @@ import pytest
 from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import ConnectionClosedError
 
+import migrator
 from migrator.cli import interrupts
 from migrator.zk.interrupts import InterruptSafeClient, InterruptSafeTransaction, in_request_queueing
 
@@ -135,31 +137,60 @@ def test_each_flagged_call_queues_its_request_under_the_flag(name: str) -> None:
     assert not in_request_queueing()
 
 
+def _called_name(node: ast.AST) -> str | None:
+    if not isinstance(node, ast.Call):
+        return None
+    return node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+
+
+def _kazoo_clients_built_in(source: Path) -> list[str]:
+    tree = ast.parse(source.read_text())
+    return [f"{source}:{node.lineno}" for node in ast.walk(tree) if _called_name(node) == "KazooClient"]
+
+
+def test_migrator_builds_no_client_that_leaves_its_request_queueing_unflagged() -> None:
+    """Every command runs under the SIGINT handler: a bare `KazooClient` there could swallow a Ctrl-C."""
+    package = Path(migrator.__file__).parent
+    assert [where for source in sorted(package.rglob("*.py")) for where in _kazoo_clients_built_in(source)] == []
+
+
 # --- the handler ------------------------------------------------------------------------------------------
 
 
-def test_a_signal_landing_in_kazoos_request_queueing_is_held_then_raised(handler: None) -> None:
+def test_a_signal_landing_in_kazoos_request_queueing_is_held_then_raised(
+    handler: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A Ctrl-C inside `_call` (a bare `except:` there would swallow it) returns from the handler; the request
     is queued whole, and the signal arrives again a moment later, outside it."""
+    monkeypatch.setattr(interrupts, "REDELIVER_S", 0.2)  # a loaded host does not deliver it before the sleep
     zk = InterruptSafeClient(hosts="127.0.0.1:1")
     seen = _recording_queueing(zk, on_queue=lambda: signal.raise_signal(signal.SIGINT))
-    try:
-        result = zk.exists_async("/")
-    except KeyboardInterrupt:
-        pytest.fail("the interrupt was raised inside kazoo's request queueing")
-    assert seen == [True] and isinstance(result.exception, ConnectionClosedError)
     with pytest.raises(KeyboardInterrupt):
+        try:
+            result = zk.exists_async("/")
+        except KeyboardInterrupt:
+            pytest.fail("the interrupt was raised inside kazoo's request queueing")
         time.sleep(5)
+    assert seen == [True] and isinstance(result.exception, ConnectionClosedError)
+
+
+def _timer(delay_s: float, action: Callable[..., object], *args: object) -> threading.Timer:
+    timer = threading.Timer(delay_s, action, args)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def test_a_call_waiting_for_its_reply_is_interrupted_at_once(handler: None) -> None:
     """A call blocked on a server that never answers: Ctrl-C raises in the wait, not when the call ends."""
     zk = InterruptSafeClient(hosts="127.0.0.1:1")
-    unanswered: list[Any] = []
-    zk._call = lambda _request, async_object: unanswered.append(async_object)
-    threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()  # to the process, as a terminal sends it
-    closing = threading.Timer(3, lambda: unanswered[0].set_exception(ConnectionClosedError("closed unanswered")))
-    closing.start()
+    closing: list[threading.Timer] = []
+
+    def queued_unanswered(_request: Any, async_object: Any) -> None:
+        _timer(0.05, os.kill, os.getpid(), signal.SIGINT)  # to the process, as a terminal sends it
+        closing.append(_timer(3, async_object.set_exception, ConnectionClosedError("closed unanswered")))
+
+    zk._call = queued_unanswered
     t0 = time.monotonic()
     try:
         zk.get("/a")
@@ -171,7 +202,8 @@ def test_a_call_waiting_for_its_reply_is_interrupted_at_once(handler: None) -> N
         with contextlib.suppress(KeyboardInterrupt):
             time.sleep(0.5)  # where a signal held through the wait arrives
     finally:
-        closing.cancel()
+        for timer in closing:
+            timer.cancel()
     assert outcome == "interrupted" and time.monotonic() - t0 < 1
 
 
