@@ -543,7 +543,7 @@ class _Signals:
         self.starting = False
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
-        if resent_outside_kazoo(signum, frame):
+        if resent_outside_kazoo(signum):
             return
         if self.received:  # a second signal: the operator does not want to wait for the clean shutdown
             raise KeyboardInterrupt

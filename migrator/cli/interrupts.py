@@ -3,7 +3,7 @@
 `migrator.cli.main` calls `install_interrupt_handler` for every command; `interrupts_deferred` wraps a write.
 
 A SIGINT that lands while the main thread is queueing a ZooKeeper request would be swallowed there
-(`migrator.zk.interrupts` says where that is, from the interrupted frame). Such a signal is held: it is sent
+(`migrator.zk.interrupts` flags that span on the clients the commands open). Such a signal is held: it is sent
 again a moment later (`REDELIVER_S`), by which time the request is queued and the handler raises. A signal
 that lands while a call waits for a reply raises at once, so Ctrl-C still stops a call blocked on an
 unreachable server.
@@ -47,7 +47,7 @@ def on_interrupt(signum: int, frame: FrameType | None) -> None:
     place) and while the interpreter exits, a second SIGINT is ignored, so that `timeout -s INT` (which
     signals the child, then its process group) never replaces the first's message or exit code. A third one
     during the unwinding exits at once, without clean-up."""
-    if resent_outside_kazoo(signum, frame):
+    if resent_outside_kazoo(signum):
         return
     _State.raised += 1
     if _State.raised == 1:
@@ -66,10 +66,10 @@ def _ignore_interrupts_while_exiting() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def resent_outside_kazoo(signum: int, frame: FrameType | None = None) -> bool:
+def resent_outside_kazoo(signum: int) -> bool:
     """True when the signal landed while the main thread was queueing a ZooKeeper request: it is sent again
     in a moment (when the request is queued), so a handler that would raise must return instead."""
-    if threading.current_thread() is not threading.main_thread() or not in_request_queueing(frame):
+    if threading.current_thread() is not threading.main_thread() or not in_request_queueing():
         return False
     timer = threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signum))
     timer.daemon = True

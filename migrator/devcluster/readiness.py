@@ -31,14 +31,14 @@ def wait_zookeeper_ready(port: int, alive: Callable[[], bool], logs: list[Path],
 def wait_broker_ready(
     zookeeper: str, broker_id: int, port: int, alive: Callable[[], bool], logs: list[Path], timeout: float
 ) -> None:
-    from kazoo.client import KazooClient
     from kazoo.exceptions import KazooException
 
+    from migrator.zk.interrupts import InterruptSafeClient
     from migrator.zk.paths import BROKER_IDS
 
     name = f"broker-{broker_id}"
     deadline = time.monotonic() + timeout
-    zk = KazooClient(hosts=zookeeper, timeout=10.0, logger=_quiet_logger())
+    zk = InterruptSafeClient(hosts=zookeeper, timeout=10.0, logger=_quiet_logger())
     zk.start(timeout=max(1.0, min(10.0, timeout)))
     try:
         while time.monotonic() < deadline:
@@ -58,11 +58,10 @@ def wait_broker_ready(
 
 def wait_broker_unregistered(zookeeper: str, broker_id: int, timeout: float) -> None:
     """Wait for a dead broker's ephemeral registration to expire, so the restarted one can register."""
-    from kazoo.client import KazooClient
-
+    from migrator.zk.interrupts import InterruptSafeClient
     from migrator.zk.paths import BROKER_IDS
 
-    zk = KazooClient(hosts=zookeeper, timeout=10.0, logger=_quiet_logger())
+    zk = InterruptSafeClient(hosts=zookeeper, timeout=10.0, logger=_quiet_logger())
     zk.start(timeout=10.0)
     try:
         deadline = time.monotonic() + timeout

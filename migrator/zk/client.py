@@ -25,6 +25,7 @@ from migrator.zk.connect_string import (
     parse_identity,
     split_connect,
 )
+from migrator.zk.interrupts import InterruptSafeClient
 
 __all__ = [
     "AUTH_FORMS",
@@ -180,10 +181,11 @@ def connect(
     tls: ZkTls | None = None,
 ) -> KazooClient:
     """A started client (over TLS with `tls`); raises `ZooKeeperUnavailable` after `timeout_s` instead of
-    hanging."""
+    hanging. Its calls flag their request queueing, the one place a Ctrl-C must not be raised
+    (`migrator.zk.interrupts`)."""
     auth_data, sasl_options = parse_auth(auth)
     quiet = _QuietUntilConnected(logging.getLogger("kazoo.client"), {})
-    client = KazooClient(
+    client = InterruptSafeClient(
         logger=quiet,
         hosts=hosts,
         timeout=session_timeout_s,
