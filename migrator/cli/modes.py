@@ -106,12 +106,12 @@ def set_mode_cmd(
     out = _SetModeOutput(as_json, {"group": group, "to": target.value, "dry_run": dry_run})
     with open_zookeeper(conn) as zk:
         brokers = find_brokers(conn, zk, group)
+        if brokers.admin is not None and not conn.bootstrap_servers:
+            click.echo(f"brokers: {brokers.source}", err=True)
         change = modes.check_mode(
             zk, group, target, admin=brokers.admin, force=force, dry_run=dry_run,
             kafka_missing=brokers.missing or None, settle_s=timeout if wait else 0.0,
         )  # fmt: skip
-        if brokers.admin is not None and not conn.bootstrap_servers:
-            click.echo(f"brokers: {brokers.source}", err=True)
         out.checked(change)
         if change.noop or change.dry_run:
             return out.finish(EXIT_OK if change.noop or change.check.ok or force else EXIT_REFUSED)
