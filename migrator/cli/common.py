@@ -335,9 +335,10 @@ class Brokers:
     missing: str = ""
 
 
-def find_brokers(conn: Connection, zk: ZkSession, group: str | None = None) -> Brokers:
+def find_brokers(conn: Connection, zk: ZkSession, group: str | GroupView | None = None) -> Brokers:
     """-b if given, else the brokers registered under /brokers/ids (a ZooKeeper-mode cluster), else the
-    cluster the group's bridges published with their authority (their embedded members' brokers).
+    cluster the group's bridges published with their authority (their embedded members' brokers; of a group
+    already read, from its view, not read again).
 
     A switch or an offsets write that cannot see Kafka could make dual ownership it cannot detect, so a
     command that needs Kafka refuses (or is forced) when neither is there; it never quietly skips the check.

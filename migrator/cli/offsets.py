@@ -126,7 +126,7 @@ def export_cmd(
     _check_output(output)
     with open_zookeeper(conn) as zk:
         view, _ = ops.read_checked(zk, group, {store}, f"offsets export --store {store}")
-        brokers = find_brokers(conn, zk, group)
+        brokers = find_brokers(conn, zk, view)
         admin = _admin(brokers, "--store kafka") if store is OffsetStore.KAFKA else brokers.admin
         ops.check_topics(_partitions(zk, admin, set(topics)))
         offsets = ops.store_offsets(store, view, admin, topics)
@@ -218,7 +218,7 @@ def diff_cmd(conn: Connection, group: str, topics: tuple[str, ...], as_json: boo
     """
     with open_zookeeper(conn) as zk:
         view, _ = ops.read_checked(zk, group, {OffsetStore.ZOOKEEPER}, "offsets diff (ZooKeeper against Kafka)")
-        admin = _admin(find_brokers(conn, zk, group), "offsets diff")
+        admin = _admin(find_brokers(conn, zk, view), "offsets diff")
         ops.check_topics(_partitions(zk, admin, set(topics)))
         zk_offsets = ops.store_offsets(OffsetStore.ZOOKEEPER, view, admin, topics)
         kafka_offsets = ops.store_offsets(OffsetStore.KAFKA, view, admin, topics)
@@ -270,7 +270,7 @@ def sync_cmd(
     execute = execute_or_dry_run(execute, dry_run)
     with open_zookeeper(conn) as zk:
         view, layout = ops.read_checked(zk, group, {source, target}, "offsets sync")
-        admin = _admin(find_brokers(conn, zk, group), "offsets sync")
+        admin = _admin(find_brokers(conn, zk, view), "offsets sync")
         ops.check_topics(_partitions(zk, admin, set(topics)))
         src = ops.store_offsets(source, view, admin, topics)
         dst = ops.store_offsets(target, view, admin, topics)
@@ -382,7 +382,7 @@ def reset_cmd(
     spec = _reset_spec(to_earliest, to_latest, to_datetime, to_offset, shift_by)
     with open_zookeeper(conn) as zk:
         view, layout = ops.read_checked(zk, group, {store}, f"offsets reset --store {store}")
-        admin = _admin(find_brokers(conn, zk, group), "offsets reset")
+        admin = _admin(find_brokers(conn, zk, view), "offsets reset")
         stored = ops.store_offsets(store, view, admin)
         partitions = _reset_partitions(admin, stored, topics, all_topics)
         current = {tp: o for tp, o in stored.items() if tp in set(partitions)}

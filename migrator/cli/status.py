@@ -40,7 +40,7 @@ def status_cmd(conn: Connection, group: str, as_json: bool) -> int:
     with open_zookeeper(conn) as zk:
         view, layout = read_zookeeper(zk, group)
         require_exists(zk, view)
-        brokers = find_brokers(conn, zk, group)
+        brokers = find_brokers(conn, zk, view)
         report = read_status(view, layout, brokers.admin, brokers.missing)
     if as_json:
         echo_json(report.to_dict())

@@ -149,10 +149,11 @@ def _published(group: str, cid: str, result: Any) -> Published | None:
         return None
 
 
-def published_bootstrap(zk: KazooClient, group: str) -> str:
-    """The Kafka cluster the group's bridges published (first by consumer id), "" when none did."""
-    published = read_group(zk, group).authorities
-    return next((node.bootstrap for _, node in sorted(published.items()) if node.bootstrap), "")
+def published_bootstrap(zk: KazooClient, group: str | GroupView) -> str:
+    """The Kafka cluster the group's bridges published (first by consumer id), "" when none did; of a group
+    already read, from its view."""
+    view = group if isinstance(group, GroupView) else read_group(zk, group)
+    return next((node.bootstrap for _, node in sorted(view.authorities.items()) if node.bootstrap), "")
 
 
 def _level1(pipe: ReadPipeline, g: _Partial, full: bool, fence: bool = False) -> None:
