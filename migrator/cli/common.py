@@ -25,6 +25,8 @@ from migrator.errors import ConfigError, MigratorError, NotAuthorised, NotFound,
 from migrator.kafka.admin import KafkaAdmin
 from migrator.logs import LIBRDKAFKA_LOGGER
 from migrator.names import validate_group
+from migrator.ops.groups import require_exists
+from migrator.protocol.group_view import GroupView
 from migrator.zk.brokers import registered_brokers
 from migrator.zk.client import (
     AUTH_FORMS,
@@ -41,8 +43,8 @@ from migrator.zk.client import (
 )
 from migrator.zk.errors import ConnectionLoss, NoAuthError, SessionExpiredError, ZooKeeperError
 from migrator.zk.group_reader import published_bootstrap
-from migrator.zk.paths import CONSUMERS, GroupPaths
-from migrator.zk.session import ZkSession, chroot, close, exists
+from migrator.zk.paths import GroupPaths
+from migrator.zk.session import ZkSession, close, exists
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -333,9 +335,10 @@ class Brokers:
     missing: str = ""
 
 
-def find_brokers(conn: Connection, zk: ZkSession, group: str | None = None) -> Brokers:
+def find_brokers(conn: Connection, zk: ZkSession, group: str | GroupView | None = None) -> Brokers:
     """-b if given, else the brokers registered under /brokers/ids (a ZooKeeper-mode cluster), else the
-    cluster the group's bridges published with their authority (their embedded members' brokers).
+    cluster the group's bridges published with their authority (their embedded members' brokers; of a group
+    already read, from its view, not read again).
 
     A switch or an offsets write that cannot see Kafka could make dual ownership it cannot detect, so a
     command that needs Kafka refuses (or is forced) when neither is there; it never quietly skips the check.
@@ -356,12 +359,9 @@ def find_brokers(conn: Connection, zk: ZkSession, group: str | None = None) -> B
 
 
 def require_group(zk: ZkSession, group: str) -> None:
-    """A group that does not exist is a typo or the wrong cluster: say so (exit 3) instead of `absent`."""
-    where = f" (chroot {chroot(zk)})" if chroot(zk) else ""
-    if not exists(zk, CONSUMERS):
-        raise NotFound(f"{CONSUMERS} does not exist{where}: no consumer group is registered on this ZooKeeper")
-    if not exists(zk, GroupPaths(group).root):
-        raise NotFound(f"group {group} does not exist under {CONSUMERS}{where}")
+    """A group that does not exist is a typo or the wrong cluster: say so (exit 3) instead of `absent`. For a
+    command that reads no more of the group than its existence (a reader checks its view: `require_exists`)."""
+    require_exists(zk, GroupView(group, exists=exists(zk, GroupPaths(group).root)))
 
 
 @contextmanager

@@ -105,7 +105,6 @@ def set_mode_cmd(
     target = _parse_mode(mode)
     out = _SetModeOutput(as_json, {"group": group, "to": target.value, "dry_run": dry_run})
     with open_zookeeper(conn) as zk:
-        require_group(zk, group)
         brokers = find_brokers(conn, zk, group)
         if brokers.admin is not None and not conn.bootstrap_servers:
             click.echo(f"brokers: {brokers.source}", err=True)

@@ -15,7 +15,6 @@ from migrator.cli.common import (
     find_brokers,
     group_option,
     json_option,
-    require_group,
 )
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.errors import EXIT_OK, MigratorError, RefusedError, UsageError
@@ -23,7 +22,6 @@ from migrator.kafka.admin import KafkaAdmin
 from migrator.names import validate_topic
 from migrator.ops import offsets as ops
 from migrator.ops import reset
-from migrator.ops.dialect import GroupLayout, require_layout, require_zookeeper_offsets
 from migrator.protocol.partition import TopicPartition
 from migrator.protocol.stores import OffsetStore
 from migrator.table import align
@@ -87,14 +85,6 @@ def plan_doc(group: str, target: OffsetStore, plan: dict, execute: bool, dialect
             "written": execute and bool(plan), "offsets": rows}  # fmt: skip
 
 
-def _layout(zk: ZkSession, group: str, stores: set[OffsetStore], use: str) -> GroupLayout:
-    """The group's dialect, refusing a layout neither dialect explains, and ZooKeeper offsets of a pykafka group."""
-    layout = require_layout(zk, group)
-    if OffsetStore.ZOOKEEPER in stores:
-        require_zookeeper_offsets(layout, group, use)
-    return layout
-
-
 def execute_or_dry_run(execute: bool, dry_run: bool) -> bool:
     """The rule of every offsets writer: a dry run unless --execute; both at once is a mistake."""
     if execute and dry_run:
@@ -135,12 +125,11 @@ def export_cmd(
     """
     _check_output(output)
     with open_zookeeper(conn) as zk:
-        require_group(zk, group)
-        _layout(zk, group, {store}, f"offsets export --store {store}")
-        brokers = find_brokers(conn, zk, group)
+        view, _ = ops.read_checked(zk, group, {store}, f"offsets export --store {store}")
+        brokers = find_brokers(conn, zk, view)
         admin = _admin(brokers, "--store kafka") if store is OffsetStore.KAFKA else brokers.admin
         ops.check_topics(_partitions(zk, admin, set(topics)))
-        _view, offsets = ops.read_store(store, zk, group, admin, topics)
+        offsets = ops.store_offsets(store, view, admin, topics)
     text = ops.encode(offsets, fmt, group=group, store=store)
     if output:
         try:
@@ -182,7 +171,7 @@ def import_cmd(
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--input {input_path}: cannot be read: {exc}") from exc
     with open_zookeeper(conn) as zk:
-        layout = _layout(zk, group, {store}, f"offsets import --store {store}")
+        _, layout = ops.read_checked(zk, group, {store}, f"offsets import --store {store}", must_exist=False)
         brokers = find_brokers(conn, zk, group)
         admin = _admin(brokers, "--store kafka") if store is OffsetStore.KAFKA else brokers.admin
         ops.check_partitions(offsets, _partitions(zk, admin, {tp.topic for tp in offsets}))
@@ -228,12 +217,11 @@ def diff_cmd(conn: Connection, group: str, topics: tuple[str, ...], as_json: boo
       migrator offsets diff -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092
     """
     with open_zookeeper(conn) as zk:
-        require_group(zk, group)
-        _layout(zk, group, {OffsetStore.ZOOKEEPER}, "offsets diff (ZooKeeper against Kafka)")
-        admin = _admin(find_brokers(conn, zk, group), "offsets diff")
+        view, _ = ops.read_checked(zk, group, {OffsetStore.ZOOKEEPER}, "offsets diff (ZooKeeper against Kafka)")
+        admin = _admin(find_brokers(conn, zk, view), "offsets diff")
         ops.check_topics(_partitions(zk, admin, set(topics)))
-        _view, zk_offsets = ops.read_store(OffsetStore.ZOOKEEPER, zk, group, admin, topics)
-        _view, kafka_offsets = ops.read_store(OffsetStore.KAFKA, zk, group, admin, topics)
+        zk_offsets = ops.store_offsets(OffsetStore.ZOOKEEPER, view, admin, topics)
+        kafka_offsets = ops.store_offsets(OffsetStore.KAFKA, view, admin, topics)
     rows = ops.diff(zk_offsets, kafka_offsets)
     if as_json:
         echo_json([diff_doc(r) for r in rows])
@@ -281,12 +269,11 @@ def sync_cmd(
         raise UsageError("--from and --to must differ")
     execute = execute_or_dry_run(execute, dry_run)
     with open_zookeeper(conn) as zk:
-        require_group(zk, group)
-        layout = _layout(zk, group, {source, target}, "offsets sync")
-        admin = _admin(find_brokers(conn, zk, group), "offsets sync")
+        view, layout = ops.read_checked(zk, group, {source, target}, "offsets sync")
+        admin = _admin(find_brokers(conn, zk, view), "offsets sync")
         ops.check_topics(_partitions(zk, admin, set(topics)))
-        _view, src = ops.read_store(source, zk, group, admin, topics)
-        _view, dst = ops.read_store(target, zk, group, admin, topics)
+        src = ops.store_offsets(source, view, admin, topics)
+        dst = ops.store_offsets(target, view, admin, topics)
         plan = ops.sync_plan(src, dst)
         if plan and target is OffsetStore.KAFKA:
             ops.require_empty_kafka_group(admin, group)
@@ -323,13 +310,14 @@ def _reset_spec(
 
 
 def _reset_partitions(
-    zk: ZkSession, admin: KafkaAdmin, group: str, store: OffsetStore, topics: tuple[str, ...], all_topics: bool
+    admin: KafkaAdmin, stored: ops.Offsets, topics: tuple[str, ...], all_topics: bool
 ) -> list[TopicPartition]:
-    """--topic T[:P,..] as given (checked against the brokers), or --all-topics: those the group has offsets for."""
+    """--topic T[:P,..] as given (checked against the brokers), or --all-topics: those the group has offsets for
+    (`stored`)."""
     if all_topics == bool(topics):
         raise UsageError("give --topic (repeatable) or --all-topics")
     if all_topics:
-        return sorted(ops.read_store(store, zk, group, admin)[1])
+        return sorted(stored)
     chosen: list[TopicPartition] = []
     for value in topics:
         topic, parts = reset.parse_topic_partitions(value)
@@ -393,11 +381,11 @@ def reset_cmd(
     execute = execute_or_dry_run(execute, dry_run)
     spec = _reset_spec(to_earliest, to_latest, to_datetime, to_offset, shift_by)
     with open_zookeeper(conn) as zk:
-        require_group(zk, group)
-        layout = _layout(zk, group, {store}, f"offsets reset --store {store}")
-        admin = _admin(find_brokers(conn, zk, group), "offsets reset")
-        partitions = _reset_partitions(zk, admin, group, store, topics, all_topics)
-        current = {tp: o for tp, o in ops.read_store(store, zk, group, admin)[1].items() if tp in set(partitions)}
+        view, layout = ops.read_checked(zk, group, {store}, f"offsets reset --store {store}")
+        admin = _admin(find_brokers(conn, zk, view), "offsets reset")
+        stored = ops.store_offsets(store, view, admin)
+        partitions = _reset_partitions(admin, stored, topics, all_topics)
+        current = {tp: o for tp, o in stored.items() if tp in set(partitions)}
         at = admin.offsets_for_time(partitions, spec.value) if spec.kind is reset.ResetKind.DATETIME else {}
         bounds = reset.Bounds(admin.earliest_offsets(partitions), admin.log_end_offsets(partitions), at)
         rows = reset.reset_plan(spec, partitions, current, bounds)

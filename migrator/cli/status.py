@@ -11,11 +11,11 @@ from migrator.cli.common import (
     find_brokers,
     group_option,
     json_option,
-    require_group,
 )
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.errors import EXIT_FAILED, EXIT_OK
-from migrator.ops.status import error_line, read_status, render_text
+from migrator.ops.groups import require_exists
+from migrator.ops.status import error_line, read_status, read_zookeeper, render_text
 
 
 @click.command("status")
@@ -38,9 +38,10 @@ def status_cmd(conn: Connection, group: str, as_json: bool) -> int:
       migrator status -z 127.0.0.1:2181 -g orders -b 127.0.0.1:9092 --json | jq .verdict
     """
     with open_zookeeper(conn) as zk:
-        require_group(zk, group)
-        brokers = find_brokers(conn, zk, group)
-        report = read_status(zk, group, brokers.admin, brokers.missing)
+        view, layout = read_zookeeper(zk, group)
+        require_exists(zk, view)
+        brokers = find_brokers(conn, zk, view)
+        report = read_status(view, layout, brokers.admin, brokers.missing)
     if as_json:
         echo_json(report.to_dict())
     else:

@@ -170,7 +170,10 @@ def record_mode(zk: ZkSession, group: str, target: Mode, *, reason: str, who: st
 
     No set-mode preflight: it judges bridges, and a cutover group has none, only a fence."""
     before, stat = modes.read_mode(zk, group)
-    change = modes.ModeChange(group, before, target, SwitchCheck(target), forced=False, dry_run=False, before_stat=stat)
+    version = stat.version if stat is not None else None
+    change = modes.ModeChange(
+        group, before, target, SwitchCheck(target), forced=False, dry_run=False, before_version=version
+    )
     written = modes.write_mode(zk, change, reason=reason, who=who)
     return written.audit_path or ""
 

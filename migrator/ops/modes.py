@@ -18,6 +18,7 @@ from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
 from migrator.ops.dialect import unrecognised_message
+from migrator.ops.groups import require_exists
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
 from migrator.protocol.kafka import KafkaAcl, KafkaGroup
 from migrator.zk import modes as zk_modes
@@ -25,7 +26,7 @@ from migrator.zk.connect_string import parse_identity
 from migrator.zk.group_reader import read_group_with_layout
 from migrator.zk.modes import read_history as history
 from migrator.zk.modes import read_mode
-from migrator.zk.session import NodeStat, ZkSession
+from migrator.zk.session import ZkSession
 
 __all__ = ["ModeChange", "check_mode", "describe_kafka", "history", "read_mode", "set_mode", "who_am_i", "write_mode"]
 
@@ -47,8 +48,8 @@ class ModeChange:
     audit_path: str | None = None
     write_mzxid: int | None = None
     write_monotonic: float | None = None
-    before_stat: NodeStat | None = None
-    """The mode node's stat when checked (None: absent): the write is conditional on its version."""
+    before_version: int | None = None
+    """The mode node's version when checked (None: absent): the write is conditional on it."""
     dialect: str | None = None
     """`scala` or `pykafka`: the legacy layout of the group's members (None: none, or unrecognised)."""
 
@@ -104,8 +105,8 @@ def check_mode(
     """
     deadline = time.monotonic() + settle_s
     while True:
-        before, stat = read_mode(zk, group)
         view, layout = read_group_with_layout(zk, group)
+        require_exists(zk, view)
         kafka, max_size, kafka_error = describe_kafka(
             admin, group, need_max_size=target is Mode.KAFKA, missing=kafka_missing
         )
@@ -116,10 +117,10 @@ def check_mode(
             break
         time.sleep(SETTLE_POLL_S)
     change = ModeChange(
-        group, before, target, check, forced=force and not check.ok, dry_run=dry_run, before_stat=stat,
-        dialect=layout.word,
+        group, view.mode, target, check, forced=force and not check.ok, dry_run=dry_run,
+        before_version=view.mode_version, dialect=layout.word,
     )  # fmt: skip
-    if before.mode is target:
+    if view.mode.mode is target:
         return replace(change, noop=True)
     if dry_run:
         return change
@@ -141,7 +142,7 @@ def write_mode(zk: ZkSession, change: ModeChange, *, reason: str = "", who: str 
         reason=reason,
         forced=change.forced,
     )
-    written = zk_modes.write_mode(zk, change.group, change.before_stat, change.target, entry)
+    written = zk_modes.write_mode(zk, change.group, change.before_version, change.target, entry)
     return replace(
         change, written=True, audit_path=written.audit_path, write_mzxid=written.mzxid, write_monotonic=time.monotonic()
     )

@@ -18,10 +18,13 @@ from dataclasses import dataclass
 from migrator.errors import RefusedError, UsageError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.names import validate_topic
+from migrator.ops.dialect import refuse_unrecognised, require_zookeeper_offsets
+from migrator.ops.groups import require_exists
 from migrator.protocol.group_view import GroupView
+from migrator.protocol.layout_dialect import GroupLayout
 from migrator.protocol.partition import TopicPartition
 from migrator.protocol.stores import OffsetStore
-from migrator.zk.group_reader import read_group
+from migrator.zk.group_reader import read_group, read_group_with_layout
 from migrator.zk.offsets import write_offsets
 from migrator.zk.paths import GroupPaths
 from migrator.zk.session import ZkSession
@@ -165,17 +168,38 @@ def known_partitions(view: GroupView, admin: KafkaAdmin | None, topics: Iterable
     return sorted(tps)
 
 
+def store_offsets(store: OffsetStore, view: GroupView, admin: KafkaAdmin | None, topics: Iterable[str] = ()) -> Offsets:
+    """The committed next offsets in `store` (of `topics`; all without): ZooKeeper's as `view` read them,
+    Kafka's of the partitions `view` knows of."""
+    if store is OffsetStore.ZOOKEEPER:
+        wanted = set(topics)
+        return {tp: o for tp, o in view.offsets.items() if not wanted or tp.topic in wanted}
+    if admin is None:
+        raise UsageError("--store kafka needs --bootstrap-servers")
+    committed = admin.committed_offsets(view.group, known_partitions(view, admin, topics))
+    return {tp: o for tp, o in committed.items() if o >= 0}
+
+
 def read_store(
     store: OffsetStore, zk: ZkSession, group: str, admin: KafkaAdmin | None, topics: Iterable[str] = ()
 ) -> tuple[GroupView, Offsets]:
+    """The group read now, and its offsets in `store` (`store_offsets`)."""
     view = read_group(zk, group)
-    if store is OffsetStore.ZOOKEEPER:
-        wanted = set(topics)
-        return view, {tp: o for tp, o in view.offsets.items() if not wanted or tp.topic in wanted}
-    if admin is None:
-        raise UsageError("--store kafka needs --bootstrap-servers")
-    committed = admin.committed_offsets(group, known_partitions(view, admin, topics))
-    return view, {tp: o for tp, o in committed.items() if o >= 0}
+    return view, store_offsets(store, view, admin, topics)
+
+
+def read_checked(
+    zk: ZkSession, group: str, stores: Iterable[OffsetStore], use: str, *, must_exist: bool = True
+) -> tuple[GroupView, GroupLayout]:
+    """The group in one pipelined pass, refusing a missing group (unless not `must_exist`: an import may make
+    it), a layout neither dialect explains, and `use` of ZooKeeper offsets on a dialect that keeps none there."""
+    view, layout = read_group_with_layout(zk, group)
+    if must_exist:
+        require_exists(zk, view)
+    refuse_unrecognised(layout, group)
+    if OffsetStore.ZOOKEEPER in set(stores):
+        require_zookeeper_offsets(layout, group, use)
+    return view, layout
 
 
 def write_zookeeper(zk: ZkSession, group: str, offsets: Mapping[TopicPartition, int]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum, StrEnum
 from typing import TypeVar
 
@@ -21,6 +21,7 @@ from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
 from migrator.ops.dialect import unrecognised_message
 from migrator.protocol.codecs import Authority, PublishedAuthority
+from migrator.protocol.cutover import CutoverState, cutover_next, cutover_state
 from migrator.protocol.dialect import Dialect
 from migrator.protocol.fetch import FetchHealth
 from migrator.protocol.group import Group
@@ -71,6 +72,8 @@ class FindingKind(StrEnum):
     OWNERS_DISAGREE = "owners-disagree"
     DUAL_OWNERSHIP = "dual-ownership"
     OVERLAPPING_KAFKA_ASSIGNMENT = "overlapping-kafka-assignment"
+    CUTOVER_UNFINISHED = "cutover-unfinished"
+    KAFKA_CONSUMERS_MISSING = "kafka-consumers-missing"
 
 
 ERRORS = frozenset(
@@ -184,6 +187,13 @@ class StatusReport:
     agreement_basis: str
     partitions: tuple[PartitionRow, ...]
     findings: tuple[Finding, ...] = field(default=())
+    fenced: bool | None = None
+    """Whether the `ids` folder's ACL denies members CREATE (the cutover fence); None when it was not read."""
+    cutover: str | None = None
+    """A fenced group's `protocol.cutover.CutoverState` (`fenced`, `waiting-for-kafka-consumers`,
+    `kafka-consumers-started`, `cut-over`); None when not fenced."""
+    next: str | None = None
+    """What the operator does next about a fenced group (None: not fenced)."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -289,6 +299,22 @@ def _group_findings(group: Group, unchecked: KafkaNotChecked | None, layout: Gro
         message = f"{len(view.corrupt_members)} ids node(s) do not decode: {names}"
         found.append(finding(FindingKind.UNDECODABLE_MEMBER, message))
     return found
+
+
+_CUTOVER_FINDING = {
+    CutoverState.UNDER_WAY: FindingKind.CUTOVER_UNFINISHED,
+    CutoverState.WAITING: FindingKind.KAFKA_CONSUMERS_MISSING,
+}
+
+
+def _cutover_findings(group: Group, state: CutoverState | None) -> list[Finding]:
+    """A fenced group that is not cut over yet, or cut over and waiting for its Kafka consumers."""
+    kind = _CUTOVER_FINDING.get(state) if state is not None else None
+    if kind is None or state is None:
+        return []
+    name = group.name
+    what = "cut over and fenced" if state is CutoverState.WAITING else "fenced but not cut over"
+    return [finding(kind, f"{name} is {what}: {cutover_next(state, name)}")]
 
 
 def _bridge_findings(row: BridgeRow, published: PublishedAuthority | None, authority: Authority) -> list[Finding]:
@@ -446,15 +472,24 @@ def build_report(
     subscribed = {TopicPartition(t, p) for t in view.topics for p in partitions.get(t, ())}
     rows = _partition_rows(group, expected, subscribed, held_by_kafka)
     agree, agreement_findings = _agreement(group, expected, basis, held_by_kafka)
+    cutover = cutover_state(group, len(layout.owner_nodes))
     findings = (
         _group_findings(group, unchecked, layout)
+        + _cutover_findings(group, cutover)
         + bridge_findings
         + _plain_findings(group, authority, bridges)
         + _coverage_findings(group, rows, subscribed, held_by_kafka)
         + expected_findings
         + agreement_findings
     )
-    return _report(group, layout, authority, (bridges, rows), (agree, basis), tuple(findings))
+    report = _report(group, layout, authority, (bridges, rows), (agree, basis), tuple(findings))
+    fence = view.fence
+    return replace(
+        report,
+        fenced=fence.fenced if fence is not None else None,
+        cutover=cutover.value if cutover is not None else None,
+        next=cutover_next(cutover, view.group) if cutover is not None else None,
+    )
 
 
 def _report(
@@ -504,12 +539,19 @@ def _authority_cell(bridge: BridgeRow) -> str | None:
     return f"{bridge.authority} (holding nothing)" if bridge.held else bridge.authority
 
 
+def _cutover_clause(report: StatusReport) -> str:
+    """The verdict line's words for a fenced group: where it stands and what comes next."""
+    if report.cutover is None:
+        return ""
+    return f"; fenced, cutover {report.cutover}: next: {report.next}"
+
+
 def render_text(report: StatusReport) -> str:
     """The human table; `--json` prints `to_dict()` instead."""
     mode = report.mode if report.mode != "unknown" else f"unknown ({report.mode_raw!r})"
     lines = [
         f"group {report.group}: {report.verdict.value}: dialect {_cell(report.dialect)}, mode {mode}, "
-        f"expected authority {report.expected_authority}",
+        f"expected authority {report.expected_authority}{_cutover_clause(report)}",
         f"kafka group: state {_cell(report.kafka_state)}, assignor {_cell(report.kafka_assignor)}",
         f"owners agree: {_cell(report.owners_agree)} (basis: {report.agreement_basis})",
         "",
@@ -556,14 +598,20 @@ def _read_kafka(
     return kafka, partitions, committed, log_ends
 
 
+def read_zookeeper(zk: ZkSession, group: str) -> tuple[GroupView, GroupLayout]:
+    """The ZooKeeper half, in one pipelined pass: the group in its own dialect, with its fence and whether it
+    exists."""
+    return read_group_with_layout(zk, group, leaders=True, fence=True)
+
+
 def read_status(
-    zk: ZkSession, group: str, admin: KafkaAdmin | None, missing: str = "no --bootstrap-servers given"
+    view: GroupView, layout: GroupLayout, admin: KafkaAdmin | None, missing: str = "no --bootstrap-servers given"
 ) -> StatusReport:
-    """Read ZooKeeper (the group in its own dialect), then Kafka (a Kafka failure becomes an error finding: the
-    ZooKeeper half still shows).
+    """The report over the ZooKeeper half (`read_zookeeper`) and Kafka's, read now (a Kafka failure becomes an
+    error finding: the ZooKeeper half still shows).
 
     `missing` says why there is no admin, for that finding."""
-    view, layout = read_group_with_layout(zk, group, leaders=True)
+    group = view.group
     if admin is None:
         return build_report(view, None, unchecked=KafkaNotChecked(NotChecked.NO_BROKERS, missing), layout=layout)
     try:

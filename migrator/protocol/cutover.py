@@ -16,6 +16,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from migrator.protocol.group import Group
+from migrator.protocol.group_view import Fence
 from migrator.protocol.partition import TopicPartition
 
 
@@ -55,20 +56,6 @@ class Refusal(Enum):
     NOT_CUT_OVER = "not-cut-over"
 
 
-@dataclass(frozen=True, slots=True)
-class Fence:
-    """What the `ids` folder's ACL lets a member do: `members_can_create` False (only identities that may
-    also change the ACL can create) means fenced. An absent `ids` folder is not fenced (a member creates it
-    with an open ACL)."""
-
-    ids_exists: bool
-    members_can_create: bool
-
-    @property
-    def fenced(self) -> bool:
-        return self.ids_exists and not self.members_can_create
-
-
 def _frozen(mapping: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
     return MappingProxyType(dict(mapping))
 
@@ -99,8 +86,11 @@ class CutoverFacts:
 
     @property
     def zookeeper_empty(self) -> bool:
-        """No member registered under `ids` and no owner node left: nobody consumes through ZooKeeper."""
-        return not self.group.registered and self.owner_nodes == 0
+        return nobody_in_zookeeper(self.group, self.owner_nodes)
+
+    @property
+    def cut_over(self) -> bool:
+        return is_cut_over(self.group, self.fence, self.owner_nodes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +108,59 @@ class Decision:
 DONE = Decision(None)
 
 
-def is_cut_over(facts: CutoverFacts) -> bool:
+def nobody_in_zookeeper(group: Group, owner_nodes: int) -> bool:
+    """No member registered under `ids` and no owner node left: nobody consumes through ZooKeeper."""
+    return not group.registered and owner_nodes == 0
+
+
+def is_cut_over(group: Group, fence: Fence, owner_nodes: int) -> bool:
     """The forward procedure has completed: fenced, nobody left in ZooKeeper, mode `kafka`."""
-    return facts.fence.fenced and facts.zookeeper_empty and facts.group.mode_is_kafka
+    return fence.fenced and nobody_in_zookeeper(group, owner_nodes) and group.mode_is_kafka
+
+
+def kafka_consumers_started(group: Group) -> bool:
+    """A member has joined the Kafka group, or one committed past the offset ZooKeeper last held (the one the
+    cutover carried) on some partition."""
+    if group.kafka is not None and group.kafka.members:
+        return True
+    carried = group.zookeeper.offsets
+    return any(tp in carried and offset > carried[tp] for tp, offset in group.kafka_committed.items())
+
+
+class CutoverState(Enum):
+    """Where a fenced group stands, as `status` and `groups` show it."""
+
+    UNDER_WAY = "fenced"
+    """Fenced but not cut over: a cutover (or its rollback) stopped part-way; the same command run again goes on."""
+    WAITING = "waiting-for-kafka-consumers"
+    """Cut over; no Kafka consumer has joined or committed yet."""
+    STARTED = "kafka-consumers-started"
+    """Cut over, and its Kafka consumers have joined or committed."""
+    KAFKA_UNCHECKED = "cut-over"
+    """Cut over; Kafka was not read, so whether its consumers started is unknown."""
+
+
+def cutover_state(group: Group, owner_nodes: int) -> CutoverState | None:
+    """The state of a group whose view carries its fence; None when it is not fenced (or the fence was not read)."""
+    fence = group.zookeeper.fence
+    if fence is None or not fence.fenced:
+        return None
+    if not is_cut_over(group, fence, owner_nodes):
+        return CutoverState.UNDER_WAY
+    if group.kafka is None:
+        return CutoverState.KAFKA_UNCHECKED
+    return CutoverState.STARTED if kafka_consumers_started(group) else CutoverState.WAITING
+
+
+def cutover_next(state: CutoverState, group: str) -> str:
+    """What the operator does next about a group in `state`, in one phrase."""
+    texts = {
+        CutoverState.UNDER_WAY: f"run the same `migrator cutover -g {group}` (or its --rollback) again to finish it",
+        CutoverState.WAITING: f"start its Kafka consumers with group.id {group}: they resume at the carried offsets",
+        CutoverState.STARTED: f"nothing to do (`migrator cutover --rollback -g {group}` takes it back)",
+        CutoverState.KAFKA_UNCHECKED: f"give -b to see whether its Kafka consumers (group.id {group}) started",
+    }
+    return texts[state]
 
 
 def members_refusal(group: Group) -> Refusal | None:
@@ -183,7 +223,7 @@ def next_step(facts: CutoverFacts, direction: Direction) -> Decision:
 
 
 def _forward(facts: CutoverFacts) -> Decision:
-    if is_cut_over(facts) and (facts.live_kafka_members or not facts.to_kafka):
+    if facts.cut_over and (facts.live_kafka_members or not facts.to_kafka):
         return DONE  # its Kafka consumers run (and commit past ZooKeeper's offsets): nothing to do, or to refuse
     if not facts.admin_identity:
         return Decision(None, Refusal.NO_ADMIN)

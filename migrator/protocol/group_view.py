@@ -33,6 +33,20 @@ class Member:
 
 
 @dataclass(frozen=True, slots=True)
+class Fence:
+    """What the `ids` folder's ACL lets a member do: `members_can_create` False (only identities that may
+    also change the ACL can create) means fenced (`migrator cutover`). An absent `ids` folder is not fenced (a
+    member creates it with an open ACL)."""
+
+    ids_exists: bool
+    members_can_create: bool
+
+    @property
+    def fenced(self) -> bool:
+        return self.ids_exists and not self.members_can_create
+
+
+@dataclass(frozen=True, slots=True)
 class CorruptMember:
     consumer_id: str
     problem: str
@@ -52,6 +66,8 @@ class GroupView:
     migration_ids: frozenset[str] = frozenset()
     mode: ModeNode = field(default_factory=ModeNode.absent)
     mode_mtime_ms: int | None = None
+    mode_version: int | None = None
+    """The mode node's version as read (None: absent): a mode write is conditional on it."""
     authorities: Mapping[str, PublishedAuthority] = field(default_factory=dict)
     authority_mzxids: Mapping[str, int] = field(default_factory=dict)
     """consumerId -> the mzxid of its authority node's last write (ZooKeeper's own order of writes, which
@@ -59,6 +75,8 @@ class GroupView:
     owners: Mapping[TopicPartition, str] = field(default_factory=dict)
     offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
     exists: bool = True
+    fence: Fence | None = None
+    """The `ids` folder's fence, when the reader was asked for it (None: not read)."""
 
     def __post_init__(self) -> None:
         for name in ("authorities", "authority_mzxids", "owners", "offsets"):

@@ -24,15 +24,31 @@ from kazoo.client import KazooClient
 from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import ModeNode, PublishedAuthority, decode_offset
 from migrator.protocol.dialect import Dialect, OwnerNodeName, OwnerRead, member_dialect, owner_node_dialect
-from migrator.protocol.group_view import CorruptMember, GroupView, Member, bridge_ids
+from migrator.protocol.group_view import CorruptMember, Fence, GroupView, Member, bridge_ids
 from migrator.protocol.layout_dialect import GroupLayout, LayoutEvidence, Recognition, recognise
 from migrator.protocol.partition import TopicPartition
 from migrator.protocol.pykafka_layout import spelling_of_folder
 from migrator.zk.brokers import TopicPartitions, queue_partition_leaders, queue_topic_partitions
+from migrator.zk.fence import members_can_create
 from migrator.zk.paths import GroupPaths
-from migrator.zk.pipeline import DEFAULT_RESULT_TIMEOUT_S, MISSING, KazooPipeline, ReadPipeline, pipeline_of
+from migrator.zk.pipeline import (
+    DEFAULT_RESULT_TIMEOUT_S,
+    MISSING,
+    AclReadPipeline,
+    KazooPipeline,
+    ReadPipeline,
+    pipeline_of,
+)
 
-__all__ = ["MISSING", "ReadPipeline", "pipeline_of", "read_group", "read_groups", "read_groups_with_layout"]
+__all__ = [
+    "MISSING",
+    "ReadPipeline",
+    "pipeline_of",
+    "read_group",
+    "read_groups",
+    "read_groups_with_layout",
+    "read_many_with_layout",
+]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +69,8 @@ class _Partial:
     migration_ids: frozenset[str] = frozenset()
     mode: ModeNode = field(default_factory=ModeNode.absent)
     mode_mtime_ms: int | None = None
+    mode_version: int | None = None
+    fence: Fence | None = None
     authority_ids: list[str] = field(default_factory=list)
     owner_topics: list[str] = field(default_factory=list)
     offset_topics: list[str] = field(default_factory=list)
@@ -97,11 +115,13 @@ class _Partial:
             migration_ids=self.migration_ids,
             mode=self.mode,
             mode_mtime_ms=self.mode_mtime_ms,
+            mode_version=self.mode_version,
             authorities=self.authorities,
             authority_mzxids=self.authority_mzxids,
             owners=self.owners(recognition),
             offsets=self.offsets,
             exists=self.exists,
+            fence=self.fence,
         )
         leaders = {t: dict(ls) for t, ls in self.leaders.items()}
         nodes = sorted(self.owner_reads, key=lambda r: (r.name.partition, r.name.leader or 0, str(r.name.spelling)))
@@ -129,14 +149,16 @@ def _published(group: str, cid: str, result: Any) -> Published | None:
         return None
 
 
-def published_bootstrap(zk: KazooClient, group: str) -> str:
-    """The Kafka cluster the group's bridges published (first by consumer id), "" when none did."""
-    published = read_group(zk, group).authorities
-    return next((node.bootstrap for _, node in sorted(published.items()) if node.bootstrap), "")
+def published_bootstrap(zk: KazooClient, group: str | GroupView) -> str:
+    """The Kafka cluster the group's bridges published (first by consumer id), "" when none did; of a group
+    already read, from its view."""
+    view = group if isinstance(group, GroupView) else read_group(zk, group)
+    return next((node.bootstrap for _, node in sorted(view.authorities.items()) if node.bootstrap), "")
 
 
-def _level1(pipe: ReadPipeline, g: _Partial, full: bool) -> None:
-    """Children lists and the mode node (`full`: also the published authorities, owners and offsets)."""
+def _level1(pipe: ReadPipeline, g: _Partial, full: bool, fence: bool = False) -> None:
+    """Children lists and the mode node (`full`: also the published authorities, owners and offsets; `fence`:
+    the ACL of `ids`)."""
     p = g.paths
 
     def on_root(stat: Any) -> None:
@@ -154,6 +176,7 @@ def _level1(pipe: ReadPipeline, g: _Partial, full: bool) -> None:
         data, stat = result
         g.mode = ModeNode.decode(data)
         g.mode_mtime_ms = stat.mtime
+        g.mode_version = stat.version
 
     def on_authority(children: Any) -> None:
         g.authority_ids = [] if children is _NONE else sorted(children)
@@ -168,11 +191,25 @@ def _level1(pipe: ReadPipeline, g: _Partial, full: bool) -> None:
     pipe.children(p.ids, on_ids)
     pipe.children(p.migration_ids, on_migration_ids)
     pipe.get(p.mode, on_mode)
+    if fence:
+        _queue_fence(pipe, g)
     if not full:
         return
     pipe.children(p.authority, on_authority)
     pipe.children(p.owners, on_owner_topics)
     pipe.children(p.offsets, on_offset_topics)
+
+
+def _queue_fence(pipe: ReadPipeline, g: _Partial) -> None:
+    """The `ids` folder's ACL, as the cutover fence reads it (`migrator.zk.fence.members_can_create`)."""
+    if not isinstance(pipe, AclReadPipeline):
+        raise TypeError(f"{type(pipe).__name__} reads no ACLs: the fence needs a kazoo client")
+
+    def on_acls(result: Any) -> None:
+        exists = result is not _NONE
+        g.fence = Fence(exists, not exists or members_can_create(list(result[0])))
+
+    pipe.acls(g.paths.ids, on_acls)
 
 
 def _level2_members(pipe: ReadPipeline, g: _Partial) -> None:
@@ -299,13 +336,19 @@ def _leaders_level(pipe: ReadPipeline, partials: Sequence[_Partial]) -> bool:
 
 
 def _read_partials(
-    pipe: ReadPipeline, groups: Sequence[str], full: bool = True, offsets: bool = True, leaders: bool = False
+    pipe: ReadPipeline,
+    groups: Sequence[str],
+    full: bool = True,
+    offsets: bool = True,
+    leaders: bool = False,
+    fence: bool = False,
 ) -> list[_Partial]:
     """Three pipelined round trips for every group; with `leaders`, the leader reads ride on the third (a
-    pykafka topic no owner folder names yet costs up to two more)."""
+    pykafka topic no owner folder names yet costs up to two more); with `fence`, the ACL read rides on the
+    first."""
     partials = [_Partial(group, GroupPaths(group)) for group in groups]
     for g in partials:
-        _level1(pipe, g, full)
+        _level1(pipe, g, full, fence)
     pipe.drain()
     for g in partials:
         _level2_members(pipe, g)
@@ -326,15 +369,17 @@ def read_groups_with_layout(
     *,
     offsets: bool = True,
     leaders: bool = False,
+    fence: bool = False,
     timeout_s: float = DEFAULT_RESULT_TIMEOUT_S,
 ) -> list[tuple[GroupView, GroupLayout]]:
     """Each group's `GroupView` with its recognised layout, in one pipelined batch (the caller bounds `groups`).
 
     Without `offsets` the offset nodes' data is not read (the view's `offsets` is empty): a reader that
     consults no Kafka log end needs only their existence, which it does not use either. With `leaders` the
-    layout of a pykafka group carries its topics' partition leaders."""
+    layout of a pykafka group carries its topics' partition leaders; with `fence` the view carries the cutover
+    fence (`source` must read ACLs: a kazoo client)."""
     pipe = pipeline_of(source, timeout_s)
-    partials = _read_partials(pipe, list(dict.fromkeys(groups)), offsets=offsets, leaders=leaders)
+    partials = _read_partials(pipe, list(dict.fromkeys(groups)), offsets=offsets, leaders=leaders, fence=fence)
     return [g.read() for g in partials]
 
 
@@ -344,26 +389,35 @@ def read_group_with_layout(
     *,
     offsets: bool = True,
     leaders: bool = False,
+    fence: bool = False,
     timeout_s: float = DEFAULT_RESULT_TIMEOUT_S,
 ) -> tuple[GroupView, GroupLayout]:
     """One group's `GroupView` and layout (`read_groups_with_layout`)."""
-    return read_groups_with_layout(zk, [group], offsets=offsets, leaders=leaders, timeout_s=timeout_s)[0]
+    return read_groups_with_layout(zk, [group], offsets=offsets, leaders=leaders, fence=fence, timeout_s=timeout_s)[0]
 
 
-def read_groups(
-    zk: KazooClient, groups: Iterable[str], *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S
-) -> dict[str, GroupView]:
-    """A `GroupView` for each group (a group without `/consumers/<group>` gets `exists=False`).
+def read_many_with_layout(
+    zk: KazooClient, groups: Iterable[str], *, fence: bool = False, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S
+) -> dict[str, tuple[GroupView, GroupLayout]]:
+    """Each group's `GroupView` and layout (a group without `/consumers/<group>` gets `exists=False`).
 
     Reads are pipelined per tree level across up to `BATCH_GROUPS` groups. Raises kazoo's errors on
     connection loss or a missing permission (NoNode is tolerated everywhere).
     """
     unique = list(dict.fromkeys(groups))
-    views: dict[str, GroupView] = {}
+    read: dict[str, tuple[GroupView, GroupLayout]] = {}
     for start in range(0, len(unique), BATCH_GROUPS):
-        for view, _ in read_groups_with_layout(zk, unique[start : start + BATCH_GROUPS], timeout_s=timeout_s):
-            views[view.group] = view
-    return views
+        batch = unique[start : start + BATCH_GROUPS]
+        for view, layout in read_groups_with_layout(zk, batch, fence=fence, timeout_s=timeout_s):
+            read[view.group] = (view, layout)
+    return read
+
+
+def read_groups(
+    zk: KazooClient, groups: Iterable[str], *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S
+) -> dict[str, GroupView]:
+    """A `GroupView` for each group (`read_many_with_layout`)."""
+    return {group: view for group, (view, _) in read_many_with_layout(zk, groups, timeout_s=timeout_s).items()}
 
 
 def read_group(zk: KazooClient, group: str, *, timeout_s: float = DEFAULT_RESULT_TIMEOUT_S) -> GroupView:

@@ -53,18 +53,18 @@ def _acl_of(zk: ZkSession, path: str) -> list[ACL]:
     return list(acls)
 
 
-def _commit(zk: ZkSession, paths: GroupPaths, stat: NodeStat | None, target: Mode, entry: AuditEntry) -> list[object]:
+def _commit(zk: ZkSession, paths: GroupPaths, version: int | None, target: Mode, entry: AuditEntry) -> list[object]:
     """The transaction's results, one per operation (an exception for each that failed)."""
-    if stat is None:
+    if version is None:
         zk.ensure_path(paths.migration)
     zk.ensure_path(paths.audit)
-    mode_acl = _acl_of(zk, paths.migration) if stat is None else None
+    mode_acl = _acl_of(zk, paths.migration) if version is None else None
     audit_acl = _acl_of(zk, paths.audit)
     tx = zk.transaction()
-    if stat is None:
+    if version is None:
         tx.create(paths.mode, target.value.encode(), acl=mode_acl)
     else:
-        tx.set_data(paths.mode, target.value.encode(), version=stat.version)
+        tx.set_data(paths.mode, target.value.encode(), version=version)
     tx.create(f"{paths.audit}/{AUDIT_PREFIX}", entry.encode(), acl=audit_acl, sequence=True)
     results: list[object] = tx.commit()
     return results
@@ -84,12 +84,12 @@ def _raise_first_failure(zk: ZkSession, paths: GroupPaths, results: list[object]
     raise MigratorError(f"writing {paths.mode} failed: {type(err).__name__}")
 
 
-def write_mode(zk: ZkSession, group: str, stat: NodeStat | None, target: Mode, entry: AuditEntry) -> ModeWritten:
-    """Mode and audit entry in one transaction, conditional on the mode node's `stat` as read (None: it must
+def write_mode(zk: ZkSession, group: str, version: int | None, target: Mode, entry: AuditEntry) -> ModeWritten:
+    """Mode and audit entry in one transaction, conditional on the mode node's `version` as read (None: it must
     still be absent). Raises `ModeChangedMeanwhile` or `NotAuthorised`."""
     paths = GroupPaths(group)
     try:
-        results = _commit(zk, paths, stat, target, entry)
+        results = _commit(zk, paths, version, target, entry)
     except NoAuthError as exc:
         raise NotAuthorised(paths.mode, identity_of(zk)) from exc
     _raise_first_failure(zk, paths, results)

@@ -8,7 +8,7 @@ async calls; the fleet scan plugs in its own client (`migrator.fleet.zkwire`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
@@ -17,7 +17,7 @@ from kazoo.interfaces import IAsyncResult
 DEFAULT_RESULT_TIMEOUT_S = 30.0
 
 MISSING = object()
-"""What a `ReadPipeline` hands a `children`/`get`/`exists` callback for a node that does not exist."""
+"""What a `ReadPipeline` hands a `children`/`get`/`exists`/`acls` callback for a node that does not exist."""
 
 
 class ReadPipeline(Protocol):
@@ -30,6 +30,13 @@ class ReadPipeline(Protocol):
     def exists(self, path: str, on_result: Callable[[Any], None]) -> None: ...
 
     def drain(self) -> None: ...
+
+
+@runtime_checkable
+class AclReadPipeline(ReadPipeline, Protocol):
+    """A `ReadPipeline` that also reads ACLs (kazoo's; the fleet scan's wire client does not)."""
+
+    def acls(self, path: str, on_result: Callable[[Any], None]) -> None: ...
 
 
 def _wait(result: IAsyncResult, timeout_s: float) -> Any:
@@ -56,6 +63,9 @@ class KazooPipeline:
 
     def exists(self, path: str, on_result: Callable[[Any], None]) -> None:
         self._pending.append((self._zk.exists_async(path), on_result))
+
+    def acls(self, path: str, on_result: Callable[[Any], None]) -> None:
+        self._pending.append((self._zk.get_acls_async(path), on_result))
 
     def drain(self) -> None:
         pending, self._pending = self._pending, []

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-READS = ("get_async", "get_children_async", "exists_async")
+READS = ("get_async", "get_children_async", "exists_async", "get_acls_async")
 WRITES = ("create_async", "set_async", "delete_async")
 
 

@@ -115,7 +115,7 @@ def test_groups_lists_zookeeper_and_kafka_groups_with_their_state(cluster, zk_cl
                                                "--json"))}  # fmt: skip
     assert both[fake_group.group]["kafka_members"] == 1
     text = run("groups", "-z", cluster.zookeeper).stdout.splitlines()
-    assert text[0].split() == ["group", "state", "mode", "legacy", "bridges", "kafka_state", "kafka_members"]
+    assert text[0].split() == ["group", "state", "mode", "legacy", "bridges", "kafka_state", "kafka_members", "cutover"]
     assert any(line.startswith(odd) and "inactive" in line for line in text)
 
 

@@ -162,8 +162,9 @@ def test_concurrent_change_is_detected(cluster, zk_client, fake_group, monkeypat
     real_read_group = modes.read_group_with_layout
 
     def racing_read_group(zk: KazooClient, group: str) -> Any:
+        read = real_read_group(zk, group)
         zk_client.set(fake_group.paths.mode, b"kafka")  # another operator writes between read and write
-        return real_read_group(zk, group)
+        return read
 
     monkeypatch.setattr(modes, "read_group_with_layout", racing_read_group)
     with pytest.raises(RefusedError, match="changed while the preflight ran"):

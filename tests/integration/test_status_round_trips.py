@@ -1,5 +1,7 @@
-"""`migrator status -g G` reads the group in one pipelined pass, whatever its dialect: counted on the real
-ZooKeeper as an operator runs the command (a subprocess whose kazoo client counts its round trips)."""
+"""Each read-only command reads the group in one pipelined pass, whatever its dialect: its existence, mode
+(and mode version), fence, members, owners and offsets all come from that pass. Counted on the real ZooKeeper
+as an operator runs the command (a subprocess whose kazoo client counts its round trips; Kafka's requests are
+not counted)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from migrator.errors import EXIT_OK
+from migrator.errors import EXIT_OK, EXIT_REFUSED
 from migrator.protocol.dialect import Dialect
+from migrator.zk.paths import GroupPaths
 from tests.helpers.cli import run
 from tests.helpers.kafka import make_topic
 from tests.helpers.layouts import write_group
@@ -19,26 +22,68 @@ from tests.helpers.round_trips import counting_env, read_counts
 
 PARTITIONS = 8
 MEMBERS = 4
-EXISTENCE_CHECK = 2
-"""`/consumers` and `/consumers/<group>` exist (a typo'd group is exit 3), before the group is read."""
 ONE_PASS = 3
-"""The group reader's pipelined levels: listings, then members and folders, then owners and offsets."""
+"""The group reader's pipelined levels: listings, the mode node and the fence, then members and folders, then
+owners and offsets. Whether the group exists comes with the first."""
 
 
-@pytest.mark.parametrize("dialect", list(Dialect))
-def test_status_reads_a_group_in_one_pipelined_pass_whatever_its_dialect(
-    cluster: Any, zk_client: KazooClient, unique_group: str, unique_topic: str, tmp_path: Path, dialect: Dialect
-) -> None:
+@pytest.fixture(params=list(Dialect), ids=lambda d: d.value)
+def legacy_group(request: Any, cluster: Any, zk_client: KazooClient, unique_group: str, unique_topic: str) -> Dialect:
+    """`unique_group` with live members of the parametrised dialect owning every partition of `unique_topic`
+    (a Scala group with ZooKeeper offsets too)."""
+    dialect: Dialect = request.param
     topic = make_topic(cluster, unique_topic, partitions=PARTITIONS)
     write_group(zk_client, unique_group, topic, PARTITIONS, MEMBERS, dialect)
+    if dialect is Dialect.SCALA:
+        for partition in range(PARTITIONS):
+            zk_client.create(GroupPaths(unique_group).offset(topic, partition), b"5", makepath=True)
+    return dialect
 
-    done = run("status", "-z", cluster.zookeeper, "-g", unique_group, "-b", cluster.bootstrap_servers, "--json",
-               env=counting_env(tmp_path))  # fmt: skip
+
+def counted(tmp_path: Path, *args: str) -> tuple[Any, dict[str, Any]]:
+    done = run(*args, env=counting_env(tmp_path))
+    return done, read_counts(tmp_path)
+
+
+def test_status_reads_a_group_in_one_pipelined_pass_whatever_its_dialect(
+    cluster: Any, unique_group: str, tmp_path: Path, legacy_group: Dialect
+) -> None:
+    done, counts = counted(tmp_path, "status", "-z", cluster.zookeeper, "-g", unique_group,
+                           "-b", cluster.bootstrap_servers, "--json")  # fmt: skip
 
     assert done.code == EXIT_OK, done
     report = json.loads(done.stdout)
-    assert report["dialect"] == dialect.value and len(report["partitions"]) == PARTITIONS, report
+    assert report["dialect"] == legacy_group.value and len(report["partitions"]) == PARTITIONS, report
     assert all(row["owner"] for row in report["partitions"]), report["partitions"]
-    counts = read_counts(tmp_path)
+    assert report["fenced"] is False and report["cutover"] is None, report
     assert counts["writes"] == [], counts["writes"]  # status is read-only
-    assert counts["round_trips"] == EXISTENCE_CHECK + ONE_PASS, counts
+    assert counts["round_trips"] == ONE_PASS, counts
+
+
+def test_the_set_mode_preflight_reads_a_group_in_one_pipelined_pass_whatever_its_dialect(
+    cluster: Any, unique_group: str, tmp_path: Path, legacy_group: Dialect
+) -> None:
+    done, counts = counted(tmp_path, "set-mode", "kafka", "-z", cluster.zookeeper, "-g", unique_group,
+                           "-b", cluster.bootstrap_servers, "--dry-run", "--json")  # fmt: skip
+
+    assert done.code == EXIT_REFUSED, done  # legacy members: the preflight refuses, as the write would
+    report = json.loads(done.stdout)
+    assert report["dialect"] == legacy_group.value and report["preflight"] == "refused", report
+    assert counts["writes"] == [], counts["writes"]
+    assert counts["round_trips"] == ONE_PASS, counts
+
+
+def test_offsets_diff_reads_a_group_in_one_pipelined_pass_whatever_its_dialect(
+    cluster: Any, unique_group: str, tmp_path: Path, legacy_group: Dialect
+) -> None:
+    done, counts = counted(tmp_path, "offsets", "diff", "-z", cluster.zookeeper, "-g", unique_group,
+                           "-b", cluster.bootstrap_servers, "--json")  # fmt: skip
+
+    if legacy_group is Dialect.SCALA:
+        assert done.code == EXIT_OK, done
+        rows = json.loads(done.stdout)
+        assert len(rows) == PARTITIONS and all(r["zookeeper"] == 5 for r in rows), rows
+    else:  # pykafka keeps no offsets in ZooKeeper: refused, after the same one pass
+        assert done.code == EXIT_REFUSED and "keeps no offsets in ZooKeeper" in done.stderr, done
+    assert counts["writes"] == [], counts["writes"]
+    assert counts["round_trips"] == ONE_PASS, counts

@@ -19,7 +19,6 @@ from migrator.protocol.cutover import (
     Refusal,
     Route,
     Step,
-    is_cut_over,
     next_step,
     refusal_text,
     route,
@@ -107,7 +106,7 @@ legacy_states = st.builds(
 @given(legacy_states)
 def test_forward_takes_each_step_left_once_in_order_and_ends_cut_over(state: State) -> None:
     steps, decision, end = run(state, Direction.FORWARD)
-    assert decision.done and is_cut_over(end.facts())
+    assert decision.done and end.facts().cut_over
     order = STEPS[Direction.FORWARD]
     assert steps == sorted(set(steps), key=order.index)
     assert (Step.FENCE in steps) == (not state.fenced)
