@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from migrator.errors import UsageError
@@ -65,6 +67,38 @@ class PlanEntry:
         self.outcome = Outcome(self.outcome)  # a loaded plan file holds the value
 
 
+@dataclass(frozen=True, slots=True)
+class WaveRecord:
+    """One wave of an apply run: when it started, how many groups it had, and how its watch ended.
+
+    `checked_at_ms`, `problems` (per `ensemble/group`, the reasons found) and `outcome` stay unset while
+    the wave is watched, and in a plan file of a run killed during that watch.
+    """
+
+    wave: int
+    started_at_ms: int
+    groups: int
+    checked_at_ms: int | None = None
+    problems: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    outcome: WaveOutcome | None = None
+
+    def __post_init__(self) -> None:
+        problems = {key: tuple(found) for key, found in self.problems.items()}
+        object.__setattr__(self, "problems", MappingProxyType(problems))
+        if self.outcome is not None:
+            object.__setattr__(self, "outcome", WaveOutcome(self.outcome))
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackRecord:
+    """One `--rollback` of the plan: by which run, when, and how many groups it restored or failed to."""
+
+    run_id: str
+    at_ms: int
+    restored: int
+    failed: int
+
+
 @dataclass
 class Plan:
     run_id: str
@@ -73,13 +107,23 @@ class Plan:
     started_at_ms: int
     options: dict[str, Any] = field(default_factory=dict)
     groups: list[PlanEntry] = field(default_factory=list)
-    waves: list[dict[str, Any]] = field(default_factory=list)
+    waves: list[WaveRecord] = field(default_factory=list)
     result: str = Result.RUNNING
     finished_at_ms: int | None = None
-    rollbacks: list[dict[str, Any]] = field(default_factory=list)
+    rollbacks: list[RollbackRecord] = field(default_factory=list)
+
+    def begin_wave(self, wave: int, groups: int, at_ms: int) -> None:
+        self.waves.append(WaveRecord(wave, at_ms, groups))
+
+    def end_wave(self, problems: Mapping[str, Any], outcome: WaveOutcome, at_ms: int) -> None:
+        """Record how the latest wave's watch ended."""
+        self.waves[-1] = replace(self.waves[-1], checked_at_ms=at_ms, problems=problems, outcome=outcome)
+
+    def record_rollback(self, run_id: str, restored: int, failed: int, at_ms: int) -> None:
+        self.rollbacks.append(RollbackRecord(run_id, at_ms, restored, failed))
 
     def to_json(self) -> str:
-        return json.dumps({"version": PLAN_VERSION, **asdict(self)}, indent=2, sort_keys=True)
+        return json.dumps(_encode(self), indent=2, sort_keys=True)
 
     def save(self, path: Path) -> None:
         """Atomic for a regular file; anything else (a FIFO, a device) is written in place, never replaced."""
@@ -103,10 +147,8 @@ class Plan:
         if not isinstance(obj, dict) or obj.get("version") != PLAN_VERSION:
             raise UsageError(f"plan file {path}: not a fleet-scan plan (version {PLAN_VERSION})")
         try:
-            obj.pop("version")
-            groups = [PlanEntry(**g) for g in obj.pop("groups")]
-            return cls(groups=groups, **obj)
-        except (KeyError, TypeError, ValueError) as exc:
+            return _decode(obj)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"plan file {path}: malformed: {exc}") from exc
 
     def entries(self, outcome: Outcome) -> list[PlanEntry]:
@@ -115,3 +157,30 @@ class Plan:
     def names(self, outcome: Outcome) -> str:
         """`ensemble/group, ...` of the entries with `outcome` ("none" when there are none)."""
         return ", ".join(f"{g.ensemble}/{g.group}" for g in self.entries(outcome)) or "none"
+
+
+def _encode(plan: Plan) -> dict[str, Any]:
+    """The plan file's document: the only place that knows its layout (waves and rollbacks as objects)."""
+    doc = {name: getattr(plan, name) for name in plan.__dataclass_fields__}
+    doc["groups"] = [asdict(entry) for entry in plan.groups]
+    doc["waves"] = [_encode_wave(w) for w in plan.waves]
+    doc["rollbacks"] = [asdict(r) for r in plan.rollbacks]
+    return {"version": PLAN_VERSION, **doc}
+
+
+def _encode_wave(wave: WaveRecord) -> dict[str, Any]:
+    """Unset fields of a wave still being watched are left out, as earlier plan files have them."""
+    doc: dict[str, Any] = {"wave": wave.wave, "started_at_ms": wave.started_at_ms, "groups": wave.groups}
+    if wave.outcome is not None or wave.checked_at_ms is not None:
+        doc["checked_at_ms"] = wave.checked_at_ms
+        doc["problems"] = {key: list(found) for key, found in wave.problems.items()}
+        doc["outcome"] = wave.outcome
+    return doc
+
+
+def _decode(doc: dict[str, Any]) -> Plan:
+    fields = {k: v for k, v in doc.items() if k != "version"}
+    fields["groups"] = [PlanEntry(**g) for g in fields.pop("groups")]
+    fields["waves"] = [WaveRecord(**w) for w in fields.pop("waves", [])]
+    fields["rollbacks"] = [RollbackRecord(**r) for r in fields.pop("rollbacks", [])]
+    return Plan(**fields)
