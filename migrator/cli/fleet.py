@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -191,6 +192,7 @@ def _master(option: str | None) -> str | None:
     help="Undo an applied run: restore the modes its plan file records.",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--verbose", is_flag=True, help="Print the path of the log that holds Spark's and the JVM's output.")
 def fleet_scan(conn: Connection, rollback_file: Path | None, **options: Any) -> int:
     """Scan every consumer group, classify it, and (with --apply) switch the READY ones to kafka.
 
@@ -218,10 +220,12 @@ def _run_of(
     spark_master: str | None,
     partitions: int | None,
     no_progress: bool,
+    verbose: bool,
     **options: Any,
 ) -> _Run:
     """The invocation's options, parsed and checked (nothing connected yet)."""
     ensembles = split_ensembles([conn.zookeeper])
+    run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
     return _Run(
         ensembles=ensembles,
         bootstrap=pair_bootstrap(ensembles, conn.bootstrap_servers),
@@ -230,12 +234,36 @@ def _run_of(
         zk_auth=conn.zk_auth,
         zk_tls=conn.zk_tls,
         connect_timeout=conn.connect_timeout_s,
-        run_id=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6],
+        run_id=run_id,
         stable_for_ms=parse_duration_ms(stable_for, "--stable-for"),
         interval_s=parse_duration_ms(wave_interval, "--wave-interval") / 1000,
         spark=(spark_master, partitions, no_progress),
+        spark_log=SparkLog(Path(tempfile.gettempdir()) / f"migrator-fleet-scan-{run_id}.log", verbose),
         **options,
     )
+
+
+@dataclass(frozen=True)
+class SparkLog:
+    """Where the JVM's and Spark's own output goes, instead of the operator's terminal.
+
+    Kept when `verbose` (its path printed at the start) or when the scan failed (its path in the error);
+    removed after a scan that went well otherwise.
+    """
+
+    path: Path
+    verbose: bool
+
+    def announce(self) -> None:
+        if self.verbose:
+            click.echo(f"spark log: {self.path}", err=True)
+
+    def failed(self, message: str) -> MigratorError:
+        return MigratorError(f"{message}; Spark's log: {self.path}")
+
+    def done(self) -> None:
+        if not self.verbose:
+            self.path.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -261,6 +289,7 @@ class _Run:
     output_dir: Path | None
     fmt: str
     spark: tuple[str | None, int | None, bool]  # --spark-master, --partitions, --no-progress
+    spark_log: SparkLog
 
     @property
     def rows_on_stdout(self) -> bool:
@@ -360,7 +389,7 @@ def _scan_fleet(run: _Run, zks: dict[str, KazooClient], bootstrap: dict[str, str
         kafka_timeout_s=run.connect_timeout,
     )
     master, partitions, no_progress = run.spark
-    rows, elapsed = _scan(items, settings, master, partitions, no_progress, run.output_dir, run.fmt)
+    rows, elapsed = _scan(items, settings, (master, partitions, no_progress), run.spark_log, run.output_dir, run.fmt)
     if run.output_dir is not None and run.fmt != "parquet":
         click.echo(f"rows written to {report.write_rows(rows, run.output_dir, run.fmt)}", err=True)
     if run.rows_on_stdout:
@@ -422,38 +451,51 @@ def _apply(run: _Run, zks, settings, plan, wave_entries, plan_path: Path, lock) 
     return EXIT_OK if ok else EXIT_FAILED
 
 
-def _scan(items, settings, spark_master, partitions, no_progress, output_dir, fmt):
-    """Run the Spark job (and write Parquet with it); returns (rows, seconds)."""
+def _scan(items, settings, spark_options, spark_log: SparkLog, output_dir, fmt):
+    """Run the Spark job (and write Parquet with it); returns (rows, seconds). Spark's output goes to its log."""
     from pyspark.sql import SparkSession
 
-    from migrator.fleet import report
-    from migrator.fleet.pipeline import is_local, row_schema, run_scan, ship_package, spark_session
+    from migrator.fleet.pipeline import is_local, ship_package, spark_session
 
+    spark_master, partitions, no_progress = spark_options
     master = _master(spark_master)
     owned = SparkSession.getActiveSession() is None  # a caller's session (tests, notebooks) is left running
-    spark = spark_session(master)
+    spark_log.announce()
+    try:
+        spark = spark_session(master, log_path=spark_log.path)
+    except Exception as exc:  # the JVM did not start: its reason is in the log
+        raise spark_log.failed(f"Spark did not start: {_root_cause(exc)}") from exc
     try:
         if not is_local(spark.sparkContext.master):
             ship_package(spark)
-        started = time.monotonic()
-        progress = not no_progress and sys.stderr.isatty()
-        try:
-            rows = run_scan(spark, items, settings, partitions, progress=progress)
-        except Exception as exc:  # a task failed on an executor: say why in one line
-            raise MigratorError(f"the fleet scan failed on an executor: {_root_cause(exc)}") from exc
-        elapsed = time.monotonic() - started
-        if output_dir is not None and fmt == "parquet":
-
-            def write_parquet(path: str) -> None:
-                data = [tuple(getattr(r, f) for f in r.__dataclass_fields__) for r in rows]
-                spark.createDataFrame(data, row_schema()).coalesce(1).write.mode("overwrite").parquet(path)
-
-            path = report.write_rows(rows, output_dir, fmt, write_parquet=write_parquet)
-            click.echo(f"rows written to {path}", err=True)
-        return rows, elapsed
+        result = _collect(spark, items, settings, partitions, no_progress, spark_log, output_dir, fmt)
     finally:
         if owned and master is not None and is_local(master):
             spark.stop()
+    spark_log.done()
+    return result
+
+
+def _collect(spark, items, settings, partitions, no_progress, spark_log: SparkLog, output_dir, fmt):
+    from migrator.fleet import report
+    from migrator.fleet.pipeline import row_schema, run_scan
+
+    started = time.monotonic()
+    progress = not no_progress and sys.stderr.isatty()
+    try:
+        rows = run_scan(spark, items, settings, partitions, progress=progress)
+    except Exception as exc:  # a task failed on an executor: say why in one line
+        raise spark_log.failed(f"the fleet scan failed on an executor: {_root_cause(exc)}") from exc
+    elapsed = time.monotonic() - started
+    if output_dir is not None and fmt == "parquet":
+
+        def write_parquet(path: str) -> None:
+            data = [tuple(getattr(r, f) for f in r.__dataclass_fields__) for r in rows]
+            spark.createDataFrame(data, row_schema()).coalesce(1).write.mode("overwrite").parquet(path)
+
+        path = report.write_rows(rows, output_dir, fmt, write_parquet=write_parquet)
+        click.echo(f"rows written to {path}", err=True)
+    return rows, elapsed
 
 
 commands: list[click.Command] = [fleet_scan]

@@ -1,0 +1,63 @@
+"""`migrator fleet-scan` as an operator runs it: the command in its own process, on a small synthetic fleet in a
+chroot of the real ZooKeeper (no broker registered there, so the scan consults no Kafka)."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from migrator.fleet import synthetic
+from tests.helpers import cli
+from tests.helpers.zk import zk_client as open_zk
+
+pytestmark = pytest.mark.timeout(600)
+
+OWN_LINES = re.compile(r"^(\d+ groups in \d+ ensemble\(s\)|rows written to .+|spark log: .+)$")
+"""Every line the scan itself writes on stderr in a run without trouble."""
+
+
+@pytest.fixture
+def small_fleet(cluster: Any, zk_client: Any) -> Iterator[str]:
+    """Six synthetic groups in a chroot of their own; yields the ensemble (connect string with the chroot)."""
+    prefix = f"quiet{int(time.time() * 1000)}"
+    chroot = f"/fleet-cli-{prefix}"
+    zk_client.ensure_path(chroot)
+    ensemble = f"{cluster.zookeeper}{chroot}"
+    with open_zk(ensemble, timeout=30) as writer:
+        try:
+            synthetic.make_fleet(writer, 6, prefix=prefix, seed=3, now_ms=int(time.time() * 1000))
+            yield ensemble
+        finally:
+            synthetic.remove_fleet(writer, prefix)
+            zk_client.delete(chroot, recursive=True)
+
+
+def scan(ensemble: str, *args: str) -> cli.CliRun:
+    return cli.run("fleet-scan", "-z", ensemble, "--spark-master", "local[2]", "--stable-for", "0s", *args,
+                   timeout=300)  # fmt: skip
+
+
+def test_the_scan_writes_only_its_own_lines_on_stderr_and_spark_s_to_its_log(small_fleet: str, tmp_path: Path):
+    quiet = scan(small_fleet, "--output", str(tmp_path), "--format", "csv")
+    assert quiet.code == 0, quiet.stderr
+    assert [line for line in quiet.stderr.splitlines() if not OWN_LINES.match(line)] == [], quiet.stderr
+    assert "spark log:" not in quiet.stderr
+    verbose = scan(small_fleet, "--output", str(tmp_path), "--format", "csv", "--verbose")
+    assert verbose.code == 0, verbose.stderr
+    logs = [line.split(": ", 1)[1] for line in verbose.stderr.splitlines() if line.startswith("spark log: ")]
+    assert len(logs) == 1, verbose.stderr
+    assert "NativeCodeLoader" in Path(logs[0]).read_text()  # the JVM's and Spark's own lines went there
+
+
+def test_a_spark_that_fails_leaves_one_error_line_naming_its_log(small_fleet: str, tmp_path: Path):
+    failed = cli.run("fleet-scan", "-z", small_fleet, "--spark-master", "local[2]", "--stable-for", "0s",
+                     env={"JAVA_HOME": str(tmp_path / "no-java")}, timeout=300)  # fmt: skip
+    line = failed.single_error(1)
+    assert [x for x in failed.stderr.splitlines() if x != line and not OWN_LINES.match(x)] == [], failed.stderr
+    log = Path(line.rsplit("Spark's log: ", 1)[1])
+    assert "no-java" in log.read_text()  # what the JVM's launcher said is kept
