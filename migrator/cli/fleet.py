@@ -191,6 +191,11 @@ def _master(option: str | None) -> str | None:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Undo an applied run: restore the modes its plan file records.",
 )
+@click.option(
+    "--readiness",
+    is_flag=True,
+    help="The verdict: can each ensemble be retired? Exit 0 when every one can, 1 when not yet.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--verbose", is_flag=True, help="Print the path of the log that holds Spark's and the JVM's output.")
 def fleet_scan(conn: Connection, rollback_file: Path | None, **options: Any) -> int:
@@ -205,6 +210,8 @@ def fleet_scan(conn: Connection, rollback_file: Path | None, **options: Any) -> 
     """
     if rollback_file is not None and options["do_apply"]:
         raise UsageError("--rollback and --apply exclude each other")
+    if options["readiness"] and (rollback_file is not None or options["do_apply"]):
+        raise UsageError("--readiness only reads: it excludes --apply and --rollback")
     run = _run_of(conn, **options)
     if rollback_file is not None:
         return _rollback(run, rollback_file)
@@ -285,6 +292,7 @@ class _Run:
     wave_size: int
     max_lag_growth: int
     do_apply: bool
+    readiness: bool
     plan_file: Path | None
     output_dir: Path | None
     fmt: str
@@ -292,12 +300,17 @@ class _Run:
     spark_log: SparkLog
 
     @property
-    def rows_on_stdout(self) -> bool:
-        """`--format json` without --output prints the rows (JSON lines) on stdout, everything else on stderr."""
+    def json_on_stdout(self) -> bool:
+        """`--format json` without --output prints JSON on stdout (the rows, or the verdict with --readiness),
+        everything else on stderr."""
         return self.fmt == "json" and self.output_dir is None
 
+    @property
+    def rows_on_stdout(self) -> bool:
+        return self.json_on_stdout and not self.readiness
+
     def say(self, text: str) -> None:
-        click.echo(text, err=self.rows_on_stdout)
+        click.echo(text, err=self.json_on_stdout)
 
     def who(self, zk_auth_identity: str) -> str:
         return f"{zk_auth_identity} fleet-scan {self.run_id}"
@@ -361,6 +374,9 @@ def _scan_and_apply(run: _Run) -> int:
         bootstrap = _fill_bootstrap(run.bootstrap, zks, run.ensembles, run, required=run.do_apply)
         lock = stack.enter_context(FleetLock(zks[run.ensembles[0]], run.run_id)) if run.do_apply else None
         settings, rows = _scan_fleet(run, zks, bootstrap)
+        verdicts = _readiness(run, zks, rows)
+        if run.readiness:
+            return EXIT_OK if all(v.ready for v in verdicts) else EXIT_FAILED
         plan, wave_entries, plan_path = _plan(run, rows, lock.identity if lock else f"dry run {run.run_id}", settings)
         if not run.do_apply:
             run.say(f"dry run: {len(plan.groups)} READY groups in {len(wave_entries)} waves; plan {plan_path}")
@@ -396,6 +412,41 @@ def _scan_fleet(run: _Run, zks: dict[str, KazooClient], bootstrap: dict[str, str
         click.echo(report.to_json(rows), nl=False)
     run.say(report.summary(rows, elapsed))
     return settings, rows
+
+
+def _readiness(run: _Run, zks: dict[str, KazooClient], rows: list[Any]) -> list[Any]:
+    """The verdict per ensemble: printed after the summary, written beside the rows, or (--readiness with
+    `--format json` alone) printed as JSON on stdout."""
+    import json
+
+    from migrator.fleet import readiness
+
+    verdicts = [readiness.readiness(e, rows, _ensemble_use(run, zks, e)) for e in run.ensembles]
+    doc = {"ready": all(v.ready for v in verdicts), "ensembles": [readiness.to_doc(v) for v in verdicts]}
+    if run.readiness and run.json_on_stdout:
+        click.echo(json.dumps(doc, sort_keys=True))
+    else:
+        run.say("\n".join(readiness.to_text(v) for v in verdicts))
+    if run.output_dir is not None:
+        path = run.output_dir / "fleet-readiness.json"
+        path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        click.echo(f"readiness written to {path}", err=True)
+    return verdicts
+
+
+def _ensemble_use(run: _Run, zks: dict[str, KazooClient], ensemble: str) -> Any:
+    """What the ensemble's servers say about its sessions and clients, beside the groups the scan read."""
+    from migrator.fleet.readiness import ensemble_use
+    from migrator.zk.connect_string import chroot_of
+    from migrator.zk.usage import broker_sessions, own_session, server_use
+
+    zk = zks[ensemble]
+    keep = group_filter(run.include, run.exclude)
+    unscanned = sum(1 for g in list_groups(zk) if not keep(g))
+    servers = server_use(ensemble, timeout_s=min(run.connect_timeout, 5.0))
+    own = [own_session(c) for c in zks.values()]
+    return ensemble_use(chroot_of(ensemble), servers.clients, servers.ephemerals, broker_sessions(zk), own,
+                        unscanned_groups=unscanned)  # fmt: skip
 
 
 def _plan(run: _Run, rows: list[Any], holder: str, settings: Any) -> tuple[Any, list[Any], Path]:

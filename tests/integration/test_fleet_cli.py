@@ -3,6 +3,7 @@ chroot of the real ZooKeeper (no broker registered there, so the scan consults n
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -61,3 +62,38 @@ def test_a_spark_that_fails_leaves_one_error_line_naming_its_log(small_fleet: st
     assert [x for x in failed.stderr.splitlines() if x != line and not OWN_LINES.match(x)] == [], failed.stderr
     log = Path(line.rsplit("Spark's log: ", 1)[1])
     assert "no-java" in log.read_text()  # what the JVM's launcher said is kept
+
+
+def test_readiness_lists_each_blocker_with_its_command_then_says_ready_once_the_groups_are_gone(
+    cluster: Any, zk_client: Any, tmp_path: Path
+):
+    prefix = f"retire{int(time.time() * 1000)}"
+    chroot = f"/fleet-cli-{prefix}"
+    zk_client.ensure_path(f"{chroot}/consumers")
+    ensemble = f"{cluster.zookeeper}{chroot}"
+    try:
+        with open_zk(ensemble, timeout=30) as writer:
+            fleet = synthetic.make_fleet(writer, 6, prefix=prefix, seed=3, now_ms=int(time.time() * 1000))
+            before = scan(ensemble, "--readiness", "--no-progress")
+            assert before.code == 1, before.stderr
+            assert "NOT YET" in before.stdout and "READY TO RETIRE" not in before.stdout
+            legacy = sorted(g for g, s in fleet.shapes.items() if s.shape == "legacy")
+            if legacy:
+                assert f"migrator cutover -z {ensemble} -g" in before.stdout
+            # the writer's session holds the members' ephemeral nodes: `dump` shows them under this chroot
+            assert f"ephemeral nodes in {prefix}-000000" in before.stdout
+            as_json = scan(ensemble, "--readiness", "--format", "json", "--no-progress")
+            doc = json.loads(as_json.stdout)
+            assert as_json.code == 1 and doc["ready"] is False
+            verdict = doc["ensembles"][0]
+            assert sum(verdict["groups"].values()) == 6
+            assert verdict["consumers_sessions"] and verdict["other_clients"] is not None
+            assert {b["kind"] for b in verdict["blockers"]} >= {"stop-sessions"}
+            synthetic.remove_fleet(writer, prefix)
+        after = scan(ensemble, "--readiness", "--no-progress", "--output", str(tmp_path))
+        assert after.code == 0, after.stdout + after.stderr
+        assert "READY TO RETIRE: no consumer group depends on this ensemble" in after.stdout
+        written = json.loads((tmp_path / "fleet-readiness.json").read_text())
+        assert written["ready"] is True and written["ensembles"][0]["blockers"] == []
+    finally:
+        zk_client.delete(chroot, recursive=True)
