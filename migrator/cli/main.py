@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "migrator.cli.offsets",
     "migrator.cli.groups",
     "migrator.cli.acl",
+    "migrator.cli.cleanup",
     "migrator.cli.fleet",
     "migrator.cli.demo",
 )
