@@ -159,6 +159,13 @@ def _master(option: str | None) -> str | None:
     metavar="DURATION",
     help="READY needs no membership/mode change for this long.",
 )
+@click.option(
+    "--abandoned-after",
+    default="30d",
+    show_default=True,
+    metavar="DURATION",
+    help="ABANDONED: no member, no live Kafka group and no offset commit for this long.",
+)
 @click.option("--output", "output_dir", type=click.Path(file_okay=False, path_type=Path), help="Write rows here.")
 @click.option(
     "--format",
@@ -223,6 +230,7 @@ def _run_of(
     conn: Connection,
     *,
     stable_for: str,
+    abandoned_after: str,
     wave_interval: str,
     spark_master: str | None,
     partitions: int | None,
@@ -243,6 +251,7 @@ def _run_of(
         connect_timeout=conn.connect_timeout_s,
         run_id=run_id,
         stable_for_ms=parse_duration_ms(stable_for, "--stable-for"),
+        abandoned_after_ms=parse_duration_ms(abandoned_after, "--abandoned-after"),
         interval_s=parse_duration_ms(wave_interval, "--wave-interval") / 1000,
         spark=(spark_master, partitions, no_progress),
         spark_log=SparkLog(Path(tempfile.gettempdir()) / f"migrator-fleet-scan-{run_id}.log", verbose),
@@ -288,6 +297,7 @@ class _Run:
     include: str | None
     exclude: str | None
     stable_for_ms: int
+    abandoned_after_ms: int
     interval_s: float
     wave_size: int
     max_lag_growth: int
@@ -403,6 +413,7 @@ def _scan_fleet(run: _Run, zks: dict[str, KazooClient], bootstrap: dict[str, str
         kafka_properties=run.props,
         zk_timeout_s=run.connect_timeout,
         kafka_timeout_s=run.connect_timeout,
+        abandoned_after_ms=run.abandoned_after_ms,
     )
     master, partitions, no_progress = run.spark
     rows, elapsed = _scan(items, settings, (master, partitions, no_progress), run.spark_log, run.output_dir, run.fmt)

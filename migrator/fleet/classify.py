@@ -17,6 +17,7 @@ from migrator.protocol.codecs import Authority, Mode
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.layout_dialect import Recognition
+from migrator.protocol.lifecycle import GroupFacts, GroupTree, abandoned_blockers, last_commit_ms
 from migrator.protocol.partition import TopicPartition
 
 
@@ -301,3 +302,39 @@ def restore_problems(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str
     if view.mode.mode is Mode.KAFKA:
         problems.append("mode-changed: migration/mode is kafka again")
     return problems + _authority_reasons(view, Authority.ZOOKEEPER) + _ownership_reasons(view, kafka)
+
+
+def may_be_abandoned(row: FleetRow, kafka: KafkaGroupFacts | None) -> bool:
+    """Worth reading the whole tree for: nobody registered (ORPHANED, not vanished) and Kafka answered, so that
+    its side (a live group, retained offsets) can be judged. Without Kafka a group is never called abandoned."""
+    return (
+        row.status == Status.ORPHANED.value
+        and row.members == 0
+        and row.bridges == 0
+        and kafka is not None
+        and kafka.group is not None
+    )
+
+
+def abandoned(
+    view: GroupView, tree: GroupTree, kafka: KafkaGroupFacts, now_ms: int, abandoned_after_ms: int
+) -> Classification | None:
+    """ABANDONED when the lifecycle rule finds nothing in the way (`protocol.lifecycle.abandoned_blockers`):
+    no member anywhere, no live Kafka group nor retained Kafka offset, no commit for `abandoned_after_ms`
+    (the offset nodes' mtime); None otherwise."""
+    if kafka.group is None or not tree.exists:
+        return None
+    facts = GroupFacts(view, tree, kafka.group, kafka_committed=kafka.committed)
+    if abandoned_blockers(facts, now_ms, abandoned_after_ms / 1000):
+        return None
+    last = last_commit_ms(tree)
+    when = "never written" if last is None else f"last written {_age(now_ms - last)} ago"
+    return Classification(Status.ABANDONED, (f"abandoned: no member, no Kafka group, offsets {when}",))
+
+
+def _age(ms: int) -> str:
+    seconds = max(0, ms // 1000)
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

@@ -26,6 +26,7 @@ class Status(StrEnum):
     MIXED_KAFKA_CONSUMERS = "MIXED_KAFKA_CONSUMERS"  # plain Kafka consumers beside bridges/legacy members
     BLOCKED = "BLOCKED"  # all bridges (or switched) but something forbids or contradicts kafka
     ORPHANED = "ORPHANED"  # no members at all
+    ABANDONED = "ABANDONED"  # no member, no live Kafka group, no offset commit for --abandoned-after
     INCONSISTENT = "INCONSISTENT"  # ZooKeeper contradicts itself (owners of no member)
 
 

@@ -157,6 +157,8 @@ def stage_and_step(row: FleetRow) -> tuple[Stage, Step]:
     status = Status(row.status)
     if status is Status.KAFKA:
         return (Stage.FINISHED, Step.CLEANUP) if row.members == 0 else (Stage.MIGRATING, Step.REPLACE_BRIDGES)
+    if status is Status.ABANDONED:
+        return Stage.ABANDONED, Step.CLEANUP_ABANDONED
     if status is Status.READY:
         return Stage.ZOOKEEPER, Step.SWITCH
     if status is Status.LEGACY:

@@ -14,6 +14,8 @@ import pytest
 
 from migrator.fleet import synthetic
 from tests.helpers import cli
+from tests.helpers.kafka import admin
+from tests.helpers.wait import wait_until
 from tests.helpers.zk import zk_client as open_zk
 
 pytestmark = pytest.mark.timeout(600)
@@ -97,3 +99,40 @@ def test_readiness_lists_each_blocker_with_its_command_then_says_ready_once_the_
         assert written["ready"] is True and written["ensembles"][0]["blockers"] == []
     finally:
         zk_client.delete(chroot, recursive=True)
+
+
+def test_a_group_unused_for_longer_than_abandoned_after_is_abandoned_and_a_recent_one_is_not(
+    cluster: Any, zk_client: Any, tmp_path: Path
+):
+    """Two groups with offsets and nobody registered, in ZooKeeper and in Kafka: the one whose offsets were last
+    written before --abandoned-after is ABANDONED, the other stays ORPHANED (the scan finds the brokers itself)."""
+    from migrator.zk.paths import GroupPaths
+
+    prefix = f"aband{int(time.time() * 1000)}"
+    old, recent = f"{prefix}-old", f"{prefix}-recent"
+    try:
+        zk_client.create(GroupPaths(old).offset("t", 0), b"5", makepath=True)
+        zk_client.create(f"{GroupPaths(old).root}/ids", makepath=True)
+        wait_until(lambda: _coordinator_answers(cluster, old), 60, what="Kafka's group coordinator answers")
+        time.sleep(4)
+        zk_client.create(GroupPaths(recent).offset("t", 0), b"5", makepath=True)
+        zk_client.create(f"{GroupPaths(recent).root}/ids", makepath=True)
+        done = scan(cluster.zookeeper, "--include", f"^{prefix}-", "--abandoned-after", "3s", "--output", str(tmp_path),
+                    "--format", "json", "--no-progress")  # fmt: skip
+        assert done.code == 0, done.stderr
+        rows = {r["group"]: r for r in map(json.loads, (tmp_path / "fleet-scan.jsonl").read_text().splitlines())}
+        assert rows[old]["status"] == "ABANDONED", (rows[old]["reasons"], rows[old]["kafka_state"])
+        assert rows[recent]["status"] == "ORPHANED", rows[recent]
+        assert f"migrator cleanup -z {cluster.zookeeper} -g {old} --abandoned --execute" in done.stdout
+    finally:
+        for group in (old, recent):
+            zk_client.delete(GroupPaths(group).root, recursive=True)
+
+
+def _coordinator_answers(cluster: Any, group: str) -> bool:
+    """A fresh cluster's group coordinator answers DescribeGroups only once it has loaded its partition."""
+    try:
+        admin(cluster).describe_consumer_groups([group], request_timeout=5)[group].result(timeout=10)
+    except Exception:  # any failure means "not yet"
+        return False
+    return True
