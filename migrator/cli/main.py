@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "migrator.cli.groups",
     "migrator.cli.acl",
     "migrator.cli.cleanup",
+    "migrator.cli.cutover",
     "migrator.cli.fleet",
     "migrator.cli.demo",
 )

@@ -4,9 +4,13 @@ logs and pipes get no carriage returns or repeated lines."""
 from __future__ import annotations
 
 import time
-from typing import TextIO
+from typing import Protocol, TextIO
 
-from migrator.ops.wait import Progress
+
+class Progress(Protocol):
+    """A waiting state that says itself in one short line."""
+
+    def summary(self) -> str: ...
 
 
 class ProgressLine:

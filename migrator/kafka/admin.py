@@ -362,6 +362,16 @@ class KafkaAdmin:
                 reader = self._readers[group] = _offsets_reader(self._conf, group)
             return reader
 
+    def group_offsets(self, group: str) -> dict[TopicPartition, int]:
+        """Every next offset the group has committed in Kafka, whatever its topics (none: {})."""
+
+        def send(client: Any) -> Future[Any]:
+            request = [ConsumerGroupTopicPartitions(group)]
+            return client.list_consumer_group_offsets(request, request_timeout=self._coordinator_timeout_s)[group]
+
+        result = self._coordinator_request(send, f"list the committed offsets of group {group}")
+        return {_tp(tp): tp.offset for tp in result.topic_partitions or () if tp.error is None and tp.offset >= 0}
+
     def alter_offsets(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
         """Write offsets for an empty group (the broker refuses a group with live members)."""
         tps = [KafkaTopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]

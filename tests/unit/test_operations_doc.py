@@ -12,14 +12,18 @@ import pytest
 from kazoo.security import ACL, Id
 
 from migrator.cli import acl as acl_cli
+from migrator.cli import cutover as cutover_cli
 from migrator.cli import modes as modes_cli
 from migrator.cli import offsets as offsets_cli
 from migrator.cli.main import _register, cli
 from migrator.errors import EXIT_CODES
 from migrator.ops import offsets as ops
+from migrator.ops.cutover import CutoverResult, StepDone
 from migrator.ops.groups import group_row
 from migrator.ops.reset import ResetRow
 from migrator.protocol.codecs import AuditEntry, ModeNode
+from migrator.protocol.cutover import CutoverFacts, Direction, Fence, Step
+from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.partition import TopicPartition
 
@@ -109,7 +113,15 @@ def json_fields_in_code() -> dict[str, set[str]]:
         "offsets reset": set(reset) | set(reset["offsets"][0]),
         "groups": set(group_row(GroupView(group="g"), None).to_dict()),
         "acl show": set(acl_cli.acl_doc(ACL(31, Id("world", "anyone")))),
+        "cutover": cutover_fields(),
     }
+
+
+def cutover_fields() -> set[str]:
+    group = Group(GroupView(group="g"), kafka_committed={TP: 1})
+    facts = CutoverFacts(group, Fence(True, False), 0, True)
+    doc = cutover_cli.result_doc(CutoverResult(Direction.FORWARD, facts, None, False, (StepDone(Step.FENCE, 0, 0),)))
+    return set(doc) | set(doc["steps"][0]) | set(doc["resume_at"][0])
 
 
 @pytest.mark.parametrize("command", sorted(json_fields_in_code()))
