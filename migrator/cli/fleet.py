@@ -211,7 +211,8 @@ def fleet_scan(conn: Connection, rollback_file: Path | None, **options: Any) -> 
     \b
     `--bootstrap-server` takes one cluster for all ensembles, or one per ensemble separated by `;`; default:
     each ensemble's brokers under /brokers/ids (--apply and --rollback refuse when there are none).
-    Statuses: LEGACY, MIGRATING, READY, KAFKA, MIXED_KAFKA_CONSUMERS, BLOCKED, ORPHANED, INCONSISTENT.
+    Statuses: LEGACY, MIGRATING, READY, KAFKA, CUT_OVER, MIXED_KAFKA_CONSUMERS, BLOCKED, ORPHANED, ABANDONED,
+    INCONSISTENT. --readiness: the verdict whether each ensemble can be retired (exit 0 ready, 1 not yet).
     Exit codes: 0 done, 1 a wave was rolled back or a restore failed, 2 refused (another scanner holds
     the lock, bad arguments), 130 interrupted (the switched groups and the plan file are named).
     """

@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from migrator.assign.model import consumer_of_thread
+from migrator.errors import CorruptNodeError
 from migrator.fleet.guard import switch_refusals
 from migrator.fleet.model import Classification, FleetRow, KafkaGroupFacts, Status
-from migrator.protocol.codecs import Authority, Mode
+from migrator.protocol.codecs import AuditEntry, Authority, Mode
+from migrator.protocol.cutover import Fence, route
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.layout_dialect import Recognition
-from migrator.protocol.lifecycle import GroupFacts, GroupTree, abandoned_blockers, last_commit_ms
+from migrator.protocol.lifecycle import GroupFacts, GroupTree, Perm, abandoned_blockers, last_commit_ms
 from migrator.protocol.partition import TopicPartition
 
 
@@ -250,6 +252,7 @@ def to_row(
         legacy=len(view.legacy),
         corrupt_members=len(view.corrupt_members),
         dialect=dialect_name(layout) if layout is not None else None,
+        route=member_route(view, kafka),
         mode=view.mode.raw if view.mode.exists else None,
         mode_mtime_ms=view.mode_mtime_ms,
         stable_since_ms=stable_since_ms(view),
@@ -338,3 +341,48 @@ def _age(ms: int) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def member_route(view: GroupView, kafka: KafkaGroupFacts | None) -> str | None:
+    """How the group's registered members reach Kafka (`protocol.cutover.route`): bridges by `set-mode`, legacy
+    members by `cutover`, a mix by neither; None when nobody is registered."""
+    if not view.members and not view.corrupt_members:
+        return None
+    return route(read_model(view, kafka)).value
+
+
+def may_be_cut_over(row: FleetRow) -> bool:
+    """Worth reading the whole tree for: nobody registered, and the mode says kafka."""
+    return row.members == 0 and row.bridges == 0 and row.corrupt_members == 0 and row.mode == Mode.KAFKA.value
+
+
+def fence_of(tree: GroupTree) -> Fence:
+    """The `ids` folder's fence as its ACL in the tree shows it (absent folder: not fenced)."""
+    ids = next((n for n in tree.nodes if n.path == "ids"), None)
+    if ids is None:
+        return Fence(ids_exists=False, world_can_create=True)
+    world = any(a.scheme == "world" and a.id == "anyone" and a.perms & Perm.CREATE for a in ids.acls)
+    return Fence(ids_exists=True, world_can_create=world)
+
+
+def last_switch_reason(tree: GroupTree) -> str | None:
+    """The reason of the newest audit entry (`migration/audit`), None without a readable one."""
+    for node in sorted(tree.at_depth("migration", 3), key=lambda n: n.path, reverse=True):
+        if node.parts[1] == "audit":
+            try:
+                return AuditEntry.decode(node.data).reason
+            except CorruptNodeError:
+                return None
+    return None
+
+
+def cut_over(row: FleetRow, tree: GroupTree, cutover_reason: str) -> Classification | None:
+    """CUT_OVER: mode kafka written by `cutover` (its audit entry) and the `ids` fence up; with
+    `kafka-consumers-missing` until the Kafka group has members. None for any other group."""
+    if not may_be_cut_over(row) or not fence_of(tree).fenced or last_switch_reason(tree) != cutover_reason:
+        return None
+    if row.kafka_state is None:
+        return Classification(Status.CUT_OVER, ("kafka-unchecked: whether its Kafka consumers started is unknown",))
+    if row.kafka_members == 0:
+        return Classification(Status.CUT_OVER, ("kafka-consumers-missing: start its Kafka consumers",))
+    return Classification(Status.CUT_OVER, (f"kafka-consumers-started: {row.kafka_members} Kafka consumers",))

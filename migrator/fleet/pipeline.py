@@ -27,7 +27,7 @@ def row_schema() -> Any:
     from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
 
     long_fields = {"mode_mtime_ms", "stable_since_ms", "lag", "scanned_at_ms"}
-    str_fields = {"ensemble", "group", "status", "dialect", "mode", "kafka_state"}
+    str_fields = {"ensemble", "group", "status", "dialect", "route", "mode", "kafka_state"}
     fields = []
     for name in ROW_FIELDS:
         if name == "reasons":

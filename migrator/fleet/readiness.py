@@ -159,6 +159,9 @@ def stage_and_step(row: FleetRow) -> tuple[Stage, Step]:
         return (Stage.FINISHED, Step.CLEANUP) if row.members == 0 else (Stage.MIGRATING, Step.REPLACE_BRIDGES)
     if status is Status.ABANDONED:
         return Stage.ABANDONED, Step.CLEANUP_ABANDONED
+    if status is Status.CUT_OVER:
+        started = row.kafka_members > 0
+        return (Stage.FINISHED, Step.CLEANUP) if started else (Stage.MIGRATING, Step.START_KAFKA_CONSUMERS)
     if status is Status.READY:
         return Stage.ZOOKEEPER, Step.SWITCH
     if status is Status.LEGACY:

@@ -18,9 +18,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from migrator.errors import UsageError
-from migrator.fleet.abandoned import mark_abandoned
 from migrator.fleet.classify import classify, to_row, with_layout
 from migrator.fleet.model import FleetRow, KafkaGroupFacts
+from migrator.fleet.trees import mark_from_trees
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
@@ -133,7 +133,7 @@ def scan_views(
         layout = recognise(evidence)
         c = with_layout(classify(view, kafka, settings.now_ms, settings.stable_for_ms, max_size), layout)
         out.append(to_row(ensemble, view, kafka, c, settings.now_ms, layout))
-    return mark_abandoned(ensemble, out, {v.group: v for v in views}, facts, settings)
+    return mark_from_trees(ensemble, out, {v.group: v for v in views}, facts, settings)
 
 
 def scan_slice(items: Iterable[tuple[str, str]], settings: ScanSettings) -> Iterator[FleetRow]:

@@ -136,3 +136,50 @@ def _coordinator_answers(cluster: Any, group: str) -> bool:
     except Exception:  # any failure means "not yet"
         return False
     return True
+
+
+def test_a_group_cut_over_waits_for_its_kafka_consumers_and_a_legacy_group_shows_its_route(
+    cluster: Any, zk_client: Any, tmp_path: Path
+):
+    """`migrator cutover` on a group whose legacy members have stopped; the scan shows it CUT_OVER with
+    kafka-consumers-missing, then kafka-consumers-started once a plain Kafka consumer runs. A group with a
+    legacy member registered is LEGACY, route `cutover`."""
+    from migrator.protocol.codecs import Registration
+    from migrator.zk.paths import GroupPaths
+    from tests.helpers.kafka import make_topic, produce
+    from tests.helpers.pykafka_peer import ConfluentMember
+
+    prefix = f"cut{int(time.time() * 1000)}"
+    cut, legacy, topic = f"{prefix}-cut", f"{prefix}-legacy", f"{prefix}-t"
+    make_topic(cluster, topic, partitions=2)
+    produce(cluster, topic, [f"r{i}" for i in range(10)])
+    wait_until(lambda: _coordinator_answers(cluster, cut), 60, what="Kafka's group coordinator answers")
+    zk_client.create(GroupPaths(cut).offset(topic, 0), b"3", makepath=True)
+    zk_client.create(GroupPaths(cut).ids, makepath=True)
+    member = Registration({topic: 1}, timestamp_ms=int(time.time() * 1000)).encode()
+    zk_client.create(f"{GroupPaths(legacy).ids}/{legacy}_h-1-a", member, ephemeral=True, makepath=True)
+    consumer = None
+    try:
+        done = cli.run("cutover", "-g", cut, "-z", cluster.zookeeper, "-b", cluster.bootstrap_servers,
+                       "--zk-auth", "digest:ops:s3cret", timeout=120)  # fmt: skip
+        assert done.code == 0, done.stdout + done.stderr
+
+        def rows(*extra: str) -> dict[str, dict[str, Any]]:
+            ran = scan(cluster.zookeeper, "--include", f"^{prefix}-", "--format", "json", "--no-progress", *extra)
+            assert ran.code == 0, ran.stderr
+            return {r["group"]: r for r in map(json.loads, ran.stdout.splitlines())}
+
+        before = rows()
+        assert (before[cut]["status"], before[cut]["reasons"][0].split(":")[0]) == (
+            "CUT_OVER",
+            "kafka-consumers-missing",
+        )
+        assert (before[legacy]["status"], before[legacy]["route"]) == ("LEGACY", "cutover")
+        consumer = ConfluentMember(cluster.bootstrap_servers, cut, topic, "kc1", tmp_path / "kc1.jsonl")
+        after = rows()
+        assert after[cut]["status"] == "CUT_OVER" and after[cut]["reasons"][0].startswith("kafka-consumers-started")
+    finally:
+        if consumer is not None:
+            consumer.stop()
+        for group in (cut, legacy):
+            zk_client.delete(GroupPaths(group).root, recursive=True)
