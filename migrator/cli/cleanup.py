@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from migrator.cli.common import Connection, connection_options, echo_json, find_brokers, json_option, require_group
 from migrator.cli.common import zookeeper as open_zookeeper
@@ -18,6 +19,7 @@ from migrator.fleet.lock import FleetLock
 from migrator.names import validate_group
 from migrator.ops import cleanup as ops
 from migrator.zk import archive as zk_archive
+from migrator.zk.paths import FLEET_LOCK
 
 
 def _group(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -75,14 +77,21 @@ def cleanup_cmd(
         brokers = find_brokers(conn, zk, group)
         if brokers.admin is None:
             raise RefusedError(f"cleanup needs Kafka's committed offsets: {brokers.missing}; nothing was deleted")
-        with brokers.admin as admin, _lock(zk, group):
-            identities = ops.identities_of(conn.zk_auth)
-            plan = ops.plan_cleanup(zk, admin, group, rule=rule, identities=identities, abandoned_after_s=after_s)
-            if not plan.allowed:
-                _refused(plan, path, as_json)
+        with brokers.admin as admin:
+
+            def judged() -> ops.CleanupPlan:
+                ids = ops.identities_of(conn.zk_auth)
+                plan = ops.plan_cleanup(zk, admin, group, rule=rule, identities=ids, abandoned_after_s=after_s)
+                if not plan.allowed:
+                    _refused(plan, path, as_json)
+                return plan
+
+            plan = judged()  # read-only: a refusal writes nothing, not even the lock
             if not execute:
+                _refuse_if_locked(zk)
                 return _dry_run(plan, path, as_json)
-            result = ops.execute_cleanup(zk, plan, path, conn.zookeeper)
+            with _lock(zk, group):
+                result = ops.execute_cleanup(zk, judged(), path, conn.zookeeper)
     return _done(result, as_json)
 
 
@@ -91,7 +100,22 @@ def _lock(zk: KazooClient, group: str) -> FleetLock:
     return FleetLock(zk, f"cleanup {group} {uuid.uuid4().hex[:8]}")
 
 
-def _doc(plan: ops.CleanupPlan, path: Path, outcome: ops.Outcome, dry_run: bool) -> dict[str, Any]:
+def _refuse_if_locked(zk: KazooClient) -> None:
+    """A dry run's check of the lock, without taking it (taking it writes the lock's nodes)."""
+    try:
+        waiting = zk.get_children(FLEET_LOCK)
+    except NoNodeError:
+        return
+    for name in sorted(waiting, key=lambda n: n.rsplit("__", 1)[-1]):
+        try:
+            holder = zk.get(f"{FLEET_LOCK}/{name}")[0].decode("utf-8", "replace")
+        except NoNodeError:
+            continue
+        raise RefusedError(f"another fleet-scan --apply/--rollback or cleanup holds {FLEET_LOCK}: {holder}")
+
+
+def cleanup_doc(plan: ops.CleanupPlan, path: Path, outcome: ops.Outcome, dry_run: bool) -> dict[str, Any]:
+    """`cleanup --json` (`restored`, `not_restored`: what a delete that raced put back, and what it could not)."""
     return {
         "group": plan.group,
         "rule": plan.rule.value,
@@ -110,17 +134,17 @@ def _doc(plan: ops.CleanupPlan, path: Path, outcome: ops.Outcome, dry_run: bool)
 
 def _refused(plan: ops.CleanupPlan, path: Path, as_json: bool) -> None:
     if as_json:
-        echo_json(_doc(plan, path, ops.Outcome.REFUSED, dry_run=True))
+        echo_json(cleanup_doc(plan, path, ops.Outcome.REFUSED, dry_run=True))
     raise RefusedError(plan.refusal())
 
 
 def _dry_run(plan: ops.CleanupPlan, path: Path, as_json: bool) -> int:
     if as_json:
-        echo_json(_doc(plan, path, ops.Outcome.DRY_RUN, dry_run=True))
+        echo_json(cleanup_doc(plan, path, ops.Outcome.DRY_RUN, dry_run=True))
         return EXIT_OK
     click.echo(
-        f"group {plan.group}: {plan.rule.value} (dialect {plan.dialect or '-'}); {len(plan.tree.nodes)} nodes in "
-        f"{plan.transactions} transaction(s)"
+        f"group {plan.group}: {plan.rule.value}{f' (dialect {plan.dialect})' if plan.dialect else ''}; "
+        f"{len(plan.tree.nodes)} nodes in {plan.transactions} transaction(s)"
     )
     click.echo("\n".join(f"would delete {p}" for p in plan.paths()))
     click.echo(f"dry run: nothing deleted; add --execute to archive the tree to {path} and delete it")
@@ -132,7 +156,7 @@ def _done(result: ops.CleanupResult, as_json: bool) -> int:
     assert deleted is not None and result.archive is not None
     raced = result.outcome is ops.Outcome.RACED
     if as_json:
-        doc = _doc(plan, result.archive, result.outcome, dry_run=False)
+        doc = cleanup_doc(plan, result.archive, result.outcome, dry_run=False)
         doc.update(restored=deleted.restored, not_restored=list(deleted.not_restored))
         echo_json(doc)
     else:
@@ -146,16 +170,25 @@ def _done(result: ops.CleanupResult, as_json: bool) -> int:
     return EXIT_OK
 
 
+def restore_doc(group: str, path: Path, nodes: int, dry_run: bool) -> dict[str, Any]:
+    """`cleanup --restore --json`."""
+    return {"group": group, "dry_run": dry_run, "archive": str(path), "nodes": nodes}
+
+
 def _restore(conn: Connection, group: str | None, path: Path, execute: bool, as_json: bool) -> int:
     archive = zk_archive.read_archive(path)
     if group is not None and group != archive.group:
         raise UsageError(f"--restore {path} holds group {archive.group}, not {group}; nothing was restored")
-    with open_zookeeper(conn) as zk, _lock(zk, archive.group):
-        identities = ops.identities_of(conn.zk_auth)
-        created = ops.restore_archive(zk, archive, identities, dry_run=not execute)
-    doc = {"group": archive.group, "dry_run": not execute, "archive": str(path), "nodes": created}
+    identities = ops.identities_of(conn.zk_auth)
+    with open_zookeeper(conn) as zk:
+        created = ops.restore_archive(zk, archive, identities, dry_run=True)
+        if not execute:
+            _refuse_if_locked(zk)
+        else:
+            with _lock(zk, archive.group):
+                created = ops.restore_archive(zk, archive, identities)
     if as_json:
-        echo_json(doc)
+        echo_json(restore_doc(archive.group, path, created, dry_run=not execute))
     elif execute:
         click.echo(f"restored {zk_archive.absolute(archive.group, '')}: {created} nodes from {path}")
     else:

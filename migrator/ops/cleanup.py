@@ -25,11 +25,12 @@ from migrator.protocol.layout_dialect import recognise
 from migrator.protocol.lifecycle import (
     DEFAULT_ABANDONED_AFTER_S,
     Blocker,
+    BlockerKind,
     GroupFacts,
     GroupTree,
     Perm,
-    abandoned_blockers,
-    finished_blockers,
+    Rule,
+    cleanup_blockers,
     lacking,
     refusal,
 )
@@ -37,11 +38,6 @@ from migrator.zk import archive as zk_archive
 from migrator.zk.client import digest_acl_id
 from migrator.zk.connect_string import parse_identity
 from migrator.zk.group_reader import read_groups_with_layout
-
-
-class Rule(StrEnum):
-    FINISHED = "finished"
-    ABANDONED = "abandoned"
 
 
 def identities_of(auth: str | None) -> frozenset[tuple[str, str]]:
@@ -91,7 +87,7 @@ class CleanupPlan:
         return not self.blockers
 
     def refusal(self) -> str:
-        why = f"is not {self.rule.value}" if self.blockers[0].kind.value != "protected" else "is protected"
+        why = "is protected" if self.blockers[0].kind is BlockerKind.PROTECTED else f"is not {self.rule.value}"
         return refusal(self.group, self.blockers, why) + "; nothing was deleted"
 
     def paths(self) -> list[str]:
@@ -112,11 +108,10 @@ def plan_cleanup(
     """Read the group and judge it by `rule`, then check that `identities` may delete every node."""
     facts, layout = read_facts(zk, admin, group)
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    if rule is Rule.ABANDONED:
-        blockers = abandoned_blockers(facts, now_ms, abandoned_after_s)
-    else:
-        blockers = finished_blockers(facts)
-    blockers += lacking(facts.tree, zk_archive.read_acls(zk), identities, Perm.DELETE)
+    blockers = cleanup_blockers(
+        facts, rule, container_acls=zk_archive.read_acls(zk), identities=identities, now_ms=now_ms,
+        abandoned_after_s=abandoned_after_s,
+    )  # fmt: skip
     batches = len(zk_archive.transactions(facts.tree))
     return CleanupPlan(group, rule, layout.word, facts.tree, blockers, batches)
 

@@ -138,6 +138,13 @@ class GroupTree:
         return max((n.stat.mtime_ms for n in self.nodes), default=None)
 
 
+class Rule(StrEnum):
+    """Which rule a cleanup judges a group by."""
+
+    FINISHED = "finished"
+    ABANDONED = "abandoned"
+
+
 class BlockerKind(StrEnum):
     MEMBERS = "members"
     BRIDGES = "bridges"
@@ -297,3 +304,21 @@ def lacking(
             acl_text = ", ".join(map(str, parent_acls))
             denied.append(f"{node.path or 'the root'} (needs {word} on {parent}: {acl_text})")
     return _blocker(BlockerKind.PROTECTED, denied)
+
+
+def cleanup_blockers(
+    facts: GroupFacts,
+    rule: Rule,
+    *,
+    container_acls: tuple[NodeAcl, ...],
+    identities: Set[tuple[str, str]],
+    now_ms: int,
+    abandoned_after_s: float = DEFAULT_ABANDONED_AFTER_S,
+) -> tuple[Blocker, ...]:
+    """Everything that stands in the way of deleting the group's tree: the rule's blockers, then the nodes
+    `identities` may not delete (`container_acls`: the ACL of the group's parent, `/consumers`)."""
+    if rule is Rule.ABANDONED:
+        blockers = abandoned_blockers(facts, now_ms, abandoned_after_s)
+    else:
+        blockers = finished_blockers(facts)
+    return blockers + lacking(facts.tree, container_acls, identities, Perm.DELETE)

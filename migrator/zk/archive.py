@@ -24,6 +24,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
     BadVersionError,
+    NoAuthError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
@@ -32,7 +33,7 @@ from kazoo.exceptions import (
 from kazoo.interfaces import IAsyncResult
 from kazoo.security import ACL, Id
 
-from migrator.errors import RefusedError
+from migrator.errors import MigratorError, RefusedError
 from migrator.protocol.lifecycle import GroupTree, NodeAcl, NodeStat, TreeNode
 from migrator.zk.paths import CONSUMERS, GroupPaths
 
@@ -197,6 +198,8 @@ class Stop(Enum):
     CHANGED = "changed since it was archived"
     CHILD_ADDED = "gained a child (a member registering, or a node written)"
     VANISHED = "was deleted by someone else"
+    EXISTS = "was created by someone else meanwhile"
+    DENIED = "is denied to this identity by an ACL"
     OTHER = "was refused by ZooKeeper"
 
 
@@ -226,10 +229,19 @@ def transactions(tree: GroupTree, max_ops: int = MAX_OPS, max_bytes: int = MAX_T
             size = 0
         batches[-1].append(node)
         size += len(node.path) + 64
+    if batches and len(batches[-1]) + len(last) <= max_ops and size < max_bytes:
+        batches[-1] += last  # a group that fits in one transaction goes whole or not at all
+        return batches
     return [*batches, last] if last else batches
 
 
-_STOPS = {BadVersionError: Stop.CHANGED, NotEmptyError: Stop.CHILD_ADDED, NoNodeError: Stop.VANISHED}
+_STOPS = {
+    BadVersionError: Stop.CHANGED,
+    NotEmptyError: Stop.CHILD_ADDED,
+    NoNodeError: Stop.VANISHED,
+    NodeExistsError: Stop.EXISTS,
+    NoAuthError: Stop.DENIED,
+}
 
 
 def _failure(results: Sequence[Any], batch: Sequence[TreeNode]) -> tuple[Stop, str] | None:
@@ -269,12 +281,12 @@ def delete_tree(
     return Deleted(len(removed), len(batches))
 
 
-def _create_batch(zk: KazooClient, group: str, batch: Sequence[TreeNode]) -> bool:
+def _create_batch(zk: KazooClient, group: str, batch: Sequence[TreeNode]) -> tuple[Stop, str] | None:
     txn = zk.transaction()
     for node in batch:
         acl = [ACL(a.perms, Id(a.scheme, a.id)) for a in node.acls]
         txn.create(absolute(group, node.path), node.data, acl=acl)
-    return all(not isinstance(r, Exception) for r in txn.commit())
+    return _failure(txn.commit(), batch)
 
 
 def _create_one(zk: KazooClient, group: str, node: TreeNode) -> bool:
@@ -294,7 +306,7 @@ def restore_nodes(zk: KazooClient, group: str, nodes: Sequence[TreeNode], max_op
     taken: list[str] = []
     for start in range(0, len(ordered), max_ops):
         batch = ordered[start : start + max_ops]
-        if not _create_batch(zk, group, batch):
+        if _create_batch(zk, group, batch) is not None:
             taken += [n.path for n in batch if not _create_one(zk, group, n)]
     return tuple(taken)
 
@@ -315,6 +327,14 @@ def restore_tree(zk: KazooClient, archive: Archive, max_ops: int = MAX_OPS) -> i
     zk.ensure_path(CONSUMERS)
     ordered = list(archive.tree.nodes)
     for start in range(0, len(ordered), max_ops):
-        if not _create_batch(zk, group, ordered[start : start + max_ops]):
-            raise RefusedError(f"group {group} was created while restoring it; restored {start} nodes")
+        failed = _create_batch(zk, group, ordered[start : start + max_ops])
+        if failed is not None and start == 0:
+            raise RefusedError(
+                f"restoring group {group}: {absolute(group, failed[1])} {failed[0].value}; nothing was restored"
+            )
+        if failed is not None:
+            raise MigratorError(
+                f"restoring group {group} stopped: {absolute(group, failed[1])} {failed[0].value}; "
+                f"the first {start} of {len(ordered)} nodes are restored"
+            )
     return len(ordered)

@@ -122,6 +122,9 @@ def test_a_protected_group_needs_the_admin_identity_and_comes_back_with_its_acls
     done = cleanup(cluster, "-g", unique_group, "--execute", "--archive", str(archive), "--zk-auth", ADMIN)
     assert done.code == 0, done.stderr
     assert zk_client.exists(p.root) is None
+    without = cleanup(cluster, "--restore", str(archive), "--execute")
+    assert "is protected: protected:" in without.single_error(2) and "needs create on" in without.stderr
+    assert zk_client.exists(p.root) is None
     assert cleanup(cluster, "--restore", str(archive), "--execute", "--zk-auth", ADMIN).code == 0
     assert tree_of(zk_client, p.root) == before
 
@@ -176,8 +179,9 @@ def test_another_scanner_holding_the_lock_refuses_the_cleanup(
     before = tree_of(zk_client, p.root)
     with open_zk(cluster) as other, FleetLock(other, "other-run"):
         refused = cleanup(cluster, "-g", unique_group, "--execute", "--archive", str(tmp_path / "a.json"))
-    assert "run other-run" in refused.single_error(2)
-    assert tree_of(zk_client, p.root) == before
+        dry = cleanup(cluster, "-g", unique_group)
+    assert "run other-run" in refused.single_error(2) and "run other-run" in dry.single_error(2)
+    assert tree_of(zk_client, p.root) == before and not (tmp_path / "a.json").exists()
 
 
 def test_an_abandoned_group_is_cleaned_without_kafka_offsets_but_a_recent_one_is_not(
@@ -227,7 +231,7 @@ def test_a_group_changing_mid_delete_gets_back_what_was_removed(
             said.append(change(zk_client, p, unique_topic))
 
     plan = ops.plan_cleanup(zk_client, admin, unique_group)
-    assert plan.allowed and plan.transactions == 3
+    assert plan.allowed and plan.transactions == 2
     result = ops.execute_cleanup(zk_client, plan, tmp_path / "race.json", cluster.zookeeper, between=between)
     assert result.outcome is ops.Outcome.RACED and result.deleted is not None
     assert result.deleted.removed == result.deleted.restored > 0 and not result.deleted.not_restored
@@ -240,4 +244,35 @@ def test_a_group_changing_mid_delete_gets_back_what_was_removed(
         data, acls, children = after[f"{p.offsets}/old-topic-699"]
         assert data == b"2"
         after[f"{p.offsets}/old-topic-699"] = (b"1", acls, children)
+    assert after == before
+
+
+def test_a_member_registering_while_the_command_deletes_gets_the_tree_put_back(
+    cluster: Any, zk_client: KazooClient, admin: KafkaAdmin, unique_group: str, unique_topic: str, tmp_path: Path
+) -> None:
+    """A real concurrent registration: the member registers the moment the first transaction lands, while the
+    command still has thousands of nodes to delete."""
+    make_topic(cluster, unique_topic, partitions=PARTITIONS)
+    p = finished_group(zk_client, admin, unique_group, unique_topic)
+    for start in range(0, 3000, 1000):
+        txn = zk_client.transaction()
+        for i in range(start, start + 1000):
+            txn.create(f"{p.offsets}/old-{i:05d}", b"1")
+        assert all(isinstance(r, str) for r in txn.commit())
+    before = tree_of(zk_client, p.root)
+    first = json.loads(cleanup(cluster, "-g", unique_group, "--json").stdout)["paths"][0]
+    member = p.member(f"{unique_group}_late")
+
+    def on_first_delete(event: Any) -> None:
+        if event.type == "DELETED":
+            zk_client.create_async(member, Registration({unique_topic: 1}).encode(), ephemeral=True)
+
+    assert zk_client.exists(first, watch=on_first_delete) is not None
+    raced = cleanup(cluster, "-g", unique_group, "--execute", "--archive", str(tmp_path / "race.json"))
+    line = raced.single_error(1)
+    assert f"{p.ids} gained a child" in line and "put back the" in line, line
+    after = tree_of(zk_client, p.root)
+    assert member in after
+    del after[member]
+    after[p.ids] = (after[p.ids][0], after[p.ids][1], [])
     assert after == before

@@ -116,6 +116,7 @@ def command_lines(cluster: Any, tmp: Path) -> st.SearchStrategy[list[str]]:
             ["offsets", "export", "--store", "zookeeper"], ["offsets", "export", "--store", "kafka"],
             ["offsets", "diff"], ["offsets", "sync", "--from", "zookeeper", "--to", "kafka"],
             ["offsets", "sync", "--from", "kafka", "--to", "kafka"],
+            ["cleanup"], ["cleanup", "--abandoned", "--abandoned-after", "0s"], ["cleanup", "--restore", str(files[1])],
         ]
     )  # fmt: skip
     operator = st.builds(

@@ -17,14 +17,17 @@ from migrator.protocol.lifecycle import (
     NodeAcl,
     NodeStat,
     Perm,
+    Rule,
     TreeNode,
     abandoned_blockers,
+    cleanup_blockers,
     finished_blockers,
     lacking,
     last_commit_ms,
     refusal,
 )
 from migrator.protocol.partition import TopicPartition as TP
+from migrator.zk.archive import transactions
 
 DAY_MS = 86_400_000
 NOW = 100 * DAY_MS
@@ -177,3 +180,31 @@ def test_finished_on_offsets_holds_exactly_when_kafka_is_at_or_beyond_zookeeper_
 def test_recent_commit_blocks_exactly_within_the_limit(age_ms: int, after_s: int) -> None:
     quiet = facts(finished_tree(mtime=NOW - age_ms), committed={}, state=KafkaGroupState.DEAD)
     assert (abandoned_blockers(quiet, NOW, after_s) == ()) is (age_ms >= after_s * 1000)
+
+
+@given(paths, st.integers(5, 30))  # the last transaction holds up to the 5 membership nodes
+def test_deletions_fit_their_transactions_membership_folders_and_root_last(parts_lists, max_ops: int) -> None:
+    tree = closed_tree([["ids"], ["migration", "ids"], ["owners"], *parts_lists])
+    batches = transactions(tree, max_ops)
+    flat = [n.path for batch in batches for n in batch]
+    assert sorted(flat) == sorted(n.path for n in tree.nodes)
+    assert all(len(b) <= max_ops for b in batches)
+    position = {p: i for i, p in enumerate(flat)}
+    for path in flat:
+        if path:
+            assert position[path.rsplit("/", 1)[0] if "/" in path else ""] > position[path]
+    assert {n.path for n in batches[-1]} >= {"", "ids", "owners", "migration", "migration/ids"}
+    assert (len(batches) == 1) is (len(tree.nodes) <= max_ops)
+
+
+def test_a_cleanup_is_judged_by_its_rule_then_by_who_may_delete() -> None:
+    world_read = (NodeAcl(int(Perm.READ), "world", "anyone"), NodeAcl(31, *ADMIN))
+    tree = GroupTree("g", tuple(replace(n, acls=world_read) if n.path == "" else n for n in finished_tree().nodes))
+    quiet = facts(tree, committed={}, state=KafkaGroupState.DEAD)
+
+    def judged(rule: Rule, identities=frozenset()) -> list[BlockerKind]:
+        return kinds(cleanup_blockers(quiet, rule, container_acls=WORLD_ALL, identities=identities, now_ms=NOW))
+
+    assert judged(Rule.FINISHED) == [BlockerKind.KAFKA_OFFSET_MISSING, BlockerKind.PROTECTED]
+    assert judged(Rule.ABANDONED) == [BlockerKind.PROTECTED]
+    assert judged(Rule.ABANDONED, frozenset({ADMIN})) == []

@@ -13,18 +13,21 @@ from kazoo.security import ACL, Id
 
 from migrator.cli import acl as acl_cli
 from migrator.cli import cutover as cutover_cli
+from migrator.cli import cleanup as cleanup_cli
 from migrator.cli import modes as modes_cli
 from migrator.cli import offsets as offsets_cli
 from migrator.cli.main import _register, cli
 from migrator.errors import EXIT_CODES
 from migrator.ops import offsets as ops
 from migrator.ops.cutover import CutoverResult, StepDone
+from migrator.ops.cleanup import CleanupPlan, Outcome
 from migrator.ops.groups import group_row
 from migrator.ops.reset import ResetRow
 from migrator.protocol.codecs import AuditEntry, ModeNode
 from migrator.protocol.cutover import CutoverFacts, Direction, Fence, Step
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
+from migrator.protocol.lifecycle import GroupTree, Rule
 from migrator.protocol.partition import TopicPartition
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
@@ -103,6 +106,7 @@ def json_fields_in_code() -> dict[str, set[str]]:
     plan = offsets_cli.plan_doc("g", "kafka", {TP: 1}, True)
     entry = AuditEntry(timestamp_ms=1, who="w", from_mode=None, to_mode="kafka", forced=False, reason="r")
     reset = offsets_cli.reset_doc("g", "zookeeper", rows, False)
+    cleanup_plan = CleanupPlan("g", Rule.FINISHED, None, GroupTree("g"), (), 0)
     return {
         "set-mode": set(modes_cli._SetModeOutput(True, {"group": "g", "to": "kafka", "dry_run": True}).doc),
         "get-mode": set(modes_cli.mode_doc("g", ModeNode.absent(), None, "scala")),
@@ -114,6 +118,8 @@ def json_fields_in_code() -> dict[str, set[str]]:
         "groups": set(group_row(GroupView(group="g"), None).to_dict()),
         "acl show": set(acl_cli.acl_doc(ACL(31, Id("world", "anyone")))),
         "cutover": cutover_fields(),
+        "cleanup": set(cleanup_cli.cleanup_doc(cleanup_plan, Path("a.json"), Outcome.DRY_RUN, True))
+        | set(cleanup_cli.restore_doc("g", Path("a.json"), 0, True)),
     }
 
 
