@@ -12,15 +12,15 @@ import pytest
 from kazoo.security import ACL, Id
 
 from migrator.cli import acl as acl_cli
-from migrator.cli import cutover as cutover_cli
 from migrator.cli import cleanup as cleanup_cli
+from migrator.cli import cutover as cutover_cli
 from migrator.cli import modes as modes_cli
 from migrator.cli import offsets as offsets_cli
 from migrator.cli.main import _register, cli
 from migrator.errors import EXIT_CODES
 from migrator.ops import offsets as ops
-from migrator.ops.cutover import CutoverResult, StepDone
 from migrator.ops.cleanup import CleanupPlan, Outcome
+from migrator.ops.cutover import CutoverResult, StepDone
 from migrator.ops.groups import group_row
 from migrator.ops.reset import ResetRow
 from migrator.protocol.codecs import AuditEntry, ModeNode
