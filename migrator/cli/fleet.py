@@ -203,6 +203,10 @@ def _master(option: str | None) -> str | None:
     is_flag=True,
     help="The verdict: can each ensemble be retired? Exit 0 when every one can, 1 when not yet.",
 )
+@click.option("--cleanup", is_flag=True, help="Archive and delete every finished group in waves (dry run: --execute).")
+@click.option("--abandoned", is_flag=True, help="With --cleanup: the ABANDONED groups too.")
+@click.option("--execute", is_flag=True, help="With --cleanup: clean (default: list the waves).")
+@click.option("--archive-dir", metavar="DIR", help="With --cleanup: where the archives go (default: --output, or .).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--verbose", is_flag=True, help="Print the path of the log that holds Spark's and the JVM's output.")
 def fleet_scan(conn: Connection, rollback_file: Path | None, **options: Any) -> int:
@@ -218,10 +222,18 @@ def fleet_scan(conn: Connection, rollback_file: Path | None, **options: Any) -> 
     """
     if rollback_file is not None and options["do_apply"]:
         raise UsageError("--rollback and --apply exclude each other")
-    if options["readiness"] and (rollback_file is not None or options["do_apply"]):
-        raise UsageError("--readiness only reads: it excludes --apply and --rollback")
+    if options["readiness"] and (rollback_file is not None or options["do_apply"] or options["cleanup"]):
+        raise UsageError("--readiness only reads: it excludes --apply, --cleanup and --rollback")
+    if options["cleanup"] and (rollback_file is not None or options["do_apply"]):
+        raise UsageError("--cleanup excludes --apply and --rollback")
+    if (options["abandoned"] or options["execute"] or options["archive_dir"]) and not options["cleanup"]:
+        raise UsageError("--abandoned, --execute and --archive-dir go with --cleanup")
     run = _run_of(conn, **options)
     if rollback_file is not None:
+        from migrator.fleet.plan import CLEANUP_KIND, plan_kind
+
+        if plan_kind(rollback_file) == CLEANUP_KIND:
+            return _rollback_cleanup(run, rollback_file)
         return _rollback(run, rollback_file)
     _require_spark()
     return _scan_and_apply(run)
@@ -260,7 +272,7 @@ def _run_of(
     )
 
 
-@dataclass(frozen=True)
+@dataclass
 class SparkLog:
     """Where the JVM's and Spark's own output goes, instead of the operator's terminal.
 
@@ -270,16 +282,18 @@ class SparkLog:
 
     path: Path
     verbose: bool
+    kept: bool = False
 
     def announce(self) -> None:
         if self.verbose:
             click.echo(f"spark log: {self.path}", err=True)
 
     def failed(self, message: str) -> MigratorError:
+        self.kept = True
         return MigratorError(f"{message}; Spark's log: {self.path}")
 
     def done(self) -> None:
-        if not self.verbose:
+        if not self.verbose and not self.kept:
             self.path.unlink(missing_ok=True)
 
 
@@ -304,6 +318,10 @@ class _Run:
     max_lag_growth: int
     do_apply: bool
     readiness: bool
+    cleanup: bool
+    abandoned: bool
+    execute: bool
+    archive_dir: str | None
     plan_file: Path | None
     output_dir: Path | None
     fmt: str
@@ -382,12 +400,15 @@ def _scan_and_apply(run: _Run) -> int:
     with contextlib.ExitStack() as stack:
         zks = stack.enter_context(_clients(run, run.ensembles))
         # the dry run finds the brokers exactly as --apply does, so that it previews the apply
-        bootstrap = _fill_bootstrap(run.bootstrap, zks, run.ensembles, run, required=run.do_apply)
+        writes = run.do_apply or (run.cleanup and run.execute)
+        bootstrap = _fill_bootstrap(run.bootstrap, zks, run.ensembles, run, required=writes)
         lock = stack.enter_context(FleetLock(zks[run.ensembles[0]], run.run_id)) if run.do_apply else None
-        settings, rows = _scan_fleet(run, zks, bootstrap)
+        settings, rows = _scan_fleet(run, zks, bootstrap, spark_stack=stack if run.cleanup else None)
         verdicts = _readiness(run, zks, rows)
         if run.readiness:
             return EXIT_OK if all(v.ready for v in verdicts) else EXIT_FAILED
+        if run.cleanup:
+            return _cleanup(run, zks, settings, rows)
         plan, wave_entries, plan_path = _plan(run, rows, lock.identity if lock else f"dry run {run.run_id}", settings)
         if not run.do_apply:
             run.say(f"dry run: {len(plan.groups)} READY groups in {len(wave_entries)} waves; plan {plan_path}")
@@ -397,7 +418,12 @@ def _scan_and_apply(run: _Run) -> int:
         return _apply(run, zks, settings, plan, wave_entries, plan_path, lock)
 
 
-def _scan_fleet(run: _Run, zks: dict[str, KazooClient], bootstrap: dict[str, str | None]) -> tuple[Any, list[Any]]:
+def _scan_fleet(
+    run: _Run,
+    zks: dict[str, KazooClient],
+    bootstrap: dict[str, str | None],
+    spark_stack: contextlib.ExitStack | None = None,
+) -> tuple[Any, list[Any]]:
     """Classify every group on Spark; the rows go to --output, or to stdout for `--format json` alone."""
     from migrator.fleet import report
 
@@ -417,13 +443,105 @@ def _scan_fleet(run: _Run, zks: dict[str, KazooClient], bootstrap: dict[str, str
         abandoned_after_ms=run.abandoned_after_ms,
     )
     master, partitions, no_progress = run.spark
-    rows, elapsed = _scan(items, settings, (master, partitions, no_progress), run.spark_log, run.output_dir, run.fmt)
+    spark_options = (master, partitions, no_progress)
+    rows, elapsed = _scan(items, settings, spark_options, run.spark_log, run.output_dir, run.fmt, keep=spark_stack)
     if run.output_dir is not None and run.fmt != "parquet":
         click.echo(f"rows written to {report.write_rows(rows, run.output_dir, run.fmt)}", err=True)
     if run.rows_on_stdout:
         click.echo(report.to_json(rows), nl=False)
     run.say(report.summary(rows, elapsed))
     return settings, rows
+
+
+def _cleanup(run: _Run, zks: dict[str, KazooClient], settings: Any, rows: list[Any]) -> int:
+    """`--cleanup`: the finished (and with --abandoned the abandoned) groups in waves; `--execute` cleans them
+    under the scanner lock, one Spark job per wave, and stops after a wave where a group was not cleaned."""
+    from migrator.fleet.cleanup import plan_entries, targets
+    from migrator.fleet.plan import CleanupRun, Result
+
+    archive_dir = str(Path(run.archive_dir or run.output_dir or ".").absolute()) if "://" not in (
+        run.archive_dir or "") else str(run.archive_dir)  # fmt: skip
+    entries = plan_entries(targets(rows, run.abandoned), run.wave_size, archive_dir)
+    plan = CleanupRun(run.run_id, f"dry run {run.run_id}", not run.execute, settings.now_ms, groups=entries)
+    plan.options = {"ensembles": run.ensembles, "abandoned": run.abandoned, "wave_size": run.wave_size,
+                    "abandoned_after_ms": run.abandoned_after_ms, "archive_dir": archive_dir}  # fmt: skip
+    plan_path = run.plan_file or (run.output_dir or Path(".")) / f"fleet-cleanup-{run.run_id}.json"
+    waves = sorted({e.wave for e in entries})
+    if not run.execute:
+        plan.result, plan.finished_at_ms = Result.DRY_RUN, now_ms()
+        plan.save(plan_path)
+        run.say(f"dry run: {len(entries)} groups to clean in {len(waves)} waves; plan {plan_path}")
+        for wave in waves:
+            run.say(f"  wave {wave}: {_names([e for e in entries if e.wave == wave])}")
+        return EXIT_OK
+    return _clean_waves(run, zks, settings, plan, plan_path)
+
+
+def _clean_waves(run: _Run, zks: dict[str, KazooClient], settings: Any, plan: Any, plan_path: Path) -> int:
+    from pyspark.sql import SparkSession
+
+    from migrator.fleet.cleanup import CleanSettings
+    from migrator.fleet.lock import FleetLock
+    from migrator.fleet.pipeline import run_cleanup_wave
+    from migrator.fleet.plan import CleanOutcome, Result
+
+    clean = CleanSettings(dict(settings.bootstrap), run.zk_auth, run.zk_tls, dict(run.props), run.connect_timeout,
+                          run.abandoned_after_ms / 1000, settings.now_ms)  # fmt: skip
+    spark = SparkSession.getActiveSession()
+    with FleetLock(zks[run.ensembles[0]], run.run_id) as lock:
+        plan.holder = lock.identity
+        plan.save(plan_path)
+        run.say(f"plan {plan_path}")
+        for wave in sorted({e.wave for e in plan.groups}):
+            started = time.monotonic()
+            try:
+                done = run_cleanup_wave(spark, [e for e in plan.groups if e.wave == wave], clean)
+            except Exception as exc:  # a task failed on an executor: say why in one line
+                plan.result, plan.finished_at_ms = f"failed in wave {wave}", now_ms()
+                plan.save(plan_path)
+                raise run.spark_log.failed(f"wave {wave} failed on an executor: {_root_cause(exc)}") from exc
+            plan.update(done)
+            plan.save(plan_path)
+            cleaned = [e for e in done if e.outcome is CleanOutcome.DELETED]
+            run.say(f"wave {wave}: cleaned {len(cleaned)} of {len(done)} in {time.monotonic() - started:.1f}s")
+            trouble = [e for e in done if e.outcome is not CleanOutcome.DELETED]
+            for e in trouble:
+                click.echo(f"warning: {e.ensemble}/{e.group}: {e.outcome}: {e.detail}", err=True)
+            if trouble or not lock.held():
+                plan.result = Result.ROLLED_BACK if trouble else Result.LOCK_LOST
+                break
+        else:
+            plan.result = Result.APPLIED
+    plan.finished_at_ms = now_ms()
+    plan.save(plan_path)
+    run.say(f"cleaned {len(plan.entries(CleanOutcome.DELETED))} groups; plan {plan_path}; undo with "
+            f"`migrator fleet-scan -z '{';'.join(run.ensembles)}' --rollback {plan_path}`")  # fmt: skip
+    return EXIT_OK if plan.result == Result.APPLIED else EXIT_FAILED
+
+
+def _rollback_cleanup(run: _Run, plan_path: Path) -> int:
+    """`--rollback` of a cleanup: every cleaned group put back from its archive, latest wave first."""
+    from migrator.fleet.cleanup import restore_entry
+    from migrator.fleet.lock import FleetLock
+    from migrator.fleet.plan import CleanOutcome, CleanupRun
+
+    plan = CleanupRun.load(plan_path)
+    first = run.ensembles[0]
+    needed = sorted({e.ensemble for e in plan.groups} | {first}, key=lambda e: e != first)
+    todo = sorted(plan.entries(CleanOutcome.DELETED, CleanOutcome.RESTORE_FAILED), key=lambda e: (-e.wave, e.group))
+    with _clients(run, needed) as zks, FleetLock(zks[first], run.run_id):
+        for entry in todo:
+            with interrupts_deferred():
+                plan.update([restore_entry(zks[entry.ensemble], entry, run.zk_auth)])
+                plan.save(plan_path)
+    failed = plan.entries(CleanOutcome.RESTORE_FAILED)
+    plan.record_rollback(run.run_id, len(todo) - len(failed), len(failed), now_ms())
+    plan.save(plan_path)
+    for e in failed:
+        click.echo(f"warning: {e.ensemble}/{e.group} not restored: {e.detail}", err=True)
+    click.echo(f"rollback of cleanup {plan.run_id}: restored {len(todo) - len(failed)} groups; "
+               f"{len(failed)} failed ({plan_path})")  # fmt: skip
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _readiness(run: _Run, zks: dict[str, KazooClient], rows: list[Any]) -> list[Any]:
@@ -514,8 +632,11 @@ def _apply(run: _Run, zks, settings, plan, wave_entries, plan_path: Path, lock) 
     return EXIT_OK if ok else EXIT_FAILED
 
 
-def _scan(items, settings, spark_options, spark_log: SparkLog, output_dir, fmt):
-    """Run the Spark job (and write Parquet with it); returns (rows, seconds). Spark's output goes to its log."""
+def _scan(
+    items, settings, spark_options, spark_log: SparkLog, output_dir, fmt, keep: contextlib.ExitStack | None = None
+):
+    """Run the Spark job (and write Parquet with it); returns (rows, seconds). Spark's output goes to its log.
+    `keep`: the session stays up for the cleanup's waves; its end (and the log's) goes onto that stack."""
     from pyspark.sql import SparkSession
 
     from migrator.fleet.pipeline import is_local, ship_package, spark_session
@@ -533,9 +654,15 @@ def _scan(items, settings, spark_options, spark_log: SparkLog, output_dir, fmt):
             ship_package(spark)
         result = _collect(spark, items, settings, partitions, no_progress, spark_log, output_dir, fmt)
     finally:
-        if owned and master is not None and is_local(master):
+        ours = owned and master is not None and is_local(master)
+        if keep is not None:
+            keep.callback(spark_log.done)
+            if ours:
+                keep.callback(spark.stop)
+        elif ours:
             spark.stop()
-    spark_log.done()
+    if keep is None:
+        spark_log.done()
     return result
 
 

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from migrator.fleet.cleanup import CleanSettings, clean_slice
 from migrator.fleet.model import ROW_FIELDS, FleetRow
+from migrator.fleet.plan import CleanupEntry
 from migrator.fleet.scan import ScanSettings, scan_slice
 
 GROUPS_PER_PARTITION = 1000
@@ -202,3 +204,13 @@ def run_scan(
     else:
         collected = df.collect()
     return [FleetRow.from_dict(r.asDict()) for r in collected]
+
+
+def run_cleanup_wave(spark: Any, entries: Sequence[CleanupEntry], settings: CleanSettings) -> list[CleanupEntry]:
+    """One wave of a fleet cleanup as one Spark job: each task archives and deletes its groups (`clean_slice`)."""
+    if not entries:
+        return []
+    sc = spark.sparkContext
+    sc.setJobGroup(JOB_GROUP, f"fleet cleanup of {len(entries)} groups", interruptOnCancel=True)
+    n = max(1, min(len(entries), sc.defaultParallelism))
+    return sc.parallelize(list(entries), n).mapPartitions(lambda part: clean_slice(part, settings)).collect()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -17,8 +17,11 @@ from types import MappingProxyType
 from typing import Any
 
 from migrator.errors import UsageError
+from migrator.protocol.lifecycle import Rule
 
 PLAN_VERSION = 1
+APPLY_KIND = "apply"  # absent from an apply run's file (they predate the kinds)
+CLEANUP_KIND = "cleanup"
 
 
 class Outcome(StrEnum):
@@ -100,17 +103,29 @@ class RollbackRecord:
 
 
 @dataclass
-class Plan:
+class RunRecord:
+    """What every plan file starts with: the run, its holder, its options and how it ended, and the rollbacks
+    done from it since."""
+
     run_id: str
     holder: str
     dry_run: bool
     started_at_ms: int
     options: dict[str, Any] = field(default_factory=dict)
-    groups: list[PlanEntry] = field(default_factory=list)
-    waves: list[WaveRecord] = field(default_factory=list)
     result: str = Result.RUNNING
     finished_at_ms: int | None = None
     rollbacks: list[RollbackRecord] = field(default_factory=list)
+
+    def record_rollback(self, run_id: str, restored: int, failed: int, at_ms: int) -> None:
+        self.rollbacks.append(RollbackRecord(run_id, at_ms, restored, failed))
+
+
+@dataclass
+class Plan(RunRecord):
+    """An apply run's plan: the READY groups, their waves and what became of each."""
+
+    groups: list[PlanEntry] = field(default_factory=list)
+    waves: list[WaveRecord] = field(default_factory=list)
 
     def begin_wave(self, wave: int, groups: int, at_ms: int) -> None:
         self.waves.append(WaveRecord(wave, at_ms, groups))
@@ -119,33 +134,17 @@ class Plan:
         """Record how the latest wave's watch ended."""
         self.waves[-1] = replace(self.waves[-1], checked_at_ms=at_ms, problems=problems, outcome=outcome)
 
-    def record_rollback(self, run_id: str, restored: int, failed: int, at_ms: int) -> None:
-        self.rollbacks.append(RollbackRecord(run_id, at_ms, restored, failed))
-
     def to_json(self) -> str:
         return json.dumps(_encode(self), indent=2, sort_keys=True)
 
     def save(self, path: Path) -> None:
-        """Atomic for a regular file; anything else (a FIFO, a device) is written in place, never replaced."""
-        path = Path(path)
-        if path.exists() and not path.is_file():
-            with open(path, "w") as out:
-                out.write(self.to_json() + "\n")
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w") as out:
-            out.write(self.to_json() + "\n")
-        os.replace(tmp, path)
+        _save(path, self.to_json())
 
     @classmethod
     def load(cls, path: Path) -> Plan:
-        try:
-            obj = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UsageError(f"plan file {path}: {exc}") from exc
-        if not isinstance(obj, dict) or obj.get("version") != PLAN_VERSION:
-            raise UsageError(f"plan file {path}: not a fleet-scan plan (version {PLAN_VERSION})")
+        obj = _read(path)
+        if obj.get("kind", APPLY_KIND) != APPLY_KIND:
+            raise UsageError(f"plan file {path}: a {obj.get('kind')} plan, not an apply run's")
         try:
             return _decode(obj)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -184,3 +183,98 @@ def _decode(doc: dict[str, Any]) -> Plan:
     fields["waves"] = [WaveRecord(**w) for w in fields.pop("waves", [])]
     fields["rollbacks"] = [RollbackRecord(**r) for r in fields.pop("rollbacks", [])]
     return Plan(**fields)
+
+
+def _save(path: Path, text: str) -> None:
+    """Atomic for a regular file; anything else (a FIFO, a device) is written in place, never replaced."""
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        with open(path, "w") as out:
+            out.write(text + "\n")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w") as out:
+        out.write(text + "\n")
+    os.replace(tmp, path)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        obj = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"plan file {path}: {exc}") from exc
+    if not isinstance(obj, dict) or obj.get("version") != PLAN_VERSION:
+        raise UsageError(f"plan file {path}: not a fleet-scan plan (version {PLAN_VERSION})")
+    return obj
+
+
+def plan_kind(path: Path) -> str:
+    """`apply` or `cleanup`: which `--rollback` the file asks for."""
+    return str(_read(path).get("kind", APPLY_KIND))
+
+
+class CleanOutcome(StrEnum):
+    """What became of one group of a fleet cleanup."""
+
+    PLANNED = "planned"
+    DELETED = "deleted"  # archived, then deleted
+    REFUSED = "refused"  # no longer finished (or abandoned), or protected: nothing written
+    RACED = "raced"  # changed while deleted: what was removed was put back
+    FAILED = "failed"
+    RESTORED = "restored"  # put back from its archive by --rollback
+    RESTORE_FAILED = "restore_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class CleanupEntry:
+    ensemble: str
+    group: str
+    wave: int
+    rule: Rule
+    archive: str  # where its archive is (to be) written
+    outcome: CleanOutcome = CleanOutcome.PLANNED
+    detail: str = ""
+    at_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rule", Rule(self.rule))
+        object.__setattr__(self, "outcome", CleanOutcome(self.outcome))
+
+    def ended(self, outcome: CleanOutcome, detail: str, at_ms: int | None = None) -> CleanupEntry:
+        return replace(self, outcome=outcome, detail=detail, at_ms=at_ms if at_ms is not None else self.at_ms)
+
+
+@dataclass
+class CleanupRun(RunRecord):
+    """The plan file of `fleet-scan --cleanup`: every group it cleans, its wave, archive and outcome."""
+
+    groups: list[CleanupEntry] = field(default_factory=list)
+
+    def update(self, done: Sequence[CleanupEntry]) -> None:
+        """Replace the entries of the same (ensemble, group) with `done`."""
+        by_key = {(e.ensemble, e.group): e for e in done}
+        self.groups = [by_key.get((e.ensemble, e.group), e) for e in self.groups]
+
+    def entries(self, *outcomes: CleanOutcome) -> list[CleanupEntry]:
+        return [e for e in self.groups if e.outcome in outcomes]
+
+    def to_json(self) -> str:
+        doc = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        doc["groups"] = [asdict(e) for e in self.groups]
+        doc["rollbacks"] = [asdict(r) for r in self.rollbacks]
+        return json.dumps({"version": PLAN_VERSION, "kind": CLEANUP_KIND, **doc}, indent=2, sort_keys=True)
+
+    def save(self, path: Path) -> None:
+        _save(path, self.to_json())
+
+    @classmethod
+    def load(cls, path: Path) -> CleanupRun:
+        obj = _read(path)
+        try:
+            fields = {k: v for k, v in obj.items() if k not in ("version", "kind")}
+            fields["groups"] = [CleanupEntry(**g) for g in fields.pop("groups")]
+            fields["rollbacks"] = [RollbackRecord(**r) for r in fields.pop("rollbacks", [])]
+            return cls(**fields)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UsageError(f"plan file {path}: malformed: {exc}") from exc

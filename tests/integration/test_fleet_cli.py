@@ -183,3 +183,70 @@ def test_a_group_cut_over_waits_for_its_kafka_consumers_and_a_legacy_group_shows
             consumer.stop()
         for group in (cut, legacy):
             zk_client.delete(GroupPaths(group).root, recursive=True)
+
+
+@pytest.mark.slow
+def test_a_fleet_is_cleaned_in_waves_and_rolled_back_from_its_plan_and_the_verdict_follows(
+    cluster: Any, zk_client: Any, tmp_path: Path
+):
+    """300 synthetic groups in mixed states, 60 more abandoned (orphaned, offsets older than --abandoned-after):
+    the verdict before, the abandoned ones cleaned in waves on Spark local[2] (timed beside a plain scan of the same
+    fleet), the verdict after, and every tree back, node by node, after --rollback."""
+    from migrator.zk.archive import read_tree
+
+    prefix = f"waves{int(time.time() * 1000)}"
+    chroot = f"/fleet-cli-{prefix}"
+    zk_client.ensure_path(f"{chroot}/consumers")
+    ensemble = f"{cluster.zookeeper}{chroot}"
+    kafka = ("-b", cluster.bootstrap_servers, "--abandoned-after", "2s", "--no-progress")
+    wait_until(lambda: _coordinator_answers(cluster, prefix), 60, what="Kafka's group coordinator answers")
+    try:
+        with open_zk(ensemble, timeout=30) as writer:
+            now = int(time.time() * 1000)
+            mixed = synthetic.make_fleet(writer, 300, prefix=f"{prefix}-m", seed=5, now_ms=now)
+            synthetic.make_fleet(writer, 60, prefix=f"{prefix}-a", seed=6, now_ms=now, only="orphaned")
+            time.sleep(3)
+            orphaned = sorted(g for g, s in mixed.shapes.items() if s.shape == "orphaned")
+            abandoned = sorted([*orphaned, *(synthetic.group_name(f"{prefix}-a", i) for i in range(60))])
+            trees = {g: read_tree(writer, g) for g in abandoned}
+
+            before = _verdict(ensemble, *kafka)
+            assert before["ready"] is False and before["ensembles"][0]["groups"]["abandoned"] == len(abandoned)
+
+            started = time.monotonic()
+            plain = scan(ensemble, *kafka)
+            plain_s = time.monotonic() - started
+            assert plain.code == 0, plain.stderr
+            plan = tmp_path / "cleanup-plan.json"
+            started = time.monotonic()
+            cleaned = scan(ensemble, *kafka, "--cleanup", "--abandoned", "--execute", "--wave-size", "20",
+                           "--archive-dir", str(tmp_path / "archives"), "--plan-file", str(plan))  # fmt: skip
+            clean_s = time.monotonic() - started
+            assert cleaned.code == 0, cleaned.stdout + cleaned.stderr
+            print(
+                f"\nplain scan of 360 groups {plain_s:.1f}s; scan + cleanup of {len(abandoned)} in waves {clean_s:.1f}s"
+            )
+            assert f"wave {-(-len(abandoned) // 20)}: cleaned" in cleaned.stdout
+            assert not any(writer.exists(f"/consumers/{g}") for g in abandoned)
+            assert len(list((tmp_path / "archives").iterdir())) == len(abandoned)
+
+            after = _verdict(ensemble, *kafka)
+            assert after["ensembles"][0]["groups"]["abandoned"] == 0
+
+            back = cli.run("fleet-scan", "-z", ensemble, "--rollback", str(plan), timeout=300)
+            assert back.code == 0, back.stdout + back.stderr
+            for group, tree in trees.items():
+                restored = read_tree(writer, group)
+                assert [(n.path, n.data, n.acls) for n in restored.nodes] == [
+                    (n.path, n.data, n.acls) for n in tree.nodes
+                ]
+            synthetic.remove_fleet(writer, f"{prefix}-m")
+            synthetic.remove_fleet(writer, f"{prefix}-a")
+    finally:
+        zk_client.delete(chroot, recursive=True)
+
+
+def _verdict(ensemble: str, *args: str) -> dict[str, Any]:
+    ran = scan(ensemble, *args, "--readiness", "--format", "json")
+    assert ran.code in (0, 1) and ran.stdout, ran.stderr
+    return json.loads(ran.stdout)
