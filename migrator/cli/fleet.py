@@ -205,7 +205,13 @@ def _master(option: str | None) -> str | None:
 )
 @click.option("--cleanup", is_flag=True, help="Archive and delete every finished group in waves (dry run: --execute).")
 @click.option("--abandoned", is_flag=True, help="With --cleanup: the ABANDONED groups too.")
-@click.option("--execute", is_flag=True, help="With --cleanup: clean (default: list the waves).")
+@click.option(
+    "--cutover",
+    "cutover_file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Cut over the groups listed in this file (one a line) in waves (dry run: --execute).",
+)
+@click.option("--execute", is_flag=True, help="With --cleanup or --cutover: act (default: list the waves).")
 @click.option("--archive-dir", metavar="DIR", help="With --cleanup: where the archives go (default: --output, or .).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--verbose", is_flag=True, help="Print the path of the log that holds Spark's and the JVM's output.")
@@ -226,15 +232,26 @@ def fleet_scan(conn: Connection, rollback_file: Path | None, **options: Any) -> 
         raise UsageError("--readiness only reads: it excludes --apply, --cleanup and --rollback")
     if options["cleanup"] and (rollback_file is not None or options["do_apply"]):
         raise UsageError("--cleanup excludes --apply and --rollback")
-    if (options["abandoned"] or options["execute"] or options["archive_dir"]) and not options["cleanup"]:
-        raise UsageError("--abandoned, --execute and --archive-dir go with --cleanup")
+    if (options["abandoned"] or options["archive_dir"]) and not options["cleanup"]:
+        raise UsageError("--abandoned and --archive-dir go with --cleanup")
+    if options["execute"] and not (options["cleanup"] or options["cutover_file"]):
+        raise UsageError("--execute goes with --cleanup or --cutover")
+    if options["cutover_file"] is not None and (
+        options["cleanup"] or options["do_apply"] or options["readiness"] or rollback_file is not None
+    ):
+        raise UsageError("--cutover excludes --apply, --cleanup, --readiness and --rollback")
     run = _run_of(conn, **options)
     if rollback_file is not None:
-        from migrator.fleet.plan import CLEANUP_KIND, plan_kind
+        from migrator.fleet.plan import CLEANUP_KIND, CUTOVER_KIND, plan_kind
 
-        if plan_kind(rollback_file) == CLEANUP_KIND:
+        kind = plan_kind(rollback_file)
+        if kind == CLEANUP_KIND:
             return _rollback_cleanup(run, rollback_file)
+        if kind == CUTOVER_KIND:
+            return _rollback_cutover(run, rollback_file)
         return _rollback(run, rollback_file)
+    if run.cutover_file is not None:
+        return _cutover_waves(run, run.cutover_file)
     _require_spark()
     return _scan_and_apply(run)
 
@@ -319,6 +336,7 @@ class _Run:
     do_apply: bool
     readiness: bool
     cleanup: bool
+    cutover_file: Path | None
     abandoned: bool
     execute: bool
     archive_dir: str | None
@@ -457,7 +475,7 @@ def _cleanup(run: _Run, zks: dict[str, KazooClient], settings: Any, rows: list[A
     """`--cleanup`: the finished (and with --abandoned the abandoned) groups in waves; `--execute` cleans them
     under the scanner lock, one Spark job per wave, and stops after a wave where a group was not cleaned."""
     from migrator.fleet.cleanup import plan_entries, targets
-    from migrator.fleet.plan import CleanupRun, Result
+    from migrator.fleet.plan import CleanupRun
 
     archive_dir = str(Path(run.archive_dir or run.output_dir or ".").absolute()) if "://" not in (
         run.archive_dir or "") else str(run.archive_dir)  # fmt: skip
@@ -466,15 +484,22 @@ def _cleanup(run: _Run, zks: dict[str, KazooClient], settings: Any, rows: list[A
     plan.options = {"ensembles": run.ensembles, "abandoned": run.abandoned, "wave_size": run.wave_size,
                     "abandoned_after_ms": run.abandoned_after_ms, "archive_dir": archive_dir}  # fmt: skip
     plan_path = run.plan_file or (run.output_dir or Path(".")) / f"fleet-cleanup-{run.run_id}.json"
-    waves = sorted({e.wave for e in entries})
     if not run.execute:
-        plan.result, plan.finished_at_ms = Result.DRY_RUN, now_ms()
-        plan.save(plan_path)
-        run.say(f"dry run: {len(entries)} groups to clean in {len(waves)} waves; plan {plan_path}")
-        for wave in waves:
-            run.say(f"  wave {wave}: {_names([e for e in entries if e.wave == wave])}")
-        return EXIT_OK
+        return _dry_run_waves(run, plan, plan_path, "to clean")
     return _clean_waves(run, zks, settings, plan, plan_path)
+
+
+def _dry_run_waves(run: _Run, plan: Any, plan_path: Path, what: str) -> int:
+    """A `--cleanup` or `--cutover` without --execute: the plan saved, its waves listed."""
+    from migrator.fleet.plan import Result
+
+    plan.result, plan.finished_at_ms = Result.DRY_RUN, now_ms()
+    plan.save(plan_path)
+    waves = sorted({e.wave for e in plan.groups})
+    run.say(f"dry run: {len(plan.groups)} groups {what} in {len(waves)} waves; plan {plan_path}")
+    for wave in waves:
+        run.say(f"  wave {wave}: {_names([e for e in plan.groups if e.wave == wave])}")
+    return EXIT_OK
 
 
 def _clean_waves(run: _Run, zks: dict[str, KazooClient], settings: Any, plan: Any, plan_path: Path) -> int:
@@ -504,11 +529,9 @@ def _clean_waves(run: _Run, zks: dict[str, KazooClient], settings: Any, plan: An
             plan.save(plan_path)
             cleaned = [e for e in done if e.outcome is CleanOutcome.DELETED]
             run.say(f"wave {wave}: cleaned {len(cleaned)} of {len(done)} in {time.monotonic() - started:.1f}s")
-            trouble = [e for e in done if e.outcome is not CleanOutcome.DELETED]
-            for e in trouble:
-                click.echo(f"warning: {e.ensemble}/{e.group}: {e.outcome}: {e.detail}", err=True)
+            trouble = _named_trouble(done, CleanOutcome.DELETED)
             if trouble or not lock.held():
-                plan.result = Result.ROLLED_BACK if trouble else Result.LOCK_LOST
+                plan.result = Result.STOPPED if trouble else Result.LOCK_LOST
                 break
         else:
             plan.result = Result.APPLIED
@@ -534,12 +557,138 @@ def _rollback_cleanup(run: _Run, plan_path: Path) -> int:
             with interrupts_deferred():
                 plan.update([restore_entry(zks[entry.ensemble], entry, run.zk_auth)])
                 plan.save(plan_path)
-    failed = plan.entries(CleanOutcome.RESTORE_FAILED)
-    plan.record_rollback(run.run_id, len(todo) - len(failed), len(failed), now_ms())
+    return _rollback_done(run, plan, plan_path, len(todo), plan.entries(CleanOutcome.RESTORE_FAILED), "restored")
+
+
+def _cutover_waves(run: _Run, groups_file: Path) -> int:
+    """`--cutover GROUPS_FILE`: the listed groups of the first ensemble in waves; with --execute, under the
+    scanner lock, each wave fenced together, then each group waited for (up to --wave-interval), its offsets
+    carried and its mode recorded, by `migrator cutover`'s own steps. Stops after a wave with trouble."""
+    from migrator.fleet.plan import CutoverEntry, CutoverRun
+
+    names = [line.strip() for line in groups_file.read_text().splitlines()]
+    groups = [n for n in names if n and not n.startswith("#")]
+    if not groups:
+        raise UsageError(f"--cutover {groups_file}: no group listed")
+    first = run.ensembles[0]
+    entries = [CutoverEntry(first, g, i // run.wave_size + 1) for i, g in enumerate(groups)]
+    plan = CutoverRun(run.run_id, f"dry run {run.run_id}", not run.execute, now_ms(), groups=entries)
+    plan.options = {"ensemble": first, "wave_size": run.wave_size, "wait_s": run.interval_s}
+    plan_path = run.plan_file or (run.output_dir or Path(".")) / f"fleet-cutover-{run.run_id}.json"
+    if not run.execute:
+        return _dry_run_waves(run, plan, plan_path, "to cut over")
+    if not run.zk_auth:
+        raise RefusedError("--cutover needs the admin identity (--zk-auth) to set the fence; nothing was written")
+    return _cut_waves(run, plan, plan_path)
+
+
+def _cut_waves(run: _Run, plan: Any, plan_path: Path) -> int:
+    from migrator.fleet.lock import FleetLock
+    from migrator.fleet.plan import CutOutcome, Result
+
+    first = run.ensembles[0]
+    with (
+        _clients(run, [first]) as zks,
+        _cutover_runners(run, zks[first]) as runner_of,
+        FleetLock(zks[first], run.run_id) as lock,
+    ):
+        plan.holder = lock.identity
+        plan.save(plan_path)
+        click.echo(f"plan {plan_path}")
+        for wave in sorted({e.wave for e in plan.groups}):
+            entries = [e for e in plan.groups if e.wave == wave]
+            _cut_wave(plan, plan_path, entries, runner_of)
+            done = [e for e in plan.groups if e.wave == wave]
+            cut = [e for e in done if e.outcome is CutOutcome.CUT_OVER]
+            click.echo(f"wave {wave}: cut over {len(cut)} of {len(done)}: {_names(cut)}")
+            if _named_trouble(done, CutOutcome.CUT_OVER):
+                plan.result = Result.STOPPED
+                break
+        else:
+            plan.result = Result.APPLIED
+    plan.finished_at_ms = now_ms()
+    plan.save(plan_path)
+    click.echo(f"start each cut-over group's Kafka consumers; plan {plan_path}; undo with "
+               f"`migrator fleet-scan -z '{first}' --zk-auth ... --rollback {plan_path}`")  # fmt: skip
+    return EXIT_OK if plan.result == Result.APPLIED else EXIT_FAILED
+
+
+def _cut_wave(plan: Any, plan_path: Path, entries: list[Any], runner_of: Any) -> None:
+    """Fence every group of the wave first (its deployments stop together), then finish each in turn."""
+    from migrator.fleet.plan import CutOutcome
+    from migrator.protocol.cutover import Direction, Step
+
+    for stop_before, outcome in ((Step.WAIT_EMPTY, CutOutcome.FENCED), (None, CutOutcome.CUT_OVER)):
+        names = {e.group for e in entries}
+        for entry in [
+            e for e in plan.groups if e.group in names and e.outcome in (CutOutcome.PLANNED, CutOutcome.FENCED)
+        ]:
+            try:
+                with interrupts_deferred():
+                    runner_of(entry.group).run(Direction.FORWARD, stop_before=stop_before)
+                plan.update([entry.ended(outcome, "", at_ms=now_ms())])
+            except MigratorError as exc:
+                failed = CutOutcome.REFUSED if isinstance(exc, RefusedError) else CutOutcome.FAILED
+                plan.update([entry.ended(failed, str(exc))])
+            plan.save(plan_path)
+
+
+@contextlib.contextmanager
+def _cutover_runners(run: _Run, zk: KazooClient) -> Iterator[Any]:
+    """`group -> Runner` on one ZooKeeper session and one Kafka admin client."""
+    from migrator.kafka.admin import KafkaAdmin
+    from migrator.ops.cutover import Runner
+    from migrator.ops.modes import who_am_i
+
+    first = run.ensembles[0]
+    bootstrap = _fill_bootstrap(run.bootstrap, {first: zk}, [first], run, required=True)[first] or ""
+    admin = KafkaAdmin(bootstrap, run.props, run.connect_timeout)
+    who = run.who(who_am_i(run.zk_auth))
+    try:
+        yield lambda group: Runner(zk, admin, group, run.zk_auth, who, run.interval_s)
+    finally:
+        admin.close()
+
+
+def _rollback_cutover(run: _Run, plan_path: Path) -> int:
+    """`--rollback` of a fleet cutover: each group carried back to ZooKeeper and its fence lifted."""
+    from migrator.fleet.plan import CutOutcome, CutoverRun
+    from migrator.protocol.cutover import Direction
+
+    plan = CutoverRun.load(plan_path)
+    first = run.ensembles[0]
+    todo = plan.entries(CutOutcome.CUT_OVER, CutOutcome.FENCED, CutOutcome.ROLLBACK_FAILED)
+    with _clients(run, [first]) as zks, _cutover_runners(run, zks[first]) as runner_of:
+        from migrator.fleet.lock import FleetLock
+
+        with FleetLock(zks[first], run.run_id):
+            for entry in sorted(todo, key=lambda e: (-e.wave, e.group)):
+                try:
+                    with interrupts_deferred():
+                        runner_of(entry.group).run(Direction.ROLLBACK)
+                    plan.update([entry.ended(CutOutcome.ROLLED_BACK, "", at_ms=now_ms())])
+                except MigratorError as exc:
+                    plan.update([entry.ended(CutOutcome.ROLLBACK_FAILED, str(exc))])
+                plan.save(plan_path)
+    failed = plan.entries(CutOutcome.ROLLBACK_FAILED)
+    return _rollback_done(run, plan, plan_path, len(todo), failed, "back on zookeeper")
+
+
+def _named_trouble(done: list[Any], wanted: Any) -> bool:
+    """Whether a group of the wave did not end `wanted`; each one named on a `warning:` line."""
+    trouble = [e for e in done if e.outcome is not wanted]
+    for e in trouble:
+        click.echo(f"warning: {e.ensemble}/{e.group}: {e.outcome}: {e.detail}", err=True)
+    return bool(trouble)
+
+
+def _rollback_done(run: _Run, plan: Any, plan_path: Path, tried: int, failed: list[Any], what: str) -> int:
+    """The rollback recorded in its plan, each failure named; exit 1 when one failed."""
+    plan.record_rollback(run.run_id, tried - len(failed), len(failed), now_ms())
     plan.save(plan_path)
     for e in failed:
-        click.echo(f"warning: {e.ensemble}/{e.group} not restored: {e.detail}", err=True)
-    click.echo(f"rollback of cleanup {plan.run_id}: restored {len(todo) - len(failed)} groups; "
+        click.echo(f"warning: {e.ensemble}/{e.group}: {e.outcome}: {e.detail}", err=True)
+    click.echo(f"rollback of {plan.KIND} {plan.run_id}: {tried - len(failed)} groups {what}; "
                f"{len(failed)} failed ({plan_path})")  # fmt: skip
     return EXIT_FAILED if failed else EXIT_OK
 

@@ -10,11 +10,11 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from migrator.errors import UsageError
 from migrator.protocol.lifecycle import Rule
@@ -22,6 +22,7 @@ from migrator.protocol.lifecycle import Rule
 PLAN_VERSION = 1
 APPLY_KIND = "apply"  # absent from an apply run's file (they predate the kinds)
 CLEANUP_KIND = "cleanup"
+CUTOVER_KIND = "cutover"
 
 
 class Outcome(StrEnum):
@@ -44,6 +45,7 @@ class Result(StrEnum):
     ROLLED_BACK = "stopped: wave rolled back"
     LOCK_LOST = "stopped: the ZooKeeper connection holding the lock was interrupted"
     INTERRUPTED = "interrupted"
+    STOPPED = "stopped: a group of the wave was not done"  # --cleanup, --cutover
 
 
 class WaveOutcome(StrEnum):
@@ -178,11 +180,11 @@ def _encode_wave(wave: WaveRecord) -> dict[str, Any]:
 
 
 def _decode(doc: dict[str, Any]) -> Plan:
-    fields = {k: v for k, v in doc.items() if k != "version"}
-    fields["groups"] = [PlanEntry(**g) for g in fields.pop("groups")]
-    fields["waves"] = [WaveRecord(**w) for w in fields.pop("waves", [])]
-    fields["rollbacks"] = [RollbackRecord(**r) for r in fields.pop("rollbacks", [])]
-    return Plan(**fields)
+    values = {k: v for k, v in doc.items() if k != "version"}
+    values["groups"] = [PlanEntry(**g) for g in values.pop("groups")]
+    values["waves"] = [WaveRecord(**w) for w in values.pop("waves", [])]
+    values["rollbacks"] = [RollbackRecord(**r) for r in values.pop("rollbacks", [])]
+    return Plan(**values)
 
 
 def _save(path: Path, text: str) -> None:
@@ -245,36 +247,87 @@ class CleanupEntry:
         return replace(self, outcome=outcome, detail=detail, at_ms=at_ms if at_ms is not None else self.at_ms)
 
 
+class CutOutcome(StrEnum):
+    """What became of one group of a fleet cutover (`--cutover GROUPS_FILE`)."""
+
+    PLANNED = "planned"
+    FENCED = "fenced"  # fence up, waiting for its legacy members to leave
+    CUT_OVER = "cut_over"  # fenced, emptied, offsets carried, mode kafka recorded
+    REFUSED = "refused"  # bridges, a mix, no admin identity, live Kafka members...: see detail
+    FAILED = "failed"
+    ROLLED_BACK = "rolled_back"  # offsets carried back, fence lifted, mode zookeeper (by --rollback)
+    ROLLBACK_FAILED = "rollback_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class CutoverEntry:
+    ensemble: str
+    group: str
+    wave: int
+    outcome: CutOutcome = CutOutcome.PLANNED
+    detail: str = ""
+    at_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "outcome", CutOutcome(self.outcome))
+
+    def ended(self, outcome: CutOutcome, detail: str, at_ms: int | None = None) -> CutoverEntry:
+        return replace(self, outcome=outcome, detail=detail, at_ms=at_ms if at_ms is not None else self.at_ms)
+
+
+Entry = TypeVar("Entry", CleanupEntry, CutoverEntry)
+
+
 @dataclass
-class CleanupRun(RunRecord):
-    """The plan file of `fleet-scan --cleanup`: every group it cleans, its wave, archive and outcome."""
+class EntryRun(RunRecord, Generic[Entry]):
+    """A plan file of groups in waves, one typed entry per group (`ENTRY`), tagged with its `KIND`."""
 
-    groups: list[CleanupEntry] = field(default_factory=list)
+    KIND: ClassVar[str]
+    ENTRY: ClassVar[type]
+    groups: list[Entry] = field(default_factory=list)
 
-    def update(self, done: Sequence[CleanupEntry]) -> None:
+    def update(self, done: Sequence[Entry]) -> None:
         """Replace the entries of the same (ensemble, group) with `done`."""
         by_key = {(e.ensemble, e.group): e for e in done}
         self.groups = [by_key.get((e.ensemble, e.group), e) for e in self.groups]
 
-    def entries(self, *outcomes: CleanOutcome) -> list[CleanupEntry]:
+    def entries(self, *outcomes: StrEnum) -> list[Entry]:
         return [e for e in self.groups if e.outcome in outcomes]
 
     def to_json(self) -> str:
-        doc = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        doc = {f.name: getattr(self, f.name) for f in fields(self)}
         doc["groups"] = [asdict(e) for e in self.groups]
         doc["rollbacks"] = [asdict(r) for r in self.rollbacks]
-        return json.dumps({"version": PLAN_VERSION, "kind": CLEANUP_KIND, **doc}, indent=2, sort_keys=True)
+        return json.dumps({"version": PLAN_VERSION, "kind": self.KIND, **doc}, indent=2, sort_keys=True)
 
     def save(self, path: Path) -> None:
         _save(path, self.to_json())
 
     @classmethod
-    def load(cls, path: Path) -> CleanupRun:
+    def load(cls, path: Path) -> Self:
         obj = _read(path)
+        if obj.get("kind") != cls.KIND:
+            raise UsageError(f"plan file {path}: not a {cls.KIND} plan")
         try:
-            fields = {k: v for k, v in obj.items() if k not in ("version", "kind")}
-            fields["groups"] = [CleanupEntry(**g) for g in fields.pop("groups")]
-            fields["rollbacks"] = [RollbackRecord(**r) for r in fields.pop("rollbacks", [])]
-            return cls(**fields)
+            values = {k: v for k, v in obj.items() if k not in ("version", "kind")}
+            values["groups"] = [cls.ENTRY(**g) for g in values.pop("groups")]
+            values["rollbacks"] = [RollbackRecord(**r) for r in values.pop("rollbacks", [])]
+            return cls(**values)
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"plan file {path}: malformed: {exc}") from exc
+
+
+@dataclass
+class CleanupRun(EntryRun[CleanupEntry]):
+    """The plan file of `fleet-scan --cleanup`: every group it cleans, its wave, archive and outcome."""
+
+    KIND: ClassVar[str] = CLEANUP_KIND
+    ENTRY: ClassVar[type] = CleanupEntry
+
+
+@dataclass
+class CutoverRun(EntryRun[CutoverEntry]):
+    """The plan file of `fleet-scan --cutover`: every group it cuts over, its wave and outcome."""
+
+    KIND: ClassVar[str] = CUTOVER_KIND
+    ENTRY: ClassVar[type] = CutoverEntry

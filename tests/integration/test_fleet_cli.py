@@ -250,3 +250,46 @@ def _verdict(ensemble: str, *args: str) -> dict[str, Any]:
     ran = scan(ensemble, *args, "--readiness", "--format", "json")
     assert ran.code in (0, 1) and ran.stdout, ran.stderr
     return json.loads(ran.stdout)
+
+
+def test_groups_listed_in_a_file_are_cut_over_in_waves_a_bridge_group_stops_the_run_and_rollback_undoes_it(
+    cluster: Any, zk_client: Any, tmp_path: Path
+):
+    """Two stopped legacy groups cut over in wave 1 (fenced, mode kafka); a group of bridges in wave 2 is
+    refused (its way is set-mode) and stops the run; --rollback of the plan lifts the fences and records
+    zookeeper again."""
+    from migrator.protocol.codecs import Registration
+    from migrator.zk.fence import read_fence
+    from migrator.zk.paths import GroupPaths
+    from tests.helpers.kafka import make_topic
+
+    prefix = f"cutw{int(time.time() * 1000)}"
+    legacy, bridged, topic = [f"{prefix}-a", f"{prefix}-b"], f"{prefix}-z", f"{prefix}-t"
+    make_topic(cluster, topic, partitions=1)
+    wait_until(lambda: _coordinator_answers(cluster, prefix), 60, what="Kafka's group coordinator answers")
+    for group in legacy:
+        zk_client.create(GroupPaths(group).offset(topic, 0), b"0", makepath=True)
+        zk_client.create(GroupPaths(group).ids, makepath=True)
+    member = Registration({topic: 1}, timestamp_ms=int(time.time() * 1000)).encode()
+    zk_client.create(GroupPaths(bridged).member(f"{bridged}_h-1-a"), member, ephemeral=True, makepath=True)
+    zk_client.create(GroupPaths(bridged).migration_member(f"{bridged}_h-1-a"), member, ephemeral=True, makepath=True)
+    groups_file, plan = tmp_path / "groups.txt", tmp_path / "cutover-plan.json"
+    groups_file.write_text("\n".join([*legacy, bridged]) + "\n")
+    base = ("fleet-scan", "-z", cluster.zookeeper, "-b", cluster.bootstrap_servers, "--zk-auth", "digest:ops:s3cret")
+    try:
+        ran = cli.run(*base, "--cutover", str(groups_file), "--execute", "--wave-size", "2", "--wave-interval", "30s",
+                      "--plan-file", str(plan), timeout=300)  # fmt: skip
+        assert ran.code == 1, ran.stdout + ran.stderr
+        assert f"wave 1: cut over 2 of 2: {cluster.zookeeper}/{legacy[0]}" in ran.stdout
+        assert f"{bridged}: refused" in ran.stderr
+        for group in legacy:
+            assert read_fence(zk_client, group).fenced
+            assert zk_client.get(GroupPaths(group).mode)[0] == b"kafka"
+        back = cli.run(*base, "--rollback", str(plan), timeout=300)
+        assert back.code == 0, back.stdout + back.stderr
+        for group in legacy:
+            assert not read_fence(zk_client, group).fenced
+            assert zk_client.get(GroupPaths(group).mode)[0] == b"zookeeper"
+    finally:
+        for group in [*legacy, bridged]:
+            zk_client.delete(GroupPaths(group).root, recursive=True)
