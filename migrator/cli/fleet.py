@@ -232,8 +232,8 @@ def fleet_scan(conn: Connection, rollback_file: Path | None, **options: Any) -> 
         raise UsageError("--readiness only reads: it excludes --apply, --cleanup and --rollback")
     if options["cleanup"] and (rollback_file is not None or options["do_apply"]):
         raise UsageError("--cleanup excludes --apply and --rollback")
-    if (options["abandoned"] or options["archive_dir"]) and not options["cleanup"]:
-        raise UsageError("--abandoned and --archive-dir go with --cleanup")
+    if options["abandoned"] and not options["cleanup"]:
+        raise UsageError("--abandoned goes with --cleanup")
     if options["execute"] and not (options["cleanup"] or options["cutover_file"]):
         raise UsageError("--execute goes with --cleanup or --cutover")
     if options["cutover_file"] is not None and (
@@ -725,7 +725,24 @@ def _ensemble_use(run: _Run, zks: dict[str, KazooClient], ensemble: str) -> Any:
     servers = server_use(ensemble, timeout_s=min(run.connect_timeout, 5.0))
     own = [own_session(c) for c in zks.values()]
     return ensemble_use(chroot_of(ensemble), servers.clients, servers.ephemerals, broker_sessions(zk), own,
-                        unscanned_groups=unscanned)  # fmt: skip
+                        unscanned_groups=unscanned, cleaned=_cleaned(run, ensemble, list_groups(zk)))  # fmt: skip
+
+
+def _cleaned(run: _Run, ensemble: str, present: list[str]) -> int | None:
+    """With --archive-dir: how many groups of the ensemble were archived there and are gone (None without)."""
+    from migrator.fleet.readiness import cleaned_count
+    from migrator.zk.archive import read_archive
+
+    if not run.archive_dir or not Path(run.archive_dir).is_dir():
+        return None
+    archived = []
+    for path in sorted(Path(run.archive_dir).glob("*.json")):
+        try:
+            archive = read_archive(path)
+        except MigratorError:  # not an archive
+            continue
+        archived.append((archive.zookeeper, archive.group))
+    return cleaned_count(archived, ensemble, present)
 
 
 def _plan(run: _Run, rows: list[Any], holder: str, settings: Any) -> tuple[Any, list[Any], Path]:

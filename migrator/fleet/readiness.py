@@ -152,6 +152,12 @@ def _consumers_sessions(prefix: str, ephemerals: Mapping[int, Sequence[str]]) ->
     return tuple(found)
 
 
+def cleaned_count(archived: Iterable[tuple[str, str]], ensemble: str, present: Iterable[str]) -> int:
+    """Groups of `ensemble` that have an archive (`(ensemble, group)` each) and no tree any more."""
+    there = set(present)
+    return len({g for e, g in archived if e == ensemble and g not in there})
+
+
 def stage_and_step(row: FleetRow) -> tuple[Stage, Step]:
     """The stage of one scanned group, and the step that moves it on."""
     status = Status(row.status)
@@ -227,7 +233,7 @@ def _seen(items: tuple[str, ...] | None, word: str) -> str:
 def to_text(result: Readiness) -> str:
     use = result.use
     counts = ", ".join(f"{stage.value} {n}" for stage, n in result.counts.items() if stage is not Stage.CLEANED)
-    cleaned = str(result.counts[Stage.CLEANED]) if use.cleaned is not None else "unknown (no archives given)"
+    cleaned = str(result.counts[Stage.CLEANED]) if use.cleaned is not None else "unknown (no --archive-dir)"
     lines = [
         f"readiness of {result.ensemble}:",
         f"  groups: {counts}, cleaned {cleaned}",

@@ -230,8 +230,9 @@ def test_a_fleet_is_cleaned_in_waves_and_rolled_back_from_its_plan_and_the_verdi
             assert not any(writer.exists(f"/consumers/{g}") for g in abandoned)
             assert len(list((tmp_path / "archives").iterdir())) == len(abandoned)
 
-            after = _verdict(ensemble, *kafka)
+            after = _verdict(ensemble, *kafka, "--archive-dir", str(tmp_path / "archives"))
             assert after["ensembles"][0]["groups"]["abandoned"] == 0
+            assert after["ensembles"][0]["groups"]["cleaned"] == len(abandoned)
 
             back = cli.run("fleet-scan", "-z", ensemble, "--rollback", str(plan), timeout=300)
             assert back.code == 0, back.stdout + back.stderr

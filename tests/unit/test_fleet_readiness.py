@@ -11,6 +11,7 @@ from migrator.fleet.readiness import (
     EnsembleUse,
     Stage,
     Step,
+    cleaned_count,
     ensemble_use,
     readiness,
     to_doc,
@@ -115,3 +116,10 @@ def test_cons_and_dump_answers_are_parsed():
         0x1000038A8D70001: ("/consumers/g/ids/c1",),
     }
     assert servers("a:1,[::1]:2,b/chroot") == [("a", 1), ("::1", 2), ("b", 2181)]
+
+
+def test_cleaned_are_the_archived_groups_of_this_ensemble_that_are_gone():
+    archived = [(ZK, "gone"), (ZK, "back"), ("other:2181", "elsewhere"), (ZK, "gone")]
+    assert cleaned_count(archived, ZK, present=["back", "live"]) == 1
+    result = readiness(ZK, [], EnsembleUse((), (), cleaned=1))
+    assert result.counts[Stage.CLEANED] == 1 and result.ready
