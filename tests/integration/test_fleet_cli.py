@@ -20,7 +20,7 @@ from tests.helpers.zk import zk_client as open_zk
 
 pytestmark = pytest.mark.timeout(600)
 
-OWN_LINES = re.compile(r"^(\d+ groups in \d+ ensemble\(s\)|rows written to .+|spark log: .+)$")
+OWN_LINES = re.compile(r"^(\d+ groups in \d+ ensemble\(s\)|(rows|readiness) written to .+|spark log: .+)$")
 """Every line the scan itself writes on stderr in a run without trouble."""
 
 
