@@ -55,6 +55,7 @@ def test_the_scan_writes_only_its_own_lines_on_stderr_and_spark_s_to_its_log(sma
     logs = [line.split(": ", 1)[1] for line in verbose.stderr.splitlines() if line.startswith("spark log: ")]
     assert len(logs) == 1, verbose.stderr
     assert "NativeCodeLoader" in Path(logs[0]).read_text()  # the JVM's and Spark's own lines went there
+    Path(logs[0]).unlink()  # kept for the operator; the test's own is not needed any more
 
 
 def test_a_spark_that_fails_leaves_one_error_line_naming_its_log(small_fleet: str, tmp_path: Path):
@@ -64,6 +65,7 @@ def test_a_spark_that_fails_leaves_one_error_line_naming_its_log(small_fleet: st
     assert [x for x in failed.stderr.splitlines() if x != line and not OWN_LINES.match(x)] == [], failed.stderr
     log = Path(line.rsplit("Spark's log: ", 1)[1])
     assert "no-java" in log.read_text()  # what the JVM's launcher said is kept
+    log.unlink()
 
 
 def test_readiness_lists_each_blocker_with_its_command_then_says_ready_once_the_groups_are_gone(
