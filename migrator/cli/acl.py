@@ -8,6 +8,7 @@ from migrator.cli.common import Connection, connection_options, echo_json, group
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.errors import EXIT_OK
 from migrator.ops import acl as ops_acl
+from migrator.protocol.acl import perms_word
 from migrator.table import align
 from migrator.zk.acl import ACL
 from migrator.zk.client import digest_acl_id
@@ -43,7 +44,7 @@ def protect_cmd(conn: Connection, group: str, admin: str, dry_run: bool) -> int:
     with open_zookeeper(conn, auth=conn.zk_auth or admin) as zk:
         done = ops_acl.planned(zk, group, admin) if dry_run else ops_acl.protect(zk, group, admin)
     for path, acls in done:
-        click.echo(f"{path}  " + ", ".join(f"{a.id.scheme}:{a.id.id}={ops_acl.perms_word(a.perms)}" for a in acls))
+        click.echo(f"{path}  " + ", ".join(f"{a.id.scheme}:{a.id.id}={perms_word(a.perms)}" for a in acls))
     if dry_run:
         click.echo(f"dry run: {group}: nothing written (whether the connection may set them shows only on the write)")
         return EXIT_OK
@@ -53,7 +54,7 @@ def protect_cmd(conn: Connection, group: str, admin: str, dry_run: bool) -> int:
 
 def acl_doc(acl: ACL) -> dict[str, str]:
     """One ACL of `acl show --json`."""
-    return {"scheme": acl.id.scheme, "id": acl.id.id, "perms": ops_acl.perms_word(acl.perms)}
+    return {"scheme": acl.id.scheme, "id": acl.id.id, "perms": perms_word(acl.perms)}
 
 
 @acl_group.command("show")
@@ -76,9 +77,7 @@ def show_cmd(conn: Connection, group: str, as_json: bool) -> int:
     rows = [
         (
             path,
-            "(absent)"
-            if acls is None
-            else ", ".join(f"{a.id.scheme}:{a.id.id}={ops_acl.perms_word(a.perms)}" for a in acls),
+            "(absent)" if acls is None else ", ".join(f"{a.id.scheme}:{a.id.id}={perms_word(a.perms)}" for a in acls),
         )
         for path, acls in nodes
     ]

@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -158,6 +159,13 @@ def _master(option: str | None) -> str | None:
     metavar="DURATION",
     help="READY needs no membership/mode change for this long.",
 )
+@click.option(
+    "--abandoned-after",
+    default="30d",
+    show_default=True,
+    metavar="DURATION",
+    help="ABANDONED: no member, no live Kafka group and no offset commit for this long.",
+)
 @click.option("--output", "output_dir", type=click.Path(file_okay=False, path_type=Path), help="Write rows here.")
 @click.option(
     "--format",
@@ -190,22 +198,60 @@ def _master(option: str | None) -> str | None:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Undo an applied run: restore the modes its plan file records.",
 )
+@click.option(
+    "--readiness",
+    is_flag=True,
+    help="The verdict: can each ensemble be retired? Exit 0 when every one can, 1 when not yet.",
+)
+@click.option("--cleanup", is_flag=True, help="Archive and delete every finished group in waves (dry run: --execute).")
+@click.option("--abandoned", is_flag=True, help="With --cleanup: the ABANDONED groups too.")
+@click.option(
+    "--cutover",
+    "cutover_file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Cut over the groups listed in this file (one a line) in waves (dry run: --execute).",
+)
+@click.option("--execute", is_flag=True, help="With --cleanup or --cutover: act (default: list the waves).")
+@click.option("--archive-dir", metavar="DIR", help="With --cleanup: where the archives go (default: --output, or .).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--verbose", is_flag=True, help="Print the path of the log that holds Spark's and the JVM's output.")
 def fleet_scan(conn: Connection, rollback_file: Path | None, **options: Any) -> int:
     """Scan every consumer group, classify it, and (with --apply) switch the READY ones to kafka.
 
     \b
     `--bootstrap-server` takes one cluster for all ensembles, or one per ensemble separated by `;`; default:
     each ensemble's brokers under /brokers/ids (--apply and --rollback refuse when there are none).
-    Statuses: LEGACY, MIGRATING, READY, KAFKA, MIXED_KAFKA_CONSUMERS, BLOCKED, ORPHANED, INCONSISTENT.
+    Statuses: LEGACY, MIGRATING, READY, KAFKA, CUT_OVER, MIXED_KAFKA_CONSUMERS, BLOCKED, ORPHANED, ABANDONED,
+    INCONSISTENT. --readiness: the verdict whether each ensemble can be retired (exit 0 ready, 1 not yet).
     Exit codes: 0 done, 1 a wave was rolled back or a restore failed, 2 refused (another scanner holds
     the lock, bad arguments), 130 interrupted (the switched groups and the plan file are named).
     """
     if rollback_file is not None and options["do_apply"]:
         raise UsageError("--rollback and --apply exclude each other")
+    if options["readiness"] and (rollback_file is not None or options["do_apply"] or options["cleanup"]):
+        raise UsageError("--readiness only reads: it excludes --apply, --cleanup and --rollback")
+    if options["cleanup"] and (rollback_file is not None or options["do_apply"]):
+        raise UsageError("--cleanup excludes --apply and --rollback")
+    if options["abandoned"] and not options["cleanup"]:
+        raise UsageError("--abandoned goes with --cleanup")
+    if options["execute"] and not (options["cleanup"] or options["cutover_file"]):
+        raise UsageError("--execute goes with --cleanup or --cutover")
+    if options["cutover_file"] is not None and (
+        options["cleanup"] or options["do_apply"] or options["readiness"] or rollback_file is not None
+    ):
+        raise UsageError("--cutover excludes --apply, --cleanup, --readiness and --rollback")
     run = _run_of(conn, **options)
     if rollback_file is not None:
+        from migrator.fleet.plan import CLEANUP_KIND, CUTOVER_KIND, plan_kind
+
+        kind = plan_kind(rollback_file)
+        if kind == CLEANUP_KIND:
+            return _rollback_cleanup(run, rollback_file)
+        if kind == CUTOVER_KIND:
+            return _rollback_cutover(run, rollback_file)
         return _rollback(run, rollback_file)
+    if run.cutover_file is not None:
+        return _cutover_waves(run, run.cutover_file)
     _require_spark()
     return _scan_and_apply(run)
 
@@ -214,14 +260,17 @@ def _run_of(
     conn: Connection,
     *,
     stable_for: str,
+    abandoned_after: str,
     wave_interval: str,
     spark_master: str | None,
     partitions: int | None,
     no_progress: bool,
+    verbose: bool,
     **options: Any,
 ) -> _Run:
     """The invocation's options, parsed and checked (nothing connected yet)."""
     ensembles = split_ensembles([conn.zookeeper])
+    run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
     return _Run(
         ensembles=ensembles,
         bootstrap=pair_bootstrap(ensembles, conn.bootstrap_servers),
@@ -230,12 +279,39 @@ def _run_of(
         zk_auth=conn.zk_auth,
         zk_tls=conn.zk_tls,
         connect_timeout=conn.connect_timeout_s,
-        run_id=time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6],
+        run_id=run_id,
         stable_for_ms=parse_duration_ms(stable_for, "--stable-for"),
+        abandoned_after_ms=parse_duration_ms(abandoned_after, "--abandoned-after"),
         interval_s=parse_duration_ms(wave_interval, "--wave-interval") / 1000,
         spark=(spark_master, partitions, no_progress),
+        spark_log=SparkLog(Path(tempfile.gettempdir()) / f"migrator-fleet-scan-{run_id}.log", verbose),
         **options,
     )
+
+
+@dataclass
+class SparkLog:
+    """Where the JVM's and Spark's own output goes, instead of the operator's terminal.
+
+    Kept when `verbose` (its path printed at the start) or when the scan failed (its path in the error);
+    removed after a scan that went well otherwise.
+    """
+
+    path: Path
+    verbose: bool
+    kept: bool = False
+
+    def announce(self) -> None:
+        if self.verbose:
+            click.echo(f"spark log: {self.path}", err=True)
+
+    def failed(self, message: str) -> MigratorError:
+        self.kept = True
+        return MigratorError(f"{message}; Spark's log: {self.path}")
+
+    def done(self) -> None:
+        if not self.verbose and not self.kept:
+            self.path.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -253,22 +329,35 @@ class _Run:
     include: str | None
     exclude: str | None
     stable_for_ms: int
+    abandoned_after_ms: int
     interval_s: float
     wave_size: int
     max_lag_growth: int
     do_apply: bool
+    readiness: bool
+    cleanup: bool
+    cutover_file: Path | None
+    abandoned: bool
+    execute: bool
+    archive_dir: str | None
     plan_file: Path | None
     output_dir: Path | None
     fmt: str
     spark: tuple[str | None, int | None, bool]  # --spark-master, --partitions, --no-progress
+    spark_log: SparkLog
+
+    @property
+    def json_on_stdout(self) -> bool:
+        """`--format json` without --output prints JSON on stdout (the rows, or the verdict with --readiness),
+        everything else on stderr."""
+        return self.fmt == "json" and self.output_dir is None
 
     @property
     def rows_on_stdout(self) -> bool:
-        """`--format json` without --output prints the rows (JSON lines) on stdout, everything else on stderr."""
-        return self.fmt == "json" and self.output_dir is None
+        return self.json_on_stdout and not self.readiness
 
     def say(self, text: str) -> None:
-        click.echo(text, err=self.rows_on_stdout)
+        click.echo(text, err=self.json_on_stdout)
 
     def who(self, zk_auth_identity: str) -> str:
         return f"{zk_auth_identity} fleet-scan {self.run_id}"
@@ -329,9 +418,15 @@ def _scan_and_apply(run: _Run) -> int:
     with contextlib.ExitStack() as stack:
         zks = stack.enter_context(_clients(run, run.ensembles))
         # the dry run finds the brokers exactly as --apply does, so that it previews the apply
-        bootstrap = _fill_bootstrap(run.bootstrap, zks, run.ensembles, run, required=run.do_apply)
+        writes = run.do_apply or (run.cleanup and run.execute)
+        bootstrap = _fill_bootstrap(run.bootstrap, zks, run.ensembles, run, required=writes)
         lock = stack.enter_context(FleetLock(zks[run.ensembles[0]], run.run_id)) if run.do_apply else None
-        settings, rows = _scan_fleet(run, zks, bootstrap)
+        settings, rows = _scan_fleet(run, zks, bootstrap, spark_stack=stack if run.cleanup else None)
+        verdicts = _readiness(run, zks, rows)
+        if run.readiness:
+            return EXIT_OK if all(v.ready for v in verdicts) else EXIT_FAILED
+        if run.cleanup:
+            return _cleanup(run, zks, settings, rows)
         plan, wave_entries, plan_path = _plan(run, rows, lock.identity if lock else f"dry run {run.run_id}", settings)
         if not run.do_apply:
             run.say(f"dry run: {len(plan.groups)} READY groups in {len(wave_entries)} waves; plan {plan_path}")
@@ -341,7 +436,12 @@ def _scan_and_apply(run: _Run) -> int:
         return _apply(run, zks, settings, plan, wave_entries, plan_path, lock)
 
 
-def _scan_fleet(run: _Run, zks: dict[str, KazooClient], bootstrap: dict[str, str | None]) -> tuple[Any, list[Any]]:
+def _scan_fleet(
+    run: _Run,
+    zks: dict[str, KazooClient],
+    bootstrap: dict[str, str | None],
+    spark_stack: contextlib.ExitStack | None = None,
+) -> tuple[Any, list[Any]]:
     """Classify every group on Spark; the rows go to --output, or to stdout for `--format json` alone."""
     from migrator.fleet import report
 
@@ -358,15 +458,291 @@ def _scan_fleet(run: _Run, zks: dict[str, KazooClient], bootstrap: dict[str, str
         kafka_properties=run.props,
         zk_timeout_s=run.connect_timeout,
         kafka_timeout_s=run.connect_timeout,
+        abandoned_after_ms=run.abandoned_after_ms,
     )
     master, partitions, no_progress = run.spark
-    rows, elapsed = _scan(items, settings, master, partitions, no_progress, run.output_dir, run.fmt)
+    spark_options = (master, partitions, no_progress)
+    rows, elapsed = _scan(items, settings, spark_options, run.spark_log, run.output_dir, run.fmt, keep=spark_stack)
     if run.output_dir is not None and run.fmt != "parquet":
         click.echo(f"rows written to {report.write_rows(rows, run.output_dir, run.fmt)}", err=True)
     if run.rows_on_stdout:
         click.echo(report.to_json(rows), nl=False)
     run.say(report.summary(rows, elapsed))
     return settings, rows
+
+
+def _cleanup(run: _Run, zks: dict[str, KazooClient], settings: Any, rows: list[Any]) -> int:
+    """`--cleanup`: the finished (and with --abandoned the abandoned) groups in waves; `--execute` cleans them
+    under the scanner lock, one Spark job per wave, and stops after a wave where a group was not cleaned."""
+    from migrator.fleet.cleanup import plan_entries, targets
+    from migrator.fleet.plan import CleanupRun
+
+    archive_dir = str(Path(run.archive_dir or run.output_dir or ".").absolute()) if "://" not in (
+        run.archive_dir or "") else str(run.archive_dir)  # fmt: skip
+    entries = plan_entries(targets(rows, run.abandoned), run.wave_size, archive_dir)
+    plan = CleanupRun(run.run_id, f"dry run {run.run_id}", not run.execute, settings.now_ms, groups=entries)
+    plan.options = {"ensembles": run.ensembles, "abandoned": run.abandoned, "wave_size": run.wave_size,
+                    "abandoned_after_ms": run.abandoned_after_ms, "archive_dir": archive_dir}  # fmt: skip
+    plan_path = run.plan_file or (run.output_dir or Path(".")) / f"fleet-cleanup-{run.run_id}.json"
+    if not run.execute:
+        return _dry_run_waves(run, plan, plan_path, "to clean")
+    return _clean_waves(run, zks, settings, plan, plan_path)
+
+
+def _dry_run_waves(run: _Run, plan: Any, plan_path: Path, what: str) -> int:
+    """A `--cleanup` or `--cutover` without --execute: the plan saved, its waves listed."""
+    from migrator.fleet.plan import Result
+
+    plan.result, plan.finished_at_ms = Result.DRY_RUN, now_ms()
+    plan.save(plan_path)
+    waves = sorted({e.wave for e in plan.groups})
+    run.say(f"dry run: {len(plan.groups)} groups {what} in {len(waves)} waves; plan {plan_path}")
+    for wave in waves:
+        run.say(f"  wave {wave}: {_names([e for e in plan.groups if e.wave == wave])}")
+    return EXIT_OK
+
+
+def _clean_waves(run: _Run, zks: dict[str, KazooClient], settings: Any, plan: Any, plan_path: Path) -> int:
+    from pyspark.sql import SparkSession
+
+    from migrator.fleet.cleanup import CleanSettings
+    from migrator.fleet.lock import FleetLock
+    from migrator.fleet.pipeline import run_cleanup_wave
+    from migrator.fleet.plan import CleanOutcome, Result
+
+    clean = CleanSettings(dict(settings.bootstrap), run.zk_auth, run.zk_tls, dict(run.props), run.connect_timeout,
+                          run.abandoned_after_ms / 1000, settings.now_ms)  # fmt: skip
+    spark = SparkSession.getActiveSession()
+    with FleetLock(zks[run.ensembles[0]], run.run_id) as lock:
+        plan.holder = lock.identity
+        plan.save(plan_path)
+        run.say(f"plan {plan_path}")
+        for wave in sorted({e.wave for e in plan.groups}):
+            started = time.monotonic()
+            try:
+                done = run_cleanup_wave(spark, [e for e in plan.groups if e.wave == wave], clean)
+            except Exception as exc:  # a task failed on an executor: say why in one line
+                plan.result, plan.finished_at_ms = f"failed in wave {wave}", now_ms()
+                plan.save(plan_path)
+                raise run.spark_log.failed(f"wave {wave} failed on an executor: {_root_cause(exc)}") from exc
+            plan.update(done)
+            plan.save(plan_path)
+            cleaned = [e for e in done if e.outcome is CleanOutcome.DELETED]
+            run.say(f"wave {wave}: cleaned {len(cleaned)} of {len(done)} in {time.monotonic() - started:.1f}s")
+            trouble = _named_trouble(done, CleanOutcome.DELETED)
+            if trouble or not lock.held():
+                plan.result = Result.STOPPED if trouble else Result.LOCK_LOST
+                break
+        else:
+            plan.result = Result.APPLIED
+    plan.finished_at_ms = now_ms()
+    plan.save(plan_path)
+    run.say(f"cleaned {len(plan.entries(CleanOutcome.DELETED))} groups; plan {plan_path}; undo with "
+            f"`migrator fleet-scan -z '{';'.join(run.ensembles)}' --rollback {plan_path}`")  # fmt: skip
+    return EXIT_OK if plan.result == Result.APPLIED else EXIT_FAILED
+
+
+def _rollback_cleanup(run: _Run, plan_path: Path) -> int:
+    """`--rollback` of a cleanup: every cleaned group put back from its archive, latest wave first."""
+    from migrator.fleet.cleanup import restore_entry
+    from migrator.fleet.lock import FleetLock
+    from migrator.fleet.plan import CleanOutcome, CleanupRun
+
+    plan = CleanupRun.load(plan_path)
+    first = run.ensembles[0]
+    needed = sorted({e.ensemble for e in plan.groups} | {first}, key=lambda e: e != first)
+    todo = sorted(plan.entries(CleanOutcome.DELETED, CleanOutcome.RESTORE_FAILED), key=lambda e: (-e.wave, e.group))
+    with _clients(run, needed) as zks, FleetLock(zks[first], run.run_id):
+        for entry in todo:
+            with interrupts_deferred():
+                plan.update([restore_entry(zks[entry.ensemble], entry, run.zk_auth)])
+                plan.save(plan_path)
+    return _rollback_done(run, plan, plan_path, len(todo), plan.entries(CleanOutcome.RESTORE_FAILED), "restored")
+
+
+def _cutover_waves(run: _Run, groups_file: Path) -> int:
+    """`--cutover GROUPS_FILE`: the listed groups of the first ensemble in waves; with --execute, under the
+    scanner lock, each wave fenced together, then each group waited for (up to --wave-interval), its offsets
+    carried and its mode recorded, by `migrator cutover`'s own steps. Stops after a wave with trouble."""
+    from migrator.fleet.plan import CutoverEntry, CutoverRun
+
+    names = [line.strip() for line in groups_file.read_text().splitlines()]
+    groups = [n for n in names if n and not n.startswith("#")]
+    if not groups:
+        raise UsageError(f"--cutover {groups_file}: no group listed")
+    first = run.ensembles[0]
+    entries = [CutoverEntry(first, g, i // run.wave_size + 1) for i, g in enumerate(groups)]
+    plan = CutoverRun(run.run_id, f"dry run {run.run_id}", not run.execute, now_ms(), groups=entries)
+    plan.options = {"ensemble": first, "wave_size": run.wave_size, "wait_s": run.interval_s}
+    plan_path = run.plan_file or (run.output_dir or Path(".")) / f"fleet-cutover-{run.run_id}.json"
+    if not run.execute:
+        return _dry_run_waves(run, plan, plan_path, "to cut over")
+    if not run.zk_auth:
+        raise RefusedError("--cutover needs the admin identity (--zk-auth) to set the fence; nothing was written")
+    return _cut_waves(run, plan, plan_path)
+
+
+def _cut_waves(run: _Run, plan: Any, plan_path: Path) -> int:
+    from migrator.fleet.lock import FleetLock
+    from migrator.fleet.plan import CutOutcome, Result
+
+    first = run.ensembles[0]
+    with (
+        _clients(run, [first]) as zks,
+        _cutover_runners(run, zks[first]) as runner_of,
+        FleetLock(zks[first], run.run_id) as lock,
+    ):
+        plan.holder = lock.identity
+        plan.save(plan_path)
+        click.echo(f"plan {plan_path}")
+        for wave in sorted({e.wave for e in plan.groups}):
+            entries = [e for e in plan.groups if e.wave == wave]
+            _cut_wave(plan, plan_path, entries, runner_of)
+            done = [e for e in plan.groups if e.wave == wave]
+            cut = [e for e in done if e.outcome is CutOutcome.CUT_OVER]
+            click.echo(f"wave {wave}: cut over {len(cut)} of {len(done)}: {_names(cut)}")
+            if _named_trouble(done, CutOutcome.CUT_OVER):
+                plan.result = Result.STOPPED
+                break
+        else:
+            plan.result = Result.APPLIED
+    plan.finished_at_ms = now_ms()
+    plan.save(plan_path)
+    click.echo(f"start each cut-over group's Kafka consumers; plan {plan_path}; undo with "
+               f"`migrator fleet-scan -z '{first}' --zk-auth ... --rollback {plan_path}`")  # fmt: skip
+    return EXIT_OK if plan.result == Result.APPLIED else EXIT_FAILED
+
+
+def _cut_wave(plan: Any, plan_path: Path, entries: list[Any], runner_of: Any) -> None:
+    """Fence every group of the wave first (its deployments stop together), then finish each in turn."""
+    from migrator.fleet.plan import CutOutcome
+    from migrator.protocol.cutover import Direction, Step
+
+    for stop_before, outcome in ((Step.WAIT_EMPTY, CutOutcome.FENCED), (None, CutOutcome.CUT_OVER)):
+        names = {e.group for e in entries}
+        for entry in [
+            e for e in plan.groups if e.group in names and e.outcome in (CutOutcome.PLANNED, CutOutcome.FENCED)
+        ]:
+            try:
+                with interrupts_deferred():
+                    runner_of(entry.group).run(Direction.FORWARD, stop_before=stop_before)
+                plan.update([entry.ended(outcome, "", at_ms=now_ms())])
+            except MigratorError as exc:
+                failed = CutOutcome.REFUSED if isinstance(exc, RefusedError) else CutOutcome.FAILED
+                plan.update([entry.ended(failed, str(exc))])
+            plan.save(plan_path)
+
+
+@contextlib.contextmanager
+def _cutover_runners(run: _Run, zk: KazooClient) -> Iterator[Any]:
+    """`group -> Runner` on one ZooKeeper session and one Kafka admin client."""
+    from migrator.kafka.admin import KafkaAdmin
+    from migrator.ops.cutover import Runner
+    from migrator.ops.modes import who_am_i
+
+    first = run.ensembles[0]
+    bootstrap = _fill_bootstrap(run.bootstrap, {first: zk}, [first], run, required=True)[first] or ""
+    admin = KafkaAdmin(bootstrap, run.props, run.connect_timeout)
+    who = run.who(who_am_i(run.zk_auth))
+    try:
+        yield lambda group: Runner(zk, admin, group, run.zk_auth, who, run.interval_s)
+    finally:
+        admin.close()
+
+
+def _rollback_cutover(run: _Run, plan_path: Path) -> int:
+    """`--rollback` of a fleet cutover: each group carried back to ZooKeeper and its fence lifted."""
+    from migrator.fleet.plan import CutOutcome, CutoverRun
+    from migrator.protocol.cutover import Direction
+
+    plan = CutoverRun.load(plan_path)
+    first = run.ensembles[0]
+    todo = plan.entries(CutOutcome.CUT_OVER, CutOutcome.FENCED, CutOutcome.ROLLBACK_FAILED)
+    with _clients(run, [first]) as zks, _cutover_runners(run, zks[first]) as runner_of:
+        from migrator.fleet.lock import FleetLock
+
+        with FleetLock(zks[first], run.run_id):
+            for entry in sorted(todo, key=lambda e: (-e.wave, e.group)):
+                try:
+                    with interrupts_deferred():
+                        runner_of(entry.group).run(Direction.ROLLBACK)
+                    plan.update([entry.ended(CutOutcome.ROLLED_BACK, "", at_ms=now_ms())])
+                except MigratorError as exc:
+                    plan.update([entry.ended(CutOutcome.ROLLBACK_FAILED, str(exc))])
+                plan.save(plan_path)
+    failed = plan.entries(CutOutcome.ROLLBACK_FAILED)
+    return _rollback_done(run, plan, plan_path, len(todo), failed, "back on zookeeper")
+
+
+def _named_trouble(done: list[Any], wanted: Any) -> bool:
+    """Whether a group of the wave did not end `wanted`; each one named on a `warning:` line."""
+    trouble = [e for e in done if e.outcome is not wanted]
+    for e in trouble:
+        click.echo(f"warning: {e.ensemble}/{e.group}: {e.outcome}: {e.detail}", err=True)
+    return bool(trouble)
+
+
+def _rollback_done(run: _Run, plan: Any, plan_path: Path, tried: int, failed: list[Any], what: str) -> int:
+    """The rollback recorded in its plan, each failure named; exit 1 when one failed."""
+    plan.record_rollback(run.run_id, tried - len(failed), len(failed), now_ms())
+    plan.save(plan_path)
+    for e in failed:
+        click.echo(f"warning: {e.ensemble}/{e.group}: {e.outcome}: {e.detail}", err=True)
+    click.echo(f"rollback of {plan.KIND} {plan.run_id}: {tried - len(failed)} groups {what}; "
+               f"{len(failed)} failed ({plan_path})")  # fmt: skip
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _readiness(run: _Run, zks: dict[str, KazooClient], rows: list[Any]) -> list[Any]:
+    """The verdict per ensemble: printed after the summary, written beside the rows, or (--readiness with
+    `--format json` alone) printed as JSON on stdout."""
+    import json
+
+    from migrator.fleet import readiness
+
+    verdicts = [readiness.readiness(e, rows, _ensemble_use(run, zks, e)) for e in run.ensembles]
+    doc = {"ready": all(v.ready for v in verdicts), "ensembles": [readiness.to_doc(v) for v in verdicts]}
+    if run.readiness and run.json_on_stdout:
+        click.echo(json.dumps(doc, sort_keys=True))
+    else:
+        run.say("\n".join(readiness.to_text(v) for v in verdicts))
+    if run.output_dir is not None:
+        path = run.output_dir / "fleet-readiness.json"
+        path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        click.echo(f"readiness written to {path}", err=True)
+    return verdicts
+
+
+def _ensemble_use(run: _Run, zks: dict[str, KazooClient], ensemble: str) -> Any:
+    """What the ensemble's servers say about its sessions and clients, beside the groups the scan read."""
+    from migrator.fleet.readiness import ensemble_use
+    from migrator.zk.connect_string import chroot_of
+    from migrator.zk.usage import broker_sessions, own_session, server_use
+
+    zk = zks[ensemble]
+    keep = group_filter(run.include, run.exclude)
+    unscanned = sum(1 for g in list_groups(zk) if not keep(g))
+    servers = server_use(ensemble, timeout_s=min(run.connect_timeout, 5.0))
+    own = [own_session(c) for c in zks.values()]
+    return ensemble_use(chroot_of(ensemble), servers.clients, servers.ephemerals, broker_sessions(zk), own,
+                        unscanned_groups=unscanned, cleaned=_cleaned(run, ensemble, list_groups(zk)))  # fmt: skip
+
+
+def _cleaned(run: _Run, ensemble: str, present: list[str]) -> int | None:
+    """With --archive-dir: how many groups of the ensemble were archived there and are gone (None without)."""
+    from migrator.fleet.readiness import cleaned_count
+    from migrator.zk.archive import read_archive
+
+    if not run.archive_dir or not Path(run.archive_dir).is_dir():
+        return None
+    archived = []
+    for path in sorted(Path(run.archive_dir).glob("*.json")):
+        try:
+            archive = read_archive(path)
+        except MigratorError:  # not an archive
+            continue
+        archived.append((archive.zookeeper, archive.group))
+    return cleaned_count(archived, ensemble, present)
 
 
 def _plan(run: _Run, rows: list[Any], holder: str, settings: Any) -> tuple[Any, list[Any], Path]:
@@ -422,38 +798,60 @@ def _apply(run: _Run, zks, settings, plan, wave_entries, plan_path: Path, lock) 
     return EXIT_OK if ok else EXIT_FAILED
 
 
-def _scan(items, settings, spark_master, partitions, no_progress, output_dir, fmt):
-    """Run the Spark job (and write Parquet with it); returns (rows, seconds)."""
+def _scan(
+    items, settings, spark_options, spark_log: SparkLog, output_dir, fmt, keep: contextlib.ExitStack | None = None
+):
+    """Run the Spark job (and write Parquet with it); returns (rows, seconds). Spark's output goes to its log.
+    `keep`: the session stays up for the cleanup's waves; its end (and the log's) goes onto that stack."""
     from pyspark.sql import SparkSession
 
-    from migrator.fleet import report
-    from migrator.fleet.pipeline import is_local, row_schema, run_scan, ship_package, spark_session
+    from migrator.fleet.pipeline import is_local, ship_package, spark_session
 
+    spark_master, partitions, no_progress = spark_options
     master = _master(spark_master)
     owned = SparkSession.getActiveSession() is None  # a caller's session (tests, notebooks) is left running
-    spark = spark_session(master)
+    spark_log.announce()
+    try:
+        spark = spark_session(master, log_path=spark_log.path)
+    except Exception as exc:  # the JVM did not start: its reason is in the log
+        raise spark_log.failed(f"Spark did not start: {_root_cause(exc)}") from exc
     try:
         if not is_local(spark.sparkContext.master):
             ship_package(spark)
-        started = time.monotonic()
-        progress = not no_progress and sys.stderr.isatty()
-        try:
-            rows = run_scan(spark, items, settings, partitions, progress=progress)
-        except Exception as exc:  # a task failed on an executor: say why in one line
-            raise MigratorError(f"the fleet scan failed on an executor: {_root_cause(exc)}") from exc
-        elapsed = time.monotonic() - started
-        if output_dir is not None and fmt == "parquet":
-
-            def write_parquet(path: str) -> None:
-                data = [tuple(getattr(r, f) for f in r.__dataclass_fields__) for r in rows]
-                spark.createDataFrame(data, row_schema()).coalesce(1).write.mode("overwrite").parquet(path)
-
-            path = report.write_rows(rows, output_dir, fmt, write_parquet=write_parquet)
-            click.echo(f"rows written to {path}", err=True)
-        return rows, elapsed
+        result = _collect(spark, items, settings, partitions, no_progress, spark_log, output_dir, fmt)
     finally:
-        if owned and master is not None and is_local(master):
+        ours = owned and master is not None and is_local(master)
+        if keep is not None:
+            keep.callback(spark_log.done)
+            if ours:
+                keep.callback(spark.stop)
+        elif ours:
             spark.stop()
+    if keep is None:
+        spark_log.done()
+    return result
+
+
+def _collect(spark, items, settings, partitions, no_progress, spark_log: SparkLog, output_dir, fmt):
+    from migrator.fleet import report
+    from migrator.fleet.pipeline import row_schema, run_scan
+
+    started = time.monotonic()
+    progress = not no_progress and sys.stderr.isatty()
+    try:
+        rows = run_scan(spark, items, settings, partitions, progress=progress)
+    except Exception as exc:  # a task failed on an executor: say why in one line
+        raise spark_log.failed(f"the fleet scan failed on an executor: {_root_cause(exc)}") from exc
+    elapsed = time.monotonic() - started
+    if output_dir is not None and fmt == "parquet":
+
+        def write_parquet(path: str) -> None:
+            data = [tuple(getattr(r, f) for f in r.__dataclass_fields__) for r in rows]
+            spark.createDataFrame(data, row_schema()).coalesce(1).write.mode("overwrite").parquet(path)
+
+        path = report.write_rows(rows, output_dir, fmt, write_parquet=write_parquet)
+        click.echo(f"rows written to {path}", err=True)
+    return rows, elapsed
 
 
 commands: list[click.Command] = [fleet_scan]

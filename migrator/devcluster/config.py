@@ -48,7 +48,7 @@ def zoo_cfg(port: int, data_dir: Path, ensemble: Sequence[QuorumPeer] = ()) -> s
         "clientPortAddress": HOST,
         "maxClientCnxns": 0,
         "admin.enableServer": "false",
-        "4lw.commands.whitelist": "mntr,ruok,srvr",
+        "4lw.commands.whitelist": "mntr,ruok,srvr,cons,dump",
         "autopurge.purgeInterval": 0,
     }
     for peer in ensemble:

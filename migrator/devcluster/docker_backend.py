@@ -72,7 +72,7 @@ def start(name: str, group_max_size: int | None = None) -> state.ClusterState:
         .with_network_aliases("zookeeper")
         .with_env("ZOOKEEPER_CLIENT_PORT", "2181")
         .with_env("ZOOKEEPER_TICK_TIME", "500")
-        .with_env("KAFKA_OPTS", "-Dzookeeper.4lw.commands.whitelist=mntr,ruok,srvr")
+        .with_env("KAFKA_OPTS", "-Dzookeeper.4lw.commands.whitelist=mntr,ruok,srvr,cons,dump")
         .with_bind_ports(2181, zk_port)
     )
     env = _broker_env(kafka_port, group_max_size)

@@ -206,8 +206,7 @@ def _names(entries: Iterable[PlanEntry]) -> str:
 def _run_wave(io: FleetIO, plan: Plan, entries: Sequence[PlanEntry], run: _Run) -> bool:
     """Switch, watch and (on trouble) roll back one wave; False when it was rolled back."""
     number = entries[0].wave
-    record: dict = {"wave": number, "started_at_ms": now_ms(), "groups": len(entries)}
-    plan.waves.append(record)
+    plan.begin_wave(number, len(entries), now_ms())
     for entry in entries:
         _switch(io, entry, run.options, plan, run.guard)
         plan.save(run.plan_path)
@@ -220,17 +219,16 @@ def _run_wave(io: FleetIO, plan: Plan, entries: Sequence[PlanEntry], run: _Run) 
     )
     started = time.monotonic()
     problems = _watch(io, switched, run.options, run.sleep) if switched else {}
-    record["checked_at_ms"] = now_ms()
-    record["problems"] = problems
+    checked_at_ms = now_ms()
     if not problems:
-        record["outcome"] = WaveOutcome.CONVERGED
+        plan.end_wave(problems, WaveOutcome.CONVERGED, checked_at_ms)
         plan.save(run.plan_path)
         run.on_event(f"wave {number}: converged in {time.monotonic() - started:.0f}s: {_names(switched)}")
         return True
     reason = f"{run.options.reason} run {plan.run_id}: wave {number} rolled back"
     for entry in switched:
         entry.outcome = Outcome.ROLLED_BACK if restore(io, entry, reason, run.guard) else Outcome.RESTORE_FAILED
-    record["outcome"] = WaveOutcome.ROLLED_BACK
+    plan.end_wave(problems, WaveOutcome.ROLLED_BACK, checked_at_ms)
     plan.result = Result.ROLLED_BACK
     plan.save(run.plan_path)
     run.on_event(f"wave {number}: trouble in {len(problems)} groups; the wave was rolled back, stopping:")
@@ -294,7 +292,7 @@ def rollback_plan(io: FleetIO, plan: Plan, plan_path: Path, run_id: str, guard: 
             entry.outcome = Outcome.RESTORE_FAILED
             failed += 1
         plan.save(plan_path)
-    plan.rollbacks.append({"run_id": run_id, "at_ms": now_ms(), "restored": restored, "failed": failed})
+    plan.record_rollback(run_id, restored, failed, now_ms())
     plan.save(plan_path)
     return restored, failed
 

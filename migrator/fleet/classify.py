@@ -9,14 +9,18 @@ the readiness or convergence checks (READY / KAFKA / BLOCKED).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from migrator.assign.model import consumer_of_thread
 from migrator.fleet.guard import switch_refusals
 from migrator.fleet.model import Classification, FleetRow, KafkaGroupFacts, Status
+from migrator.protocol.acl import members_can_create
 from migrator.protocol.codecs import Authority, Mode
+from migrator.protocol.cutover import CutoverState, Fence, cutover_state, route
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.layout_dialect import Recognition
+from migrator.protocol.lifecycle import GroupFacts, GroupTree, abandoned_blockers, last_commit_ms
 from migrator.protocol.partition import TopicPartition
 
 
@@ -249,6 +253,7 @@ def to_row(
         legacy=len(view.legacy),
         corrupt_members=len(view.corrupt_members),
         dialect=dialect_name(layout) if layout is not None else None,
+        route=member_route(view, kafka),
         mode=view.mode.raw if view.mode.exists else None,
         mode_mtime_ms=view.mode_mtime_ms,
         stable_since_ms=stable_since_ms(view),
@@ -301,3 +306,78 @@ def restore_problems(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str
     if view.mode.mode is Mode.KAFKA:
         problems.append("mode-changed: migration/mode is kafka again")
     return problems + _authority_reasons(view, Authority.ZOOKEEPER) + _ownership_reasons(view, kafka)
+
+
+def may_be_abandoned(row: FleetRow, kafka: KafkaGroupFacts | None) -> bool:
+    """Worth reading the whole tree for: nobody registered (ORPHANED, not vanished) and Kafka answered, so that
+    its side (a live group, retained offsets) can be judged. Without Kafka a group is never called abandoned."""
+    return (
+        row.status == Status.ORPHANED.value
+        and row.members == 0
+        and row.bridges == 0
+        and kafka is not None
+        and kafka.group is not None
+    )
+
+
+def abandoned(
+    view: GroupView, tree: GroupTree, kafka: KafkaGroupFacts, now_ms: int, abandoned_after_ms: int
+) -> Classification | None:
+    """ABANDONED when the lifecycle rule finds nothing in the way (`protocol.lifecycle.abandoned_blockers`):
+    no member anywhere, no live Kafka group nor retained Kafka offset, no commit for `abandoned_after_ms`
+    (the offset nodes' mtime); None otherwise."""
+    if kafka.group is None or not tree.exists:
+        return None
+    facts = GroupFacts(view, tree, kafka.group, kafka_committed=kafka.committed)
+    if abandoned_blockers(facts, now_ms, abandoned_after_ms / 1000):
+        return None
+    last = last_commit_ms(tree)
+    when = "never written" if last is None else f"last written {_age(now_ms - last)} ago"
+    return Classification(Status.ABANDONED, (f"abandoned: no member, no Kafka group, offsets {when}",))
+
+
+def _age(ms: int) -> str:
+    seconds = max(0, ms // 1000)
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def member_route(view: GroupView, kafka: KafkaGroupFacts | None) -> str | None:
+    """How the group's registered members reach Kafka (`protocol.cutover.route`): bridges by `set-mode`, legacy
+    members by `cutover`, a mix by neither; None when nobody is registered."""
+    if not view.members and not view.corrupt_members:
+        return None
+    return route(read_model(view, kafka)).value
+
+
+def may_be_cut_over(row: FleetRow) -> bool:
+    """Worth reading the whole tree for: nobody registered, and the mode says kafka."""
+    return row.members == 0 and row.bridges == 0 and row.corrupt_members == 0 and row.mode == Mode.KAFKA.value
+
+
+def fence_of(tree: GroupTree) -> Fence:
+    """The `ids` folder's fence as its ACL in the tree shows it (absent folder: not fenced)."""
+    ids = next((n for n in tree.nodes if n.path == "ids"), None)
+    if ids is None:
+        return Fence(ids_exists=False, members_can_create=True)
+    return Fence(ids_exists=True, members_can_create=members_can_create((a.perms, a.scheme, a.id) for a in ids.acls))
+
+
+_CUT_OVER_REASONS = {
+    CutoverState.WAITING: "kafka-consumers-missing: start its Kafka consumers",
+    CutoverState.STARTED: "kafka-consumers-started: its Kafka consumers joined or committed",
+    CutoverState.KAFKA_UNCHECKED: "kafka-unchecked: whether its Kafka consumers started is unknown",
+}
+
+
+def cut_over(view: GroupView, tree: GroupTree, kafka: KafkaGroupFacts | None) -> Classification | None:
+    """CUT_OVER, as `status` decides it (`protocol.cutover.cutover_state` over the `ids` fence of `tree`): with
+    `kafka-consumers-missing` until its Kafka consumers join or commit. None for any other group, and for one
+    whose cutover stopped part-way (it keeps its own status)."""
+    group = read_model(replace(view, fence=fence_of(tree)), kafka)
+    state = cutover_state(group, len(tree.at_depth("owners", 3)))
+    if state is None or state is CutoverState.UNDER_WAY:
+        return None
+    return Classification(Status.CUT_OVER, (_CUT_OVER_REASONS[state],))

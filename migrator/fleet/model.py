@@ -23,9 +23,11 @@ class Status(StrEnum):
     MIGRATING = "MIGRATING"  # some bridges, some legacy connectors
     READY = "READY"  # all bridges, stable, Kafka-healthy: may be switched to kafka
     KAFKA = "KAFKA"  # mode kafka and converged
+    CUT_OVER = "CUT_OVER"  # legacy members stopped behind a fence, mode kafka recorded by `cutover`
     MIXED_KAFKA_CONSUMERS = "MIXED_KAFKA_CONSUMERS"  # plain Kafka consumers beside bridges/legacy members
     BLOCKED = "BLOCKED"  # all bridges (or switched) but something forbids or contradicts kafka
     ORPHANED = "ORPHANED"  # no members at all
+    ABANDONED = "ABANDONED"  # no member, no live Kafka group, no offset commit for --abandoned-after
     INCONSISTENT = "INCONSISTENT"  # ZooKeeper contradicts itself (owners of no member)
 
 
@@ -70,6 +72,7 @@ class FleetRow:
     legacy: int = 0
     corrupt_members: int = 0
     dialect: str | None = None  # scala | pykafka; unreadable | mixed when refused; None for an empty group
+    route: str | None = None  # set-mode | cutover | blocked: its members' way to Kafka; None without members
     mode: str | None = None  # raw value of migration/mode; None when absent
     mode_mtime_ms: int | None = None
     stable_since_ms: int | None = None

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from migrator.fleet.cleanup import CleanSettings, clean_slice
 from migrator.fleet.model import ROW_FIELDS, FleetRow
+from migrator.fleet.plan import CleanupEntry
 from migrator.fleet.scan import ScanSettings, scan_slice
 
 GROUPS_PER_PARTITION = 1000
@@ -27,7 +29,7 @@ def row_schema() -> Any:
     from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
 
     long_fields = {"mode_mtime_ms", "stable_since_ms", "lag", "scanned_at_ms"}
-    str_fields = {"ensemble", "group", "status", "dialect", "mode", "kafka_state"}
+    str_fields = {"ensemble", "group", "status", "dialect", "route", "mode", "kafka_state"}
     fields = []
     for name in ROW_FIELDS:
         if name == "reasons":
@@ -46,30 +48,57 @@ def is_local(master: str | None) -> bool:
     return master is None or master.startswith("local")
 
 
-def spark_session(master: str | None = "local[*]", app_name: str = "migrator-fleet-scan", extra: dict | None = None):
-    """A SparkSession; `master=None` leaves the choice to spark-submit. Quiet logs, no UI in local mode."""
+def spark_session(
+    master: str | None = "local[*]",
+    app_name: str = "migrator-fleet-scan",
+    extra: dict | None = None,
+    log_path: Path | None = None,
+):
+    """A SparkSession; `master=None` leaves the choice to spark-submit. Quiet logs, no UI in local mode.
+
+    With `log_path`, a JVM this call starts writes its stdout and stderr (Spark's start-up lines, its log,
+    the executors' Python workers) to that file instead of the terminal; a JVM already running (spark-submit,
+    a caller's session) keeps its own.
+    """
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName(app_name)
-    if master is not None:
-        builder = builder.master(master)
     local = master is not None and is_local(master)  # None: spark-submit's master, maybe a cluster
     conf = {
+        "spark.app.name": app_name,
         "spark.ui.enabled": "false" if local else "true",
         "spark.ui.showConsoleProgress": "false" if local else "true",  # local mode shows our tqdm bar
         "spark.sql.shuffle.partitions": "4" if local else "200",
         "spark.python.worker.reuse": "true",
     }
+    if master is not None:
+        conf["spark.master"] = master
     if local:
         # Local executors run this interpreter (and its virtualenv), not whatever `python3` is on PATH;
         # PySpark reads the variable when the context starts.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     conf.update(extra or {})
+    if log_path is not None:
+        _start_logged_context(conf, log_path)
+    builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _start_logged_context(conf: dict[str, str], log_path: Path) -> None:
+    """Start the JVM (and the SparkContext on it) with its output in `log_path`, unless one runs already."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if getattr(SparkContext, "_gateway", None) is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    spark_conf = SparkConf(loadDefaults=False).setAll(list(conf.items()))
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
+    SparkContext(conf=spark_conf, gateway=gateway)
 
 
 def package_zip(target: Path) -> Path:
@@ -175,3 +204,13 @@ def run_scan(
     else:
         collected = df.collect()
     return [FleetRow.from_dict(r.asDict()) for r in collected]
+
+
+def run_cleanup_wave(spark: Any, entries: Sequence[CleanupEntry], settings: CleanSettings) -> list[CleanupEntry]:
+    """One wave of a fleet cleanup as one Spark job: each task archives and deletes its groups (`clean_slice`)."""
+    if not entries:
+        return []
+    sc = spark.sparkContext
+    sc.setJobGroup(JOB_GROUP, f"fleet cleanup of {len(entries)} groups", interruptOnCancel=True)
+    n = max(1, min(len(entries), sc.defaultParallelism))
+    return sc.parallelize(list(entries), n).mapPartitions(lambda part: clean_slice(part, settings)).collect()

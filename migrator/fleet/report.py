@@ -24,6 +24,7 @@ TABLE_COLUMNS = (
     "bridges",
     "legacy",
     "dialect",
+    "route",
     "mode",
     "kafka_members",
     "lag",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from migrator.errors import UsageError
 from migrator.fleet.classify import classify, to_row, with_layout
 from migrator.fleet.model import FleetRow, KafkaGroupFacts
+from migrator.fleet.trees import mark_from_trees
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup
@@ -82,6 +83,8 @@ class ScanSettings:
     kafka_properties: Mapping[str, str] = field(default_factory=dict)
     zk_timeout_s: float = 15.0
     kafka_timeout_s: float = KAFKA_TIMEOUT_S
+    abandoned_after_ms: int | None = None
+    """ABANDONED needs no offset commit for this long (None: the status is not given)."""
 
 
 def group_filter(include: str | None, exclude: str | None):
@@ -124,7 +127,7 @@ def scan_views(
         layout = read_layout.recognition
         c = with_layout(classify(view, kafka, settings.now_ms, settings.stable_for_ms, max_size), layout)
         out.append(to_row(ensemble, view, kafka, c, settings.now_ms, layout))
-    return out
+    return mark_from_trees(ensemble, out, {v.group: v for v in views}, facts, settings)
 
 
 def scan_slice(items: Iterable[tuple[str, str]], settings: ScanSettings) -> Iterator[FleetRow]:

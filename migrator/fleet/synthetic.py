@@ -71,10 +71,10 @@ def group_name(prefix: str, i: int) -> str:
     return f"{prefix}-{i:06d}"
 
 
-def plan_fleet(n: int, prefix: str = "fleet", seed: int = 0) -> SyntheticFleet:
-    """Choose the shape of each group (pure: same seed, same fleet)."""
+def plan_fleet(n: int, prefix: str = "fleet", seed: int = 0, only: str | None = None) -> SyntheticFleet:
+    """Choose the shape of each group (pure: same seed, same fleet); `only`: every group of that shape."""
     rng = random.Random(seed)
-    names = list(SHAPES)
+    names = list(SHAPES) if only is None else [only]
     weights = [SHAPES[s][0] for s in names]
     fleet = SyntheticFleet(prefix)
     for i in range(n):
@@ -167,9 +167,11 @@ def write_fleet(
             progress(len(batch))
 
 
-def make_fleet(zk: ZkSession, n: int, *, prefix: str = "fleet", seed: int = 0, now_ms: int) -> SyntheticFleet:
+def make_fleet(
+    zk: ZkSession, n: int, *, prefix: str = "fleet", seed: int = 0, now_ms: int, only: str | None = None
+) -> SyntheticFleet:
     """Plan and write `n` groups named `<prefix>-000000…`; returns what each should be classified as."""
-    fleet = plan_fleet(n, prefix, seed)
+    fleet = plan_fleet(n, prefix, seed, only)
     write_fleet(zk, fleet, now_ms, seed)
     return fleet
 

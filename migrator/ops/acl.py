@@ -70,17 +70,6 @@ def protect(zk: ZkSession, group: str, admin: str) -> list[tuple[str, list[ACL]]
     return [(node.path, node.acl) for node in done]
 
 
-def perms_word(perms: int) -> str:
-    letters = (
-        (Permissions.CREATE, "c"),
-        (Permissions.DELETE, "d"),
-        (Permissions.READ, "r"),
-        (Permissions.WRITE, "w"),
-        (Permissions.ADMIN, "a"),
-    )
-    return "".join(letter if perms & bit else "-" for bit, letter in letters)
-
-
 def show(zk: ZkSession, group: str) -> list[tuple[str, list[ACL] | None]]:
     """ACLs of every node of the group layout (None: the node does not exist)."""
     return zk_acl.read_acls(zk, [node.path for node in policy(group)])

@@ -17,6 +17,7 @@ from typing import Any
 from migrator.errors import MigratorError, NotFound, RefusedError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops.dialect import GroupLayout, refuse_unrecognised
+from migrator.protocol.acl import Perm
 from migrator.protocol.codecs import decode_offset
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.lifecycle import (
@@ -25,7 +26,6 @@ from migrator.protocol.lifecycle import (
     BlockerKind,
     GroupFacts,
     GroupTree,
-    Perm,
     Rule,
     cleanup_blockers,
     lacking,

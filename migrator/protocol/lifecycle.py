@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
-from enum import IntFlag, StrEnum
+from enum import StrEnum
 
+from migrator.protocol.acl import WORLD, Perm, perms_word
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.kafka import KafkaGroup, KafkaGroupState
 from migrator.protocol.partition import TopicPartition
@@ -29,24 +30,6 @@ from migrator.protocol.partition import TopicPartition
 DEFAULT_ABANDONED_AFTER_S = 30 * 24 * 3600
 SHOWN = 5
 """How many items a blocker's line names before it says how many more there are."""
-
-
-class Perm(IntFlag):
-    """ZooKeeper's permission bits (an ACL entry's `perms`)."""
-
-    READ = 1
-    WRITE = 2
-    CREATE = 4
-    DELETE = 8
-    ADMIN = 16
-
-
-_LETTERS = ((Perm.CREATE, "c"), (Perm.DELETE, "d"), (Perm.READ, "r"), (Perm.WRITE, "w"), (Perm.ADMIN, "a"))
-
-
-def perms_word(perms: int) -> str:
-    """`cdrwa` with a `-` for each permission not given, as `acl show` prints them."""
-    return "".join(letter if perms & bit else "-" for bit, letter in _LETTERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +40,7 @@ class NodeAcl:
 
     def grants(self, identities: Set[tuple[str, str]]) -> int:
         """The permissions this entry gives a client authenticated as `identities` ((scheme, id) pairs)."""
-        if (self.scheme, self.id) == ("world", "anyone") or (self.scheme, self.id) in identities:
+        if (self.scheme, self.id) == WORLD or (self.scheme, self.id) in identities:
             return self.perms
         return 0
 

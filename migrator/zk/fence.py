@@ -14,6 +14,7 @@ from kazoo.exceptions import NoAuthError, NodeExistsError, NoNodeError
 from kazoo.security import ACL, Id, Permissions
 
 from migrator.errors import NotAuthorised
+from migrator.protocol import acl as acl_rules
 from migrator.protocol.cutover import Fence
 from migrator.zk.client import digest_acl_id, identity_of
 from migrator.zk.paths import GroupPaths
@@ -29,11 +30,8 @@ def ids_acl(world_perms: int, admin: str) -> list[ACL]:
 
 
 def members_can_create(acls: list[ACL]) -> bool:
-    """Whether a member may create under the node: world may (an open ACL), or an identity without the ADMIN
-    right (a member's own); an identity with ADMIN is an administrator's."""
-    return any(
-        acl.perms & Permissions.CREATE and (acl.id == WORLD or not acl.perms & Permissions.ADMIN) for acl in acls
-    )
+    """`protocol.acl.members_can_create` over kazoo's ACL entries."""
+    return acl_rules.members_can_create((acl.perms, acl.id.scheme, acl.id.id) for acl in acls)
 
 
 def read_fence(zk: KazooClient, group: str) -> Fence:

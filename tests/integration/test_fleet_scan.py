@@ -277,7 +277,7 @@ def test_a_wave_whose_lag_grows_is_rolled_back(cluster, zk_client, sims, spark, 
     assert sim.mode() == "zookeeper"
     plan = Plan.load(plan_file)
     assert plan.groups[0].outcome == "rolled_back"
-    assert any("lag-growth" in p for p in plan.waves[0]["problems"][f"{cluster.zookeeper}/{sim.group}"])
+    assert any("lag-growth" in p for p in plan.waves[0].problems[f"{cluster.zookeeper}/{sim.group}"])
 
 
 @pytest.mark.slow

@@ -154,6 +154,17 @@ def test_the_fleet_scan_on_a_spark_standalone_cluster_matches_the_scan_without_s
     assert len(apps) == 1, apps
     assert list(spark_cluster.work_dir(0).glob("app-*/*/stderr")), "the worker ran no executor"
 
+    # the same job cleans the fleet's abandoned groups (offsets only, written minutes ago) in waves on the cluster
+    abandoned = {g for (_, g), (s, _) in in_process.items() if s == "ORPHANED"}
+    archives = tmp_path / "archives"
+    cleanup = [*scan_args(cluster, include, tmp_path / "cleanup"), "--abandoned-after", "1s", "--cleanup",
+               "--abandoned", "--execute", "--wave-size", "3", "--archive-dir", str(archives)]  # fmt: skip
+    cleanup_s = _spark_submit(spark_cluster, cleanup, tmp_path, lean)
+    print(f"fleet scan + cleanup of {len(abandoned)} groups on the cluster: {cleanup_s:.1f}s")
+    with zk_client(cluster) as zk:
+        assert abandoned and not [g for g in abandoned if zk.exists(f"/consumers/{g}")]
+    assert len(list(archives.iterdir())) == len(abandoned)
+
 
 def statuses_in_process(cluster: Any, include: str) -> dict[tuple[str, str], tuple[str, tuple[str, ...]]]:
     """The oracle: what the executors' own function (`scan_slice`) says of the same groups, run here without

@@ -85,7 +85,7 @@ def test_a_wave_that_does_not_converge_is_rolled_back_and_the_run_stops(tmp_path
     assert not apply_waves(fleet, plan, entries, options(), tmp_path / "plan.json", sleep=lambda s: None)
     assert fleet.modes == {"a": "zookeeper", "b": "zookeeper", "c": None}  # wave 2 never started
     assert [g.outcome for g in plan.groups] == [P.Outcome.ROLLED_BACK, P.Outcome.ROLLED_BACK, P.Outcome.PLANNED]
-    assert plan.waves[0]["outcome"] is P.WaveOutcome.ROLLED_BACK
+    assert plan.waves[0].outcome is P.WaveOutcome.ROLLED_BACK
 
 
 def test_lag_growth_rolls_the_wave_back(tmp_path: Path):
@@ -94,7 +94,7 @@ def test_lag_growth_rolls_the_wave_back(tmp_path: Path):
     entries = plan_waves(plan, rows(["a", "b"]), 2)
     assert not apply_waves(fleet, plan, entries, options(), tmp_path / "plan.json", sleep=lambda s: None)
     assert fleet.modes == {"a": "zookeeper", "b": "zookeeper"}
-    assert any("lag-growth" in p for p in plan.waves[0]["problems"]["zk/b"])
+    assert any("lag-growth" in p for p in plan.waves[0].problems["zk/b"])
 
 
 def test_a_group_no_longer_ready_is_skipped(tmp_path: Path):

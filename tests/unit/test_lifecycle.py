@@ -7,6 +7,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
+from migrator.protocol.acl import Perm
 from migrator.protocol.codecs import Registration
 from migrator.protocol.group_view import GroupView, Member
 from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
@@ -16,7 +17,6 @@ from migrator.protocol.lifecycle import (
     GroupTree,
     NodeAcl,
     NodeStat,
-    Perm,
     Rule,
     TreeNode,
     abandoned_blockers,
