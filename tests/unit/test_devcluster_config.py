@@ -16,7 +16,7 @@ def test_zookeeper_allows_short_sessions_and_the_words_we_use() -> None:
     assert cfg["tickTime"] == "500"  # minSessionTimeout = 1 s
     assert cfg["clientPortAddress"] == "127.0.0.1"
     assert cfg["admin.enableServer"] == "false"
-    assert set(cfg["4lw.commands.whitelist"].split(",")) == {"mntr", "ruok", "srvr"}
+    assert set(cfg["4lw.commands.whitelist"].split(",")) == {"cons", "dump", "mntr", "ruok", "srvr"}
     assert cfg["maxClientCnxns"] == "0"
 
 
