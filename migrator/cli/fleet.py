@@ -36,7 +36,7 @@ from migrator.errors import (
 )
 from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, pair_bootstrap, split_ensembles
 from migrator.zk.client import ZkTls
-from migrator.zk.session import ZkSession as KazooClient
+from migrator.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -65,7 +65,7 @@ def _require_spark() -> None:
 
 def _fill_bootstrap(
     bootstrap: dict[str, str | None],
-    zks: dict[str, KazooClient],
+    zks: dict[str, ZkSession],
     needed: list[str],
     run: _Run,
     *,
@@ -98,11 +98,11 @@ def _fill_bootstrap(
 
 
 @contextlib.contextmanager
-def _clients(run: _Run, ensembles: list[str]) -> Iterator[dict[str, KazooClient]]:
+def _clients(run: _Run, ensembles: list[str]) -> Iterator[dict[str, ZkSession]]:
     from migrator.zk.client import connect
 
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)
-    zks: dict[str, KazooClient] = {}
+    zks: dict[str, ZkSession] = {}
     try:
         for e in ensembles:
             zks[e] = connect(e, auth=run.zk_auth, timeout_s=run.connect_timeout, tls=run.zk_tls)
@@ -438,7 +438,7 @@ def _scan_and_apply(run: _Run) -> int:
 
 def _scan_fleet(
     run: _Run,
-    zks: dict[str, KazooClient],
+    zks: dict[str, ZkSession],
     bootstrap: dict[str, str | None],
     spark_stack: contextlib.ExitStack | None = None,
 ) -> tuple[Any, list[Any]]:
@@ -471,7 +471,7 @@ def _scan_fleet(
     return settings, rows
 
 
-def _cleanup(run: _Run, zks: dict[str, KazooClient], settings: Any, rows: list[Any]) -> int:
+def _cleanup(run: _Run, zks: dict[str, ZkSession], settings: Any, rows: list[Any]) -> int:
     """`--cleanup`: the finished (and with --abandoned the abandoned) groups in waves; `--execute` cleans them
     under the scanner lock, one Spark job per wave, and stops after a wave where a group was not cleaned."""
     from migrator.fleet.cleanup import plan_entries, targets
@@ -502,7 +502,7 @@ def _dry_run_waves(run: _Run, plan: Any, plan_path: Path, what: str) -> int:
     return EXIT_OK
 
 
-def _clean_waves(run: _Run, zks: dict[str, KazooClient], settings: Any, plan: Any, plan_path: Path) -> int:
+def _clean_waves(run: _Run, zks: dict[str, ZkSession], settings: Any, plan: Any, plan_path: Path) -> int:
     from pyspark.sql import SparkSession
 
     from migrator.fleet.cleanup import CleanSettings
@@ -634,7 +634,7 @@ def _cut_wave(plan: Any, plan_path: Path, entries: list[Any], runner_of: Any) ->
 
 
 @contextlib.contextmanager
-def _cutover_runners(run: _Run, zk: KazooClient) -> Iterator[Any]:
+def _cutover_runners(run: _Run, zk: ZkSession) -> Iterator[Any]:
     """`group -> Runner` on one ZooKeeper session and one Kafka admin client."""
     from migrator.kafka.admin import KafkaAdmin
     from migrator.ops.cutover import Runner
@@ -693,7 +693,7 @@ def _rollback_done(run: _Run, plan: Any, plan_path: Path, tried: int, failed: li
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _readiness(run: _Run, zks: dict[str, KazooClient], rows: list[Any]) -> list[Any]:
+def _readiness(run: _Run, zks: dict[str, ZkSession], rows: list[Any]) -> list[Any]:
     """The verdict per ensemble: printed after the summary, written beside the rows, or (--readiness with
     `--format json` alone) printed as JSON on stdout."""
     import json
@@ -713,7 +713,7 @@ def _readiness(run: _Run, zks: dict[str, KazooClient], rows: list[Any]) -> list[
     return verdicts
 
 
-def _ensemble_use(run: _Run, zks: dict[str, KazooClient], ensemble: str) -> Any:
+def _ensemble_use(run: _Run, zks: dict[str, ZkSession], ensemble: str) -> Any:
     """What the ensemble's servers say about its sessions and clients, beside the groups the scan read."""
     from migrator.fleet.readiness import ensemble_use
     from migrator.zk.connect_string import chroot_of

@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.interop, pytest.mark.timeout(900)]
 """Minutes on 2 cores (two JVMs of Spark daemons, two drivers, an executor, the dev cluster and eight
 members); far more when the machine is shared, hence the longer timeout."""
 
-SYNTHETIC_GROUPS = 100
+SYNTHETIC_GROUPS = 300
 EXECUTOR_CORES = 2
 """One worker with both cores: one executor JVM runs the job's two tasks side by side."""
 
@@ -158,12 +158,20 @@ def test_the_fleet_scan_on_a_spark_standalone_cluster_matches_the_scan_without_s
     abandoned = {g for (_, g), (s, _) in in_process.items() if s == "ORPHANED"}
     archives = tmp_path / "archives"
     cleanup = [*scan_args(cluster, include, tmp_path / "cleanup"), "--abandoned-after", "1s", "--cleanup",
-               "--abandoned", "--execute", "--wave-size", "3", "--archive-dir", str(archives)]  # fmt: skip
+               "--abandoned", "--execute", "--wave-size", "20", "--archive-dir", str(archives)]  # fmt: skip
     cleanup_s = _spark_submit(spark_cluster, cleanup, tmp_path, lean)
     print(f"fleet scan + cleanup of {len(abandoned)} groups on the cluster: {cleanup_s:.1f}s")
     with zk_client(cluster) as zk:
         assert abandoned and not [g for g in abandoned if zk.exists(f"/consumers/{g}")]
     assert len(list(archives.iterdir())) == len(abandoned)
+
+    # and its plan rolls the cleanup back: every group put back from its archive
+    [plan] = (tmp_path / "cleanup").glob("fleet-cleanup-*.json")
+    rollback = ["--zookeeper", cluster.zookeeper, "--bootstrap-servers", cluster.bootstrap_servers, "--rollback",
+                str(plan), "--no-progress"]  # fmt: skip
+    _spark_submit(spark_cluster, rollback, tmp_path, lean)
+    with zk_client(cluster) as zk:
+        assert not [g for g in abandoned if not zk.exists(f"/consumers/{g}/offsets")]
 
 
 def statuses_in_process(cluster: Any, include: str) -> dict[tuple[str, str], tuple[str, tuple[str, ...]]]:
