@@ -203,8 +203,12 @@ class RebalanceWorker:
 
     def stop_soon(self) -> None:
         """Before posting `Shutdown`: end a rebalance in progress after its current attempt instead of retrying
-        (each attempt is bounded by the ZooKeeper and Kafka timeouts), so shutdown waits at most one attempt."""
+        (each attempt is bounded by the ZooKeeper and Kafka timeouts), so shutdown waits at most one attempt.
+        The embedded member's poll thread starts waiting in short slices, so the shutdown's commit and leave
+        through it are served at once."""
         self._stopping.set()
+        if self._kafka is not None:
+            self._kafka.member.expect_leave()
 
     def start(self) -> None:
         self._thread.start()

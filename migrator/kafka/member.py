@@ -9,6 +9,10 @@ which the broker demands for a group with live members (CONTRACT §4).
 confluent-kafka blocks calls from other threads while a rebalance callback runs, and our revoke callback
 waits for the worker, which may need to commit. So every call on the client runs on the poll thread: other
 threads queue it, and the poll thread serves the queue between polls and while it waits in a callback.
+(confluent-kafka lets one thread at a time into a client, the poll thread for the whole of its wait, and
+nothing wakes a waiting `poll()`: a call from another thread would wait as long anyway.) So that a queued call
+does not wait a whole poll when it need not, the poll thread waits in short slices right after serving one
+(a commit's successor, a leave, follows within milliseconds) and once the connector is shutting down.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ CALL_WAIT_S = 0.2  # the poll thread waits in poll at most this long, then serve
 # Rebalance callbacks end a poll's wait at once, so this bounds only a call queued outside one (a commit):
 # shorter, an idle bridge wakes for nothing (confluent-kafka wakes a plain consumer's long poll every 200 ms
 # anyway, to check for signals, so this costs no more wake-ups than that).
+FIRST_SLICE_S = 0.005  # after serving a call the poll thread waits this long, then twice as long, up to the above
+LEAVING_SLICE_S = 0.005  # its wait once the connector is shutting down: the leave is served this late at most
 T = TypeVar("T")
 
 
@@ -93,6 +99,13 @@ class EmbeddedMember:
         self._refused = False  # the broker refused our JoinGroup (no common assignor) since the last assignment
         self._unanswered_commit: Future[set[TopicPartition]] | None = None
         """A commit whose caller stopped waiting while the poll thread was in it (see `commit`)."""
+        self._slice_s = self._wait_s  # the poll thread's next wait in poll
+        self._leaving_soon = threading.Event()
+        self.full_waits = 0
+        """How many times the poll thread waited a whole `poll.interval.ms` (at most `CALL_WAIT_S`) in poll:
+        the idle rhythm, which a queued call may wait for."""
+        self.short_waits = 0
+        """How many times it waited only a slice of that (after a served call, or with the connector leaving)."""
 
     @property
     def client_id(self) -> str:
@@ -169,6 +182,7 @@ class EmbeddedMember:
             fn, future = self._calls.get(timeout=wait_s) if wait_s > 0 else self._calls.get_nowait()
         except queue.Empty:
             return
+        self._slice_s = min(FIRST_SLICE_S, self._wait_s)  # another call is likely to follow this one
         while True:
             if future.set_running_or_notify_cancel():  # False: its caller stopped waiting before it started
                 try:
@@ -179,6 +193,11 @@ class EmbeddedMember:
                 fn, future = self._calls.get_nowait()
             except queue.Empty:
                 return
+
+    def expect_leave(self) -> None:
+        """The connector is shutting down: from the next poll on, the poll thread waits in short slices, so the
+        shutdown's commit and leave are served at once rather than after a whole poll. Costs nothing at idle."""
+        self._leaving_soon.set()
 
     def leave(self) -> None:
         """Start leaving the group without waiting: the poll thread closes the client, which sends LeaveGroup.
@@ -229,7 +248,7 @@ class EmbeddedMember:
                 # poll, and the group's JoinGroup waits for our revoke callback, so a member polled every
                 # `poll.interval.ms` kept the whole group waiting up to that long twice per rebalance (and
                 # put its heartbeats out of phase with the other members', a further wait at the next one).
-                msg = self._consumer.poll(self._wait_s)
+                msg = self._consumer.poll(self._next_wait())
                 if msg is None:
                     self._replace_if_stranded()
                 elif (error := msg.error()) is not None:
@@ -248,6 +267,19 @@ class EmbeddedMember:
                 self._consumer.close()
             except (KafkaException, RuntimeError):
                 log.debug("embedded member close failed", exc_info=True)
+
+    def _next_wait(self) -> float:
+        """How long the next poll waits: a short slice while a call is likely soon (see the module docstring),
+        doubling back to the idle wait, which costs a few wake-ups per served call."""
+        if self._leaving_soon.is_set():
+            wait = min(LEAVING_SLICE_S, self._wait_s)
+        else:
+            wait, self._slice_s = self._slice_s, min(self._slice_s * 2, self._wait_s)
+        if wait >= self._wait_s:
+            self.full_waits += 1
+        else:
+            self.short_waits += 1
+        return wait
 
     def _new_client(self) -> Consumer:
         """A client whose callbacks count only while it is the member's: a replaced one closes on another thread."""

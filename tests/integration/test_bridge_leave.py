@@ -4,6 +4,10 @@ Issue 11 point 3 (the pause of a clean leave): a bridge that stops under Kafka a
 group before it deletes its owner nodes, so the group's rebalance overlaps the release instead of following
 it; nothing is processed twice and no partition has two owners meanwhile. And the hold that every Kafka
 rebalance puts the other bridges in for a moment is routine: it is not logged as a WARNING.
+
+The leaver's commit and leave go through its embedded member's poll thread, which confluent-kafka cannot wake
+from a wait in poll: right after a served call, and once the connector is shutting down, that thread waits only
+short slices, so the leave does not wait for a whole poll.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ import pytest
 
 from migrator.demo.workload import bridge_props
 from migrator.kafka.admin import KafkaAdmin
+from migrator.kafka.member import EmbeddedMember
 from migrator.observe import OwnersWatcher, judge, load_many
+from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.apps.run import App, apps_fixture, start  # noqa: F401 - the `apps` fixture
 from tests.helpers.bridge import owners, set_mode, wait_converged
@@ -90,3 +96,27 @@ def test_a_bridge_leaves_the_kafka_group_before_it_releases_and_nobody_warns_of_
         assert "holding nothing" not in app.stderr, f"{name} warned of a routine hold:\n{app.stderr}"
         assert "-> zookeeper" not in app.stderr, f"{name} fell back:\n{app.stderr}"
     assert cid[a] not in at_first_delete[0], "the leaver deleted its owner nodes before leaving the Kafka group"
+
+
+def test_a_leaving_member_serves_its_commit_and_leave_without_waiting_a_whole_poll(
+    cluster, unique_group, unique_topic
+) -> None:
+    topic = make_topic(cluster, unique_topic, 2)
+    conf = {"bootstrap.servers": cluster.bootstrap_servers, "group.id": unique_group, "client.id": "leaver"}
+    member = EmbeddedMember(conf, 1000, lambda _event: None)
+    member.start([topic])
+    try:
+        assert member.joined.wait(60), "the member joined no group"
+        wait_until(lambda: member.full_waits > 0, 10, what="the poll thread waiting whole polls at idle")
+
+        shorts = member.short_waits
+        assert member.commit({TopicPartition(topic, 0): 1}, 30) == {TopicPartition(topic, 0)}
+        wait_until(lambda: member.short_waits > shorts, 10, what="a short slice right after the served commit")
+
+        member.expect_leave()  # what the worker does as the connector's shutdown begins
+        full, shorts = member.full_waits, member.short_waits
+        wait_until(lambda: member.short_waits >= shorts + 20, 30, what="the poll thread waiting in short slices")
+        assert member.full_waits <= full + 1, "a whole poll began after the leave was announced"
+    finally:
+        member.close()
+    assert not member.alive
