@@ -24,7 +24,7 @@ from migrator.fleet.plan import Outcome, Plan, PlanEntry, Result, WaveOutcome
 from migrator.fleet.scan import FleetKafka, now_ms
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops.modes import set_mode
-from migrator.protocol.codecs import Mode
+from migrator.protocol.codecs import Mode, ModeNode
 from migrator.protocol.group_view import GroupView
 from migrator.zk.group_reader import read_group
 from migrator.zk.session import ZkSession
@@ -76,7 +76,7 @@ class FleetIO:
 
 def waves(rows: Sequence[FleetRow], wave_size: int) -> list[list[FleetRow]]:
     """READY rows in a stable order (ensemble, group), cut into waves."""
-    ready = sorted((r for r in rows if r.status == Status.READY.value), key=lambda r: (r.ensemble, r.group))
+    ready = sorted((r for r in rows if r.state is Status.READY), key=lambda r: (r.ensemble, r.group))
     size = max(1, wave_size)
     return [ready[i : i + size] for i in range(0, len(ready), size)]
 
@@ -186,7 +186,7 @@ def _watch(io: FleetIO, entries: Sequence[PlanEntry], options: ApplyOptions, sle
 def restore(io: FleetIO, entry: PlanEntry, reason: str, guard: Guard = nullcontext) -> bool:
     """Back to zookeeper. An absent node before the switch is restored as `zookeeper` (docs/fleet.md)."""
     target = Mode.ZOOKEEPER
-    if entry.previous_mode_exists and entry.previous_mode == Mode.KAFKA.value:
+    if ModeNode(entry.previous_mode_exists, entry.previous_mode).mode is Mode.KAFKA:
         return True  # it was kafka before us: nothing of ours to undo
     try:
         with guard():

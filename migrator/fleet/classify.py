@@ -312,7 +312,7 @@ def may_be_abandoned(row: FleetRow, kafka: KafkaGroupFacts | None) -> bool:
     """Worth reading the whole tree for: nobody registered (ORPHANED, not vanished) and Kafka answered, so that
     its side (a live group, retained offsets) can be judged. Without Kafka a group is never called abandoned."""
     return (
-        row.status == Status.ORPHANED.value
+        row.state is Status.ORPHANED
         and row.members == 0
         and row.bridges == 0
         and kafka is not None
@@ -354,7 +354,7 @@ def member_route(view: GroupView, kafka: KafkaGroupFacts | None) -> str | None:
 
 def may_be_cut_over(row: FleetRow) -> bool:
     """Worth reading the whole tree for: nobody registered, and the mode says kafka."""
-    return row.members == 0 and row.bridges == 0 and row.corrupt_members == 0 and row.mode == Mode.KAFKA.value
+    return row.members == 0 and row.bridges == 0 and row.corrupt_members == 0 and row.mode_node.mode is Mode.KAFKA
 
 
 def fence_of(tree: GroupTree) -> Fence:

@@ -30,7 +30,7 @@ def targets(rows: Sequence[FleetRow], abandoned: bool) -> list[tuple[FleetRow, R
     for row in sorted(rows, key=lambda r: (r.ensemble, r.group)):
         if stage_and_step(row)[0] is Stage.FINISHED:
             found.append((row, Rule.FINISHED))
-        elif abandoned and row.status == Status.ABANDONED.value:
+        elif abandoned and row.state is Status.ABANDONED:
             found.append((row, Rule.ABANDONED))
     return found
 

@@ -12,6 +12,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from migrator.protocol.codecs import ModeNode
 from migrator.protocol.kafka import KafkaGroup
 from migrator.protocol.partition import TopicPartition
 
@@ -84,6 +85,16 @@ class FleetRow:
     owned: int = 0  # of those, with an owners node
     lag: int | None = None  # sum over partitions of log end - max(ZooKeeper, Kafka) offset
     scanned_at_ms: int = 0
+
+    @property
+    def state(self) -> Status:
+        """`status` as the enum (the row keeps its text, as Spark and the report files carry it)."""
+        return Status(self.status)
+
+    @property
+    def mode_node(self) -> ModeNode:
+        """`mode` as the mode node it was read from (absent, a known mode, or an unknown value)."""
+        return ModeNode(self.mode is not None, self.mode)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from migrator.fleet.model import FleetRow, Status
+from migrator.protocol.codecs import Mode
 
 READY_LINE = "READY TO RETIRE: no consumer group depends on this ensemble"
 SHOWN = 5
@@ -174,7 +175,7 @@ def stage_and_step(row: FleetRow) -> tuple[Stage, Step]:
         return Stage.ZOOKEEPER, Step.CUTOVER
     if status in (Status.MIGRATING, Status.MIXED_KAFKA_CONSUMERS):
         return Stage.MIGRATING, Step.INSPECT
-    if status is Status.BLOCKED and row.mode == "kafka":
+    if status is Status.BLOCKED and row.mode_node.mode is Mode.KAFKA:
         return Stage.MIGRATING, Step.INSPECT
     return Stage.ZOOKEEPER, Step.INSPECT  # BLOCKED, ORPHANED, INCONSISTENT
 
