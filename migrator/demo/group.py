@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection
 
 from migrator.errors import MigratorError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
+from migrator.protocol.codecs import Authority
 from migrator.zk.brokers import topic_partitions
 from migrator.zk.group_reader import read_group
 from migrator.zk.session import ZkSession
@@ -53,10 +54,10 @@ def owning_members(zk: ZkSession, group: str, topic: str) -> dict[int, str]:
     return {tp.partition: thread.rpartition("-")[0] for tp, thread in owners.items() if tp.topic == topic}
 
 
-def authorities(zk: ZkSession, group: str, bridges: Collection[str]) -> dict[str, str]:
+def authorities(zk: ZkSession, group: str, bridges: Collection[str]) -> dict[str, Authority]:
     """consumerId -> the authority it publishes (absent when unpublished or unreadable)."""
     published = read_group(zk, group).authorities
-    return {cid: published[cid].authority.value for cid in bridges if cid in published}
+    return {cid: published[cid].authority for cid in bridges if cid in published}
 
 
 def kafka_assignment(admin: KafkaAdmin, group: str) -> dict[str, set[int]] | None:

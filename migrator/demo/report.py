@@ -41,7 +41,7 @@ def judge_run(
 ) -> Outcome:
     """Plain Kafka consumers own partitions through Kafka, not ZooKeeper: only the records of legacy
     connectors and bridges can be checked against the owners timeline; everything else checks all records."""
-    zk_members = {m.consumer_id for m in members.values() if m.kind != "plain"}
+    zk_members = {m.consumer_id for m in members.values() if m.kind.in_zookeeper}
     checked = [r for r in records if r.member in zk_members]
     return Outcome(judge(produced, records), len(owner_violations(ownership, checked)), member_errors)
 

@@ -18,7 +18,7 @@ from migrator.demo.group import create_topic, wait_for
 from migrator.demo.report import Outcome, document, judge_run, step_pauses, table, write_json
 from migrator.demo.steps import FULL, QUICK, GroupDriver, Sizing
 from migrator.demo.timeline import PLOT_HINT, available, draw, segments
-from migrator.demo.workload import QUIET_LOGGER, LiveLog, SequencedProducer, layout_properties
+from migrator.demo.workload import QUIET_LOGGER, LiveLog, MemberKind, SequencedProducer, layout_properties
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe import OwnerInterval, OwnersWatcher
 from migrator.protocol.codecs import Mode
@@ -185,22 +185,22 @@ def _walk(d: GroupDriver, n: int, legacy: str) -> None:
     """KIP-125's migration plan, then its rollback; the legacy members are named `<legacy>-<i>`."""
     d.echo(f"step 0: the group runs as {n} {legacy} members coordinated through ZooKeeper")
     for i in range(1, n + 1):
-        d.start("legacy", f"{legacy}-{i}")
+        d.start(MemberKind.LEGACY, f"{legacy}-{i}")
     wait_for(d.converged, d.sizing.step_timeout_s, "the legacy group to own every partition")
     since = time.time_ns()
     wait_for(lambda: len(d.log.resumed_since(since)) >= d.sizing.partitions, d.sizing.step_timeout_s, "processing")
     time.sleep(d.sizing.settle_s)
     d.echo(f"1. roll the {legacy} members to bridges (coordination.migration.enabled=true), one at a time")
     for i in range(1, n + 1):
-        d.replace("roll", f"{legacy}-{i}", "bridge", f"bridge-{i}")
+        d.replace("roll", f"{legacy}-{i}", MemberKind.BRIDGE, f"bridge-{i}")
     d.echo("2. switch the group to Kafka coordination")
     d.set_mode(Mode.KAFKA, "switch")
     d.echo("3. replace the bridges by plain Kafka consumers, one at a time")
     for i in range(1, n + 1):
-        d.replace("migrate", f"bridge-{i}", "plain", f"plain-{i}")
+        d.replace("migrate", f"bridge-{i}", MemberKind.PLAIN, f"plain-{i}")
     d.echo(f"4. roll back: plain consumers -> bridges, set-mode zookeeper, bridges -> {legacy} members")
     for i in range(1, n + 1):
-        d.replace("rollback", f"plain-{i}", "bridge", f"bridge-{i}b")
+        d.replace("rollback", f"plain-{i}", MemberKind.BRIDGE, f"bridge-{i}b")
     d.set_mode(Mode.ZOOKEEPER, "rollback")
     for i in range(1, n + 1):
-        d.replace("rollback", f"bridge-{i}b", "legacy", f"{legacy}-{i}b")
+        d.replace("rollback", f"bridge-{i}b", MemberKind.LEGACY, f"{legacy}-{i}b")

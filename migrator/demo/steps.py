@@ -14,12 +14,12 @@ from typing import Protocol, cast
 
 from migrator.coordination.authority import KafkaHealth, decide_authority
 from migrator.demo.group import authorities, kafka_assignment, owning_members, wait_for
-from migrator.demo.workload import ConnectorMember, LiveLog, MemberInfo, PlainConsumer
+from migrator.demo.workload import ConnectorMember, LiveLog, MemberInfo, MemberKind, PlainConsumer
 from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe.pause import pause_after
 from migrator.ops import modes
-from migrator.protocol.codecs import Mode, ModeNode
+from migrator.protocol.codecs import Authority, Mode, ModeNode
 from migrator.zk.paths import GroupPaths
 from migrator.zk.session import ZkSession, stat_of
 
@@ -39,8 +39,8 @@ class KafkaMember(Member, Protocol):
     def assigned_now(self) -> set[int]: ...
 
 
-MemberFactory = Callable[[str, str], Member]
-"""(kind, name) -> a started member; kind is "legacy", "bridge" or "plain"."""
+MemberFactory = Callable[[MemberKind, str], Member]
+"""(kind, name) -> a started member."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +94,14 @@ class GroupDriver:
     layout: dict[str, str] = field(default_factory=dict)  # the connectors' layout (`workload.layout_properties`)
 
     # -- members -------------------------------------------------------------------------------------
-    def start(self, kind: str, name: str) -> Member:
+    def start(self, kind: MemberKind, name: str) -> Member:
         member: Member
         if self.spawn is not None:
             member = self.spawn(kind, name)
-        elif kind == "plain":
+        elif kind is MemberKind.PLAIN:
             member = PlainConsumer(self.bootstrap, self.group, self.topic, self.log, name).start()
         else:
-            bootstrap = self.bootstrap if kind == "bridge" else None
+            bootstrap = self.bootstrap if kind is MemberKind.BRIDGE else None
             member = ConnectorMember(
                 self.zookeeper, self.group, name, self.topic, self.sizing.streams, self.log, bootstrap, self.layout
             )
@@ -124,22 +124,22 @@ class GroupDriver:
 
     # -- convergence ---------------------------------------------------------------------------------
     def _connectors(self) -> list[Member]:
-        return [m for m in self.live.values() if m.info.kind != "plain"]
+        return [m for m in self.live.values() if m.info.kind.in_zookeeper]
 
     def _plain(self) -> list[KafkaMember]:
-        return [cast(KafkaMember, m) for m in self.live.values() if m.info.kind == "plain"]
+        return [cast(KafkaMember, m) for m in self.live.values() if m.info.kind is MemberKind.PLAIN]
 
-    def expected_authority(self) -> str:
+    def expected_authority(self) -> Authority:
         """What the authority rule (`coordination.authority`) gives the live members once every bridge has
         joined the Kafka group: the converged state each step waits for."""
         mode = ModeNode.decode(self.mode.value.encode()) if self.mode is not None else ModeNode.absent()
         members = {m.info.consumer_id for m in self._connectors()}
-        bridges = {m.info.consumer_id for m in self._connectors() if m.info.kind == "bridge"}
-        return decide_authority(mode, members, bridges, KafkaHealth(joined=True)).authority.value
+        bridges = {m.info.consumer_id for m in self._connectors() if m.info.kind is MemberKind.BRIDGE}
+        return decide_authority(mode, members, bridges, KafkaHealth(joined=True)).authority
 
     def converged(self) -> bool:
         connectors = self._connectors()
-        bridges = [m.info.consumer_id for m in connectors if m.info.kind == "bridge"]
+        bridges = [m.info.consumer_id for m in connectors if m.info.kind is MemberKind.BRIDGE]
         authority = self.expected_authority()
         published = authorities(self.zk, self.group, bridges)
         if any(published.get(b) != authority for b in bridges):
@@ -150,7 +150,7 @@ class GroupDriver:
             by_member.setdefault(member, set()).add(p)
         if set(by_member) - {m.info.consumer_id for m in connectors}:
             return False  # an owner node of a member that left
-        if authority == "zookeeper" and not self._plain():
+        if authority is Authority.ZOOKEEPER and not self._plain():
             return len(zk_owned) == self.sizing.partitions and all(m.info.consumer_id in by_member for m in connectors)
         kafka = kafka_assignment(self.admin, self.group)
         if kafka is None:
@@ -191,7 +191,7 @@ class GroupDriver:
         time.sleep(self.sizing.settle_s)
         return step
 
-    def replace(self, phase: str, old: str, kind: str, new: str) -> Step:
+    def replace(self, phase: str, old: str, kind: MemberKind, new: str) -> Step:
         def do() -> None:
             self.stop(old)
             self.start(kind, new)

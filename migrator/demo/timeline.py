@@ -13,11 +13,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from migrator.demo.steps import Step
-from migrator.demo.workload import MemberInfo
+from migrator.demo.workload import MemberInfo, MemberKind
 from migrator.observe import OwnerInterval
 
 Segment = tuple[str, int, int, int | None]  # (member name, partition, start_ns, end_ns)
-KIND_COLOURS = {"legacy": "Blues", "bridge": "Oranges", "plain": "Greens"}
+KIND_COLOURS = {MemberKind.LEGACY: "Blues", MemberKind.BRIDGE: "Oranges", MemberKind.PLAIN: "Greens"}
 _Colour = str | tuple[float, float, float, float]
 """A matplotlib colour: a name, or RGBA as a colormap returns it."""
 PLOT_HINT = "no timeline.png: matplotlib is not installed (pip install 'migrator[plot]')"
@@ -33,7 +33,7 @@ def segments(
     plain_assigned: Mapping[str, Iterable[tuple[str, int, int, int]]],
     members: Mapping[str, MemberInfo],
 ) -> list[Segment]:
-    by_consumer_id = {m.consumer_id: m.name for m in members.values() if m.kind != "plain"}
+    by_consumer_id = {m.consumer_id: m.name for m in members.values() if m.kind.in_zookeeper}
     out: list[Segment] = []
     for iv in ownership:
         name = by_consumer_id.get(iv.member, "other")
@@ -46,12 +46,12 @@ def segments(
 def _colours(members: Mapping[str, MemberInfo]) -> dict[str, _Colour]:
     from matplotlib import colormaps
 
-    by_kind: dict[str, list[str]] = {}
+    by_kind: dict[MemberKind, list[str]] = {}
     for m in members.values():
         by_kind.setdefault(m.kind, []).append(m.name)
     colours: dict[str, _Colour] = {"other": "grey"}
     for kind, names in by_kind.items():
-        cmap = colormaps[KIND_COLOURS.get(kind, "Greys")]
+        cmap = colormaps[KIND_COLOURS[kind]]
         for i, name in enumerate(names):
             colours[name] = cmap(0.45 + 0.45 * i / max(1, len(names) - 1))
     return colours

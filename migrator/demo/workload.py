@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
@@ -185,12 +186,25 @@ class SequencedProducer:
             return set(self.produced)
 
 
+class MemberKind(StrEnum):
+    """What a demo member is: a legacy connector, a bridge, or a plain Kafka consumer."""
+
+    LEGACY = "legacy"
+    BRIDGE = "bridge"
+    PLAIN = "plain"
+
+    @property
+    def in_zookeeper(self) -> bool:
+        """Whether it registers in ZooKeeper (a legacy connector or a bridge)."""
+        return self is not MemberKind.PLAIN
+
+
 @dataclass(frozen=True, slots=True)
 class MemberInfo:
     """What the report and the timeline need to know about a member: its kind and its thread ids."""
 
     name: str
-    kind: str  # "legacy", "bridge" or "plain"
+    kind: MemberKind
     consumer_id: str
 
 
@@ -214,7 +228,7 @@ class ConnectorMember:
             config.update(bridge_props(bootstrap))
         config.update(extra or {})
         self.conn = ConsumerConnector(config)
-        self.info = MemberInfo(name, "bridge" if bootstrap else "legacy", self.conn.consumer_id)
+        self.info = MemberInfo(name, MemberKind.BRIDGE if bootstrap else MemberKind.LEGACY, self.conn.consumer_id)
         self.log = log
         self.errors: list[BaseException] = []
         self.threads: list[threading.Thread] = []
@@ -275,7 +289,7 @@ class PlainConsumer:
     stopped. It records its Kafka assignment over time (`assigned`), which the timeline draws."""
 
     def __init__(self, bootstrap: str, group: str, topic: str, log: ProcessingLog, name: str) -> None:
-        self.info = MemberInfo(name, "plain", name)
+        self.info = MemberInfo(name, MemberKind.PLAIN, name)
         self._log = log
         self._topic = topic
         self._consumer = Consumer(
