@@ -120,3 +120,17 @@ def test_cutover_decides_each_step_and_each_poll_of_its_wait_over_one_pipelined_
     acls, _ = zk_client.get_acls(GroupPaths(unique_group).ids)
     assert not any(acl.id.scheme == "world" and acl.perms & Permissions.CREATE for acl in acls), acls
     assert counts["round_trips"] == 3 * ONE_PASS, counts
+
+
+def test_get_mode_reads_a_group_in_one_pipelined_pass_whatever_its_dialect(
+    cluster: Any, zk_client: KazooClient, unique_group: str, tmp_path: Path, legacy_group: Dialect
+) -> None:
+    zk_client.create(GroupPaths(unique_group).mode, b"zookeeper", makepath=True)
+
+    done, counts = counted(tmp_path, "get-mode", "-z", cluster.zookeeper, "-g", unique_group, "--json")
+
+    assert done.code == EXIT_OK, done
+    mode = json.loads(done.stdout)
+    assert mode["dialect"] == legacy_group.value and mode["mode"] == "zookeeper" and mode["modified"], mode
+    assert counts["writes"] == [], counts["writes"]
+    assert counts["round_trips"] == ONE_PASS, counts
