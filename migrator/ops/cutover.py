@@ -114,9 +114,9 @@ ZkRead = tuple[GroupView, GroupLayout]
 """One pass of the group reader: the view (with its fence) and the recognised layout."""
 
 
-def read_zookeeper(zk: ZkSession, group: str, *, offsets: bool = True) -> ZkRead:
-    """The group in one pipelined pass, with its fence (`offsets`: with the offsets' data)."""
-    return read_group_with_layout(zk, group, offsets=offsets, fence=True)
+def read_zookeeper(zk: ZkSession, group: str) -> ZkRead:
+    """The group in one pipelined pass, with its fence."""
+    return read_group_with_layout(zk, group, fence=True)
 
 
 def cutover_facts(
@@ -158,8 +158,9 @@ def kafka_side(read: ZkRead, admin: KafkaAdmin, *, admin_identity: bool) -> Cuto
 
 
 def zookeeper_progress(zk: ZkSession, group: str) -> WaitProgress:
-    """Registered members and owner nodes left, read from ZooKeeper alone in one pass (the wait's poll)."""
-    return WaitProgress.of(*read_zookeeper(zk, group, offsets=False))
+    """Registered members and owner nodes left, read from ZooKeeper alone in one pass (the wait's poll: neither
+    the offsets' data nor the fence, which the step after it reads again)."""
+    return WaitProgress.of(*read_group_with_layout(zk, group, offsets=False))
 
 
 def wait_empty(
