@@ -16,13 +16,13 @@ from migrator.cli.common import (
     find_brokers,
     group_option,
     json_option,
-    require_group,
 )
 from migrator.cli.common import zookeeper as open_zookeeper
 from migrator.cli.progress import ProgressLine
 from migrator.errors import EXIT_OK, Interrupted, UsageError
 from migrator.ops import modes
-from migrator.ops.cutover import CutoverResult, Runner, StepDone
+from migrator.ops.cutover import CutoverResult, Runner, StepDone, read_zookeeper
+from migrator.ops.groups import require_exists
 from migrator.protocol.cutover import Direction, Step
 from migrator.protocol.partition import TopicPartition
 from migrator.table import align
@@ -76,8 +76,9 @@ def cutover_cmd(conn: Connection, group: str, rollback: bool, dry_run: bool, tim
     line = ProgressLine(sys.stderr)
     done: list[Step] = []
     with open_zookeeper(conn) as zk:
-        require_group(zk, group)
-        brokers = find_brokers(conn, zk, group)
+        first = read_zookeeper(zk, group)
+        require_exists(zk, first[0])
+        brokers = find_brokers(conn, zk, first[0])
         if brokers.admin is None:
             raise UsageError(f"cutover needs the Kafka group: {brokers.missing}; give --bootstrap-server")
         runner = Runner(
@@ -85,7 +86,7 @@ def cutover_cmd(conn: Connection, group: str, rollback: bool, dry_run: bool, tim
             on_progress=line.show if line.enabled else None, on_step=_step_printer(as_json, line, done),
         )  # fmt: skip
         try:
-            result = runner.run(direction, dry_run=dry_run)
+            result = runner.run(direction, dry_run=dry_run, first=first)
         except KeyboardInterrupt:
             line.clear()
             raise Interrupted(_interrupted(conn, group, rollback, done)) from None

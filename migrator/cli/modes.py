@@ -25,10 +25,9 @@ from migrator.cli.progress import ProgressLine
 from migrator.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, Interrupted, UsageError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops import modes
-from migrator.ops.dialect import require_layout
 from migrator.ops.wait import Progress, WaitTimeout, wait_for_switch
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
-from migrator.zk.session import NodeStat, ZkSession
+from migrator.zk.session import ZkSession
 
 
 def _mode_text(node: ModeNode) -> str:
@@ -226,7 +225,7 @@ def _interrupted(conn: Connection, group: str, change: modes.ModeChange, *, wait
     )
 
 
-def mode_doc(group: str, node: ModeNode, stat: NodeStat | None, dialect: str | None) -> dict[str, Any]:
+def mode_doc(group: str, node: ModeNode, modified_ms: int | None, dialect: str | None) -> dict[str, Any]:
     """`get-mode --json`."""
     return {
         "group": group,
@@ -234,7 +233,7 @@ def mode_doc(group: str, node: ModeNode, stat: NodeStat | None, dialect: str | N
         "exists": node.exists,
         "mode": node.mode.value if node.mode else None,
         "raw": node.raw,
-        "modified": _iso(stat.mtime) if stat else None,
+        "modified": _iso(modified_ms) if modified_ms is not None else None,
     }
 
 
@@ -262,19 +261,18 @@ def get_mode_cmd(conn: Connection, group: str, as_json: bool) -> int:
       migrator get-mode -z 127.0.0.1:2181 -g orders
     """
     with open_zookeeper(conn) as zk:
-        require_group(zk, group)
-        dialect = require_layout(zk, group).word
-        node, stat = modes.read_mode(zk, group)
+        read = modes.read_group_mode(zk, group)
+    node, modified_ms = read.node, read.modified_ms
     if as_json:
-        echo_json(mode_doc(group, node, stat, dialect))
+        echo_json(mode_doc(group, node, modified_ms, read.dialect))
         return EXIT_OK
     if not node.exists:
         line = f"{group}: absent (no mode node: bridges obey zookeeper)"
     elif node.mode is None:
-        line = f"{group}: unknown value {node.raw!r} (bridges obey zookeeper), set {_iso(stat and stat.mtime)}"
+        line = f"{group}: unknown value {node.raw!r} (bridges obey zookeeper), set {_iso(modified_ms)}"
     else:
-        line = f"{group}: {node.raw} (set {_iso(stat and stat.mtime)})"
-    click.echo(f"{line}; {_dialect_text(dialect)}")
+        line = f"{group}: {node.raw} (set {_iso(modified_ms)})"
+    click.echo(f"{line}; {_dialect_text(read.dialect)}")
     return EXIT_OK
 
 

@@ -5,6 +5,9 @@ run interrupted anywhere (Ctrl-C, a lost connection, `--timeout`) is resumed by 
 whose effect is already in place is skipped, never written twice. The offsets are carried with the rule and
 writers of `offsets sync` (max of both stores, a Kafka write only into an empty group) and read back.
 
+Every decision is over one pipelined pass of the group reader (`migrator.zk.group_reader`), fence
+included: each step's facts (with Kafka's side read right after it) and each poll of the wait.
+
 For one group, `Runner.run`; for many, each step on its own: `read_facts` then `next_step` decide,
 `Runner.execute` (or `zk.fence.fence`, `wait_empty`, `carry_to_kafka`, `record_mode`) write.
 """
@@ -21,7 +24,7 @@ from migrator.errors import MigratorError, RefusedError
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops import modes
 from migrator.ops import offsets as ops_offsets
-from migrator.ops.dialect import require_layout
+from migrator.ops.dialect import refuse_unrecognised
 from migrator.ops.wait import WaitTimeout
 from migrator.protocol.codecs import Mode
 from migrator.protocol.cutover import (
@@ -30,14 +33,18 @@ from migrator.protocol.cutover import (
     Refusal,
     Step,
     next_step,
+    nobody_in_zookeeper,
     refusal_text,
     remaining,
 )
 from migrator.protocol.group import Group
+from migrator.protocol.group_view import GroupView
+from migrator.protocol.kafka import KafkaGroup
+from migrator.protocol.layout_dialect import GroupLayout
 from migrator.protocol.partition import TopicPartition
 from migrator.protocol.stores import OffsetStore
 from migrator.zk import fence as zk_fence
-from migrator.zk.group_reader import read_membership
+from migrator.zk.group_reader import read_group_with_layout
 from migrator.zk.session import ZkSession
 
 POLL_INTERVAL_S = 0.5
@@ -64,14 +71,17 @@ class StepDone:
 
 @dataclass(frozen=True, slots=True)
 class WaitProgress:
-    """Who still holds the group in ZooKeeper while the wait-empty step waits."""
+    """Who still holds the group in ZooKeeper while the wait-empty step waits, and whether nobody does."""
 
     members: tuple[str, ...]
     owner_nodes: int
+    done: bool
 
-    @property
-    def done(self) -> bool:
-        return not self.members and not self.owner_nodes
+    @classmethod
+    def of(cls, view: GroupView, layout: GroupLayout) -> WaitProgress:
+        """The progress one pass of the group reader shows (`nobody_in_zookeeper` decides `done`)."""
+        owner_nodes = len(layout.owner_nodes)
+        return cls(tuple(sorted(view.member_ids)), owner_nodes, nobody_in_zookeeper(Group(view), owner_nodes))
 
     def summary(self) -> str:
         return f"{len(self.members)} legacy member(s) registered, {self.owner_nodes} owner node(s) left"
@@ -100,27 +110,57 @@ class CutoverResult:
         return group.zookeeper.offsets
 
 
-def read_facts(zk: ZkSession, admin: KafkaAdmin, group: str, *, admin_identity: bool) -> CutoverFacts:
-    """Both stores' offsets, the group read model, the fence and the owner nodes left, read now.
+ZkRead = tuple[GroupView, GroupLayout]
+"""One pass of the group reader: the view (with its fence) and the recognised layout."""
+
+
+def read_zookeeper(zk: ZkSession, group: str) -> ZkRead:
+    """The group in one pipelined pass, with its fence."""
+    return read_group_with_layout(zk, group, fence=True)
+
+
+def cutover_facts(
+    read: ZkRead,
+    kafka: KafkaGroup,
+    committed: Mapping[TopicPartition, int],
+    *,
+    admin_identity: bool,
+) -> CutoverFacts:
+    """The facts of one decision: one pass of the group reader (its fence, its owner nodes of every dialect,
+    its ZooKeeper offsets) and the Kafka group with its `committed` offsets.
 
     A group with no offset in ZooKeeper (pykafka's, which commit to Kafka) gets none carried back: its
     members read Kafka's, and ZooKeeper offsets would make its layout Scala's."""
-    view, zookeeper = ops_offsets.read_store(OffsetStore.ZOOKEEPER, zk, group, admin)
-    kafka = admin.group_offsets(group)
+    view, layout = read
+    if view.fence is None:
+        raise ValueError(f"the read of {view.group} carries no fence: read it with `read_zookeeper`")
+    zookeeper = ops_offsets.store_offsets(OffsetStore.ZOOKEEPER, view, None)
     return CutoverFacts(
-        group=Group(view, admin.describe_group(group), kafka_committed=kafka),
-        fence=zk_fence.read_fence(zk, group),
-        owner_nodes=zk_fence.owner_nodes(zk, group),
+        group=Group(view, kafka, kafka_committed=committed),
+        fence=view.fence,
+        owner_nodes=len(layout.owner_nodes),
         admin_identity=admin_identity,
-        to_kafka=ops_offsets.sync_plan(zookeeper, kafka),
-        to_zookeeper=ops_offsets.sync_plan(kafka, zookeeper) if zookeeper else {},
+        to_kafka=ops_offsets.sync_plan(zookeeper, committed),
+        to_zookeeper=ops_offsets.sync_plan(committed, zookeeper) if zookeeper else {},
     )
 
 
+def read_facts(zk: ZkSession, admin: KafkaAdmin, group: str, *, admin_identity: bool) -> CutoverFacts:
+    """The facts of a decision, read now: ZooKeeper in one pass, then Kafka."""
+    return kafka_side(read_zookeeper(zk, group), admin, admin_identity=admin_identity)
+
+
+def kafka_side(read: ZkRead, admin: KafkaAdmin, *, admin_identity: bool) -> CutoverFacts:
+    """The facts of a decision over `read` (a pass just made), with Kafka's side read now."""
+    group = read[0].group
+    committed = admin.group_offsets(group)
+    return cutover_facts(read, admin.describe_group(group), committed, admin_identity=admin_identity)
+
+
 def zookeeper_progress(zk: ZkSession, group: str) -> WaitProgress:
-    """Registered members and owner nodes left, read from ZooKeeper alone (the wait's poll)."""
-    view = read_membership(zk, group)
-    return WaitProgress(tuple(sorted(view.member_ids)), zk_fence.owner_nodes(zk, group))
+    """Registered members and owner nodes left, read from ZooKeeper alone in one pass (the wait's poll: neither
+    the offsets' data nor the fence, which the step after it reads again)."""
+    return WaitProgress.of(*read_group_with_layout(zk, group, offsets=False))
 
 
 def wait_empty(
@@ -165,14 +205,19 @@ def _verify(plan: Mapping[TopicPartition, int], read_back: Mapping[TopicPartitio
         )
 
 
-def record_mode(zk: ZkSession, group: str, target: Mode, *, reason: str, who: str) -> str:
-    """The mode `target` with its audit entry (`reason`), conditional on the mode read; the audit node's path.
+def record_mode(zk: ZkSession, view: GroupView, target: Mode, *, reason: str, who: str) -> str:
+    """The mode `target` with its audit entry (`reason`), conditional on the mode `view` read (a change since
+    refuses, `ModeChangedMeanwhile`); the audit node's path.
 
     No set-mode preflight: it judges bridges, and a cutover group has none, only a fence."""
-    before, stat = modes.read_mode(zk, group)
-    version = stat.version if stat is not None else None
     change = modes.ModeChange(
-        group, before, target, SwitchCheck(target), forced=False, dry_run=False, before_version=version
+        view.group,
+        view.mode,
+        target,
+        SwitchCheck(target),
+        forced=False,
+        dry_run=False,
+        before_version=view.mode_version,
     )
     written = modes.write_mode(zk, change, reason=reason, who=who)
     return written.audit_path or ""
@@ -214,21 +259,31 @@ class Runner:
         else:
             target = Mode.KAFKA if step is Step.RECORD_KAFKA else Mode.ZOOKEEPER
             reason = AUDIT_REASON[Direction.FORWARD if target is Mode.KAFKA else Direction.ROLLBACK]
-            record_mode(self.zk, self.group, target, reason=reason, who=self.who)
+            record_mode(self.zk, facts.group.zookeeper, target, reason=reason, who=self.who)
         done = StepDone(step, started_s, time.monotonic() - t0, written)
         if self.on_step is not None:
             self.on_step(done)
         return done
 
-    def run(self, direction: Direction, *, dry_run: bool = False, stop_before: Step | None = None) -> CutoverResult:
-        """Decide and carry out steps until none is left (or, `dry_run`, only say which are left).
+    def run(
+        self,
+        direction: Direction,
+        *,
+        dry_run: bool = False,
+        stop_before: Step | None = None,
+        first: ZkRead | None = None,
+    ) -> CutoverResult:
+        """Decide and carry out steps until none is left (or, `dry_run`, only say which are left), each decided
+        over one read; a group whose layout neither dialect explains is refused.
 
         `stop_before`: return when that step is next, e.g. `Step.CARRY_TO_KAFKA` to fence and wait only (a
-        wave of groups whose deployments stop together)."""
-        dialect = require_layout(self.zk, self.group).word
+        wave of groups whose deployments stop together). `first`: the group as just read by the caller
+        (`read_zookeeper`), over which the first step is decided."""
+        first = first or read_zookeeper(self.zk, self.group)
+        dialect = refuse_unrecognised(first[1], self.group).word
+        facts = kafka_side(first, self.admin, admin_identity=self.admin_auth is not None)
         done: list[StepDone] = []
         while True:
-            facts = self.facts()
             decision = next_step(facts, direction)
             if decision.refusal is not None:
                 raise CutoverRefused(decision.refusal, refusal_text(decision.refusal, facts))
@@ -238,3 +293,4 @@ class Runner:
             if done and done[-1].step is decision.step and decision.step is not Step.WAIT_EMPTY:
                 raise MigratorError(f"step {decision.step.value} of {self.group} did not take effect; run again")
             done.append(self.execute(decision.step, facts))
+            facts = self.facts()

@@ -1,5 +1,5 @@
 """`set-mode`, `get-mode` and `history`: the preflight of a switch and the only caller that writes
-`migration/mode`.
+`migration/mode`; the group's mode as `get-mode` shows it, from one pass of the group reader.
 
 The write (`migrator.zk.modes.write_mode`) is conditional on the znode version read before the preflight
 and commits the audit entry in the same transaction: a concurrent change (another operator, a script) makes
@@ -17,7 +17,7 @@ from migrator.coordination.preflight import SwitchCheck, preflight
 from migrator.errors import RefusedError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.kafka.authorization import KafkaNotAuthorized, KafkaRequest, asking
-from migrator.ops.dialect import unrecognised_message
+from migrator.ops.dialect import refuse_unrecognised, unrecognised_message
 from migrator.ops.groups import require_exists
 from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
 from migrator.protocol.kafka import KafkaAcl, KafkaGroup
@@ -25,10 +25,19 @@ from migrator.zk import modes as zk_modes
 from migrator.zk.connect_string import parse_identity
 from migrator.zk.group_reader import read_group_with_layout
 from migrator.zk.modes import read_history as history
-from migrator.zk.modes import read_mode
 from migrator.zk.session import ZkSession
 
-__all__ = ["ModeChange", "check_mode", "describe_kafka", "history", "read_mode", "set_mode", "who_am_i", "write_mode"]
+__all__ = [
+    "GroupMode",
+    "ModeChange",
+    "check_mode",
+    "describe_kafka",
+    "history",
+    "read_group_mode",
+    "set_mode",
+    "who_am_i",
+    "write_mode",
+]
 
 SETTLE_POLL_S = 0.5
 
@@ -52,6 +61,25 @@ class ModeChange:
     """The mode node's version when checked (None: absent): the write is conditional on it."""
     dialect: str | None = None
     """`scala` or `pykafka`: the legacy layout of the group's members (None: none, or unrecognised)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupMode:
+    """A group's mode node as read, when it was last set (None: absent) and its members' dialect (None: none,
+    or not recognised)."""
+
+    node: ModeNode
+    modified_ms: int | None
+    dialect: str | None
+
+
+def read_group_mode(zk: ZkSession, group: str) -> GroupMode:
+    """The mode of an existing group with its dialect, in one pipelined pass of the group reader: NotFound (exit
+    3) for a missing group, RefusedError (exit 2) for one whose layout matches neither dialect."""
+    view, layout = read_group_with_layout(zk, group, offsets=False)
+    require_exists(zk, view)
+    refuse_unrecognised(layout, group)
+    return GroupMode(view.mode, view.mode_mtime_ms, layout.word)
 
 
 def who_am_i(zk_auth: str | None) -> str:

@@ -5,6 +5,9 @@ running member deregisters when it leaves, and the server removes an expired ses
 CREATE: a member that starts, or whose session expired, cannot register. The admin identity gets ALL, so
 only it can lift the fence. Lifted, world gets back what members use (create, delete, read, write), and the
 admin identity keeps ALL (the `ids` ACL `acl protect` sets).
+
+The writes live here; the fence is read with the rest of the group, in the group reader's one pass
+(`migrator.zk.group_reader`, which judges the ACL with `members_can_create`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from kazoo.security import ACL, Id, Permissions
 
 from migrator.errors import NotAuthorised
 from migrator.protocol import acl as acl_rules
-from migrator.protocol.cutover import Fence
 from migrator.zk.client import digest_acl_id, identity_of
 from migrator.zk.paths import GroupPaths
 
@@ -32,15 +34,6 @@ def ids_acl(world_perms: int, admin: str) -> list[ACL]:
 def members_can_create(acls: list[ACL]) -> bool:
     """`protocol.acl.members_can_create` over kazoo's ACL entries."""
     return acl_rules.members_can_create((acl.perms, acl.id.scheme, acl.id.id) for acl in acls)
-
-
-def read_fence(zk: KazooClient, group: str) -> Fence:
-    """Whether the group's `ids` folder exists and lets an anonymous member create its node."""
-    try:
-        acls, _ = zk.get_acls(GroupPaths(group).ids)
-    except NoNodeError:
-        return Fence(ids_exists=False, members_can_create=True)
-    return Fence(ids_exists=True, members_can_create=members_can_create(list(acls)))
 
 
 def _set_ids_acl(zk: KazooClient, group: str, acl: list[ACL]) -> None:
@@ -66,21 +59,3 @@ def fence(zk: KazooClient, group: str, admin: str) -> None:
 def lift(zk: KazooClient, group: str, admin: str) -> None:
     """Give members back CREATE on `ids`; the connection must be authenticated as `admin`."""
     _set_ids_acl(zk, group, ids_acl(LIFTED_WORLD_PERMS, admin))
-
-
-def owner_nodes(zk: KazooClient, group: str) -> int:
-    """Owner nodes left under `owners/<topic folder>`, whatever the dialect names them: a member that left
-    removed its own, so any left is a member still consuming (or one whose session has not yet expired)."""
-    owners = GroupPaths(group).owners
-    try:
-        folders = zk.get_children(owners)
-    except NoNodeError:
-        return 0
-    requests = [zk.get_children_async(f"{owners}/{folder}") for folder in folders]
-    count = 0
-    for request in requests:
-        try:
-            count += len(request.get())
-        except NoNodeError:
-            continue
-    return count

@@ -14,10 +14,10 @@ from kazoo.exceptions import BadVersionError, NoAuthError, NodeExistsError, NoNo
 from kazoo.security import ACL, OPEN_ACL_UNSAFE
 
 from migrator.errors import CorruptNodeError, MigratorError, NotAuthorised, RefusedError
-from migrator.protocol.codecs import AuditEntry, Mode, ModeNode
+from migrator.protocol.codecs import AuditEntry, Mode
 from migrator.zk.client import identity_of
 from migrator.zk.paths import GroupPaths
-from migrator.zk.session import NodeStat, ZkSession, stat_of
+from migrator.zk.session import ZkSession, stat_of
 
 AUDIT_PREFIX = "entry-"
 
@@ -33,15 +33,6 @@ class ModeWritten:
     """The audit entry committed with the mode."""
     mzxid: int
     """The transaction id of the mode write (0 if the node was gone again when read back)."""
-
-
-def read_mode(zk: ZkSession, group: str) -> tuple[ModeNode, NodeStat | None]:
-    """The mode node and its stat (None: absent)."""
-    try:
-        data, stat = zk.get(GroupPaths(group).mode)
-    except NoNodeError:
-        return ModeNode.absent(), None
-    return ModeNode.decode(data), stat
 
 
 def _acl_of(zk: ZkSession, path: str) -> list[ACL]:

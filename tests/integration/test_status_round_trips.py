@@ -1,7 +1,7 @@
 """Each read-only command reads the group in one pipelined pass, whatever its dialect: its existence, mode
-(and mode version), fence, members, owners and offsets all come from that pass. Counted on the real ZooKeeper
-as an operator runs the command (a subprocess whose kazoo client counts its round trips; Kafka's requests are
-not counted)."""
+(and mode version), fence, members, owners and offsets all come from that pass; `cutover` decides each step
+over one such pass. Counted on the real ZooKeeper as an operator runs the command (a subprocess whose kazoo
+client counts its round trips; Kafka's requests are not counted, nor is an ACL write)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.security import Permissions
 
-from migrator.errors import EXIT_OK, EXIT_REFUSED
+from migrator.errors import EXIT_FAILED, EXIT_OK, EXIT_REFUSED
 from migrator.protocol.dialect import Dialect
 from migrator.zk.paths import GroupPaths
 from tests.helpers.cli import run
@@ -23,6 +24,7 @@ from tests.helpers.round_trips import counting_env, read_counts
 PARTITIONS = 8
 MEMBERS = 4
 ONE_PASS = 3
+ADMIN = "digest:ops:s3cret"
 """The group reader's pipelined levels: listings, the mode node and the fence, then members and folders, then
 owners and offsets. Whether the group exists comes with the first."""
 
@@ -85,5 +87,50 @@ def test_offsets_diff_reads_a_group_in_one_pipelined_pass_whatever_its_dialect(
         assert len(rows) == PARTITIONS and all(r["zookeeper"] == 5 for r in rows), rows
     else:  # pykafka keeps no offsets in ZooKeeper: refused, after the same one pass
         assert done.code == EXIT_REFUSED and "keeps no offsets in ZooKeeper" in done.stderr, done
+    assert counts["writes"] == [], counts["writes"]
+    assert counts["round_trips"] == ONE_PASS, counts
+
+
+def test_cutover_dry_run_plans_over_one_pipelined_pass_whatever_its_dialect(
+    cluster: Any, unique_group: str, tmp_path: Path, legacy_group: Dialect
+) -> None:
+    done, counts = counted(tmp_path, "cutover", "-z", cluster.zookeeper, "-g", unique_group,
+                           "-b", cluster.bootstrap_servers, "--zk-auth", ADMIN, "--dry-run", "--json")  # fmt: skip
+
+    assert done.code == EXIT_OK, done
+    plan = json.loads(done.stdout)
+    assert plan["dialect"] == legacy_group.value and plan["fenced"] is False, plan
+    carried = ["carry-offsets"] if legacy_group is Dialect.SCALA else []  # pykafka's offsets are in Kafka already
+    assert plan["planned"] == ["fence", "wait-empty", *carried, "record-mode"], plan
+    assert counts["writes"] == [], counts["writes"]
+    assert counts["round_trips"] == ONE_PASS, counts
+
+
+def test_cutover_decides_each_step_and_each_poll_of_its_wait_over_one_pipelined_pass(
+    cluster: Any, zk_client: KazooClient, unique_group: str, tmp_path: Path, legacy_group: Dialect
+) -> None:
+    """Fence (decided over one pass), then wait (decided over a second), whose one poll (a third) finds the
+    members still registered: --timeout 0 stops there, fenced."""
+    done, counts = counted(tmp_path, "cutover", "-z", cluster.zookeeper, "-g", unique_group,
+                           "-b", cluster.bootstrap_servers, "--zk-auth", ADMIN, "--timeout", "0")  # fmt: skip
+
+    assert done.code == EXIT_FAILED, done
+    assert f"{MEMBERS} legacy member(s) registered, {PARTITIONS} owner node(s) left" in done.stderr, done
+    assert done.stdout.startswith("fenced:"), done
+    acls, _ = zk_client.get_acls(GroupPaths(unique_group).ids)
+    assert not any(acl.id.scheme == "world" and acl.perms & Permissions.CREATE for acl in acls), acls
+    assert counts["round_trips"] == 3 * ONE_PASS, counts
+
+
+def test_get_mode_reads_a_group_in_one_pipelined_pass_whatever_its_dialect(
+    cluster: Any, zk_client: KazooClient, unique_group: str, tmp_path: Path, legacy_group: Dialect
+) -> None:
+    zk_client.create(GroupPaths(unique_group).mode, b"zookeeper", makepath=True)
+
+    done, counts = counted(tmp_path, "get-mode", "-z", cluster.zookeeper, "-g", unique_group, "--json")
+
+    assert done.code == EXIT_OK, done
+    mode = json.loads(done.stdout)
+    assert mode["dialect"] == legacy_group.value and mode["mode"] == "zookeeper" and mode["modified"], mode
     assert counts["writes"] == [], counts["writes"]
     assert counts["round_trips"] == ONE_PASS, counts

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kazoo.security import ACL, OPEN_ACL_UNSAFE, Id, Permissions
 
+from migrator.ops.cutover import WaitProgress, cutover_facts
 from migrator.protocol.codecs import ModeNode, Registration
 from migrator.protocol.cutover import (
     STEPS,
@@ -23,9 +25,11 @@ from migrator.protocol.cutover import (
     refusal_text,
     route,
 )
+from migrator.protocol.dialect import Dialect, OwnerNodeName, OwnerRead
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import CorruptMember, GroupView, Member
 from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember
+from migrator.protocol.layout_dialect import GroupLayout
 from migrator.protocol.partition import TopicPartition as TP
 from migrator.zk.fence import FENCED_WORLD_PERMS, LIFTED_WORLD_PERMS, ids_acl, members_can_create
 
@@ -185,3 +189,50 @@ def test_the_fence_is_read_from_who_may_create_under_ids() -> None:
     assert not members_can_create(ids_acl(FENCED_WORLD_PERMS, admin))
     own = ACL(Permissions.CREATE | Permissions.READ, Id("digest", "app:x"))  # members with an identity of their own
     assert members_can_create([own, ACL(Permissions.ALL, Id("digest", "ops:y"))])
+
+
+def layout_with_owner_nodes(count: int) -> GroupLayout:
+    return GroupLayout(
+        owner_nodes=tuple(OwnerRead(Dialect.SCALA, OwnerNodeName(TP("t", p)), "l0-0") for p in range(count))
+    )
+
+
+@given(st.integers(0, 3), st.integers(0, 2), st.integers(0, 3))
+def test_the_wait_is_done_over_one_read_exactly_when_nobody_is_left_in_zookeeper(
+    legacy: int, corrupt: int, owner_nodes: int
+) -> None:
+    view = GroupView(
+        "g",
+        members=tuple(Member(f"l{i}", REG, 0, False) for i in range(legacy)),
+        corrupt_members=tuple(CorruptMember(f"x{i}", "not JSON") for i in range(corrupt)),
+    )
+    progress = WaitProgress.of(view, layout_with_owner_nodes(owner_nodes))
+    assert progress.done == (legacy + corrupt + owner_nodes == 0)
+    assert len(progress.members) == legacy + corrupt and progress.owner_nodes == owner_nodes
+    assert f"{legacy + corrupt} legacy member(s) registered, {owner_nodes} owner node(s) left" == progress.summary()
+
+
+offsets = st.dictionaries(st.builds(TP, st.just("t"), st.integers(0, 3)), st.integers(0, 9), max_size=4)
+
+
+@given(st.booleans(), st.integers(0, 3), offsets, offsets)
+def test_a_decision_is_over_one_read_of_the_group_its_fence_and_owner_nodes_included(
+    fenced: bool, owner_nodes: int, zookeeper: dict[TP, int], kafka: dict[TP, int]
+) -> None:
+    fence = Fence(ids_exists=True, members_can_create=not fenced)
+    view = GroupView("g", offsets=zookeeper, fence=fence)
+    empty = KafkaGroup("g", KafkaGroupState.EMPTY, "", ())
+    facts = cutover_facts((view, layout_with_owner_nodes(owner_nodes)), empty, kafka, admin_identity=True)
+    assert facts.group.zookeeper is view and facts.fence is fence and facts.owner_nodes == owner_nodes
+    assert facts.group.kafka_committed == kafka
+    carried = {**kafka, **facts.to_kafka}  # Kafka after the carry: max of both stores, nothing rewritten
+    assert all(carried[tp] == max(o, kafka.get(tp, -1)) for tp, o in zookeeper.items())
+    assert all(kafka.get(tp) != o for tp, o in facts.to_kafka.items())
+    assert not zookeeper or {**zookeeper, **facts.to_zookeeper}.keys() >= kafka.keys()
+    assert zookeeper or not facts.to_zookeeper  # a group without ZooKeeper offsets (pykafka's) gets none back
+
+
+def test_a_read_without_the_fence_decides_nothing() -> None:
+    empty = KafkaGroup("g", KafkaGroupState.EMPTY, "", ())
+    with pytest.raises(ValueError, match="no fence"):
+        cutover_facts((GroupView("g"), GroupLayout()), empty, {}, admin_identity=True)
