@@ -556,6 +556,19 @@ def report(points: Sequence[Point], rounds: int, suffix: str) -> dict[str, Any]:
     return doc
 
 
+def transition_line(t: Transition) -> str:
+    """One transition in a line: its pause, the spread of its partitions' resumes, the backlog at the trigger
+    and at its peak, the members' CPU and the ZooKeeper packets."""
+    resumed = sorted(r[1] for r in t.resumes)
+    spread = f"resumes median {statistics.median(resumed):.3f} s, max {resumed[-1]:.3f} s" if resumed else "no resume"
+    before = [n for s, n in t.backlog if s <= 0]
+    peak = max((n for s, n in t.backlog if s >= 0), default=None)
+    members = sum(s for name, s in t.cpu_s.items() if name != "driver")
+    return (f"  {t.kind.value}: pause {t.pause_s}; {len(resumed)} partitions, {spread}; backlog at the trigger "
+            f"{before[-1] if before else None}, peak {peak}; CPU members {members:.2f} s, driver "
+            f"{t.cpu_s.get('driver', 0.0):.2f} s over {t.window_s} s; {t.zk_packets} ZooKeeper packets")  # fmt: skip
+
+
 def join_packets_line(p: Point) -> str:
     """Packets per bridge join beside the prediction and the older members² extrapolation."""
     low, high = square_join_packets(p.members, p.partitions)
@@ -595,7 +608,8 @@ def run(c: Cluster, quick: bool = False, sizes: list[tuple[int, int]] | None = N
             point = measure(c, members, partitions, rounds, log_dir, total_rate)
         points = sorted([p for p in points if (p.members, p.partitions) != (members, partitions)] + [point],
                         key=lambda p: (p.members, p.partitions))  # fmt: skip
-        print(point, flush=True)
+        for line in map(transition_line, point.transitions):
+            print(line, flush=True)
         doc = report(points, rounds, "-quick" if quick else "")  # after each size: a long run keeps what it has
     return doc
 
