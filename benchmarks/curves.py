@@ -19,11 +19,18 @@ most `TOTAL_RATE` records/s in round robin, so at 1,024 partitions a partition g
 that is the resolution of the pauses at that size. The 1-minute load average is sampled at each size's
 start and end.
 
+Every switch and join (bridges' and the baseline's) is kept as a `Transition`: each partition's resume and
+who processed it first after the trigger (`migrator.observe.pause.resumes_after`), the producer's backlog
+around it (`migrator.observe.pause.backlog`) and each member process's CPU over the step
+(`benchmarks.cost.cpu_seconds`). A backlog of thousands at the trigger says the group was behind the
+producer before anything happened: a pause measured then is the machine's as much as the transition's.
+Packets per bridge join are set beside the prediction 20·M + 4·P and the older 10 to 16·M² + 4 to 6·P.
+
 The medians and the best of each size's rounds, the least-squares fits (`FITTED`: pauses against members
 and against partitions, packets per switch, znodes and watches against both, packets per join against
-members² and partitions) and their values at 1,000 members and
-10,000 partitions go to `results/curves.json`, with three PNGs (`results/curves-switch-pause.png`,
-`results/curves-rebalance-pause.png`, `results/curves-zk-packets.png`).
+members² and partitions, and against members and partitions) and their values at 1,000 members and
+10,000 partitions go to `results/curves.json`, with four PNGs (`results/curves-switch-pause.png`,
+`results/curves-rebalance-pause.png`, `results/curves-zk-packets.png`, `results/curves-resumes.png`).
 """
 
 from __future__ import annotations
