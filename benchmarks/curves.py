@@ -19,25 +19,35 @@ most `TOTAL_RATE` records/s in round robin, so at 1,024 partitions a partition g
 that is the resolution of the pauses at that size. The 1-minute load average is sampled at each size's
 start and end.
 
+Every switch and join (bridges' and the baseline's) is kept as a `Transition`: each partition's resume and
+who processed it first after the trigger (`migrator.observe.pause.resumes_after`), the producer's backlog
+around it (`migrator.observe.pause.backlog`) and each member process's CPU over the step
+(`benchmarks.cost.cpu_seconds`). A backlog of thousands at the trigger says the group was behind the
+producer before anything happened: a pause measured then is the machine's as much as the transition's.
+Packets per bridge join are set beside the prediction 20·M + 4·P and the older 10 to 16·M² + 4 to 6·P.
+
 The medians and the best of each size's rounds, the least-squares fits (`FITTED`: pauses against members
 and against partitions, packets per switch, znodes and watches against both, packets per join against
-members² and partitions) and their values at 1,000 members and
-10,000 partitions go to `results/curves.json`, with three PNGs (`results/curves-switch-pause.png`,
-`results/curves-rebalance-pause.png`, `results/curves-zk-packets.png`).
+members² and partitions, and against members and partitions) and their values at 1,000 members and
+10,000 partitions go to `results/curves.json`, with four PNGs (`results/curves-switch-pause.png`,
+`results/curves-rebalance-pause.png`, `results/curves-zk-packets.png`, `results/curves-resumes.png`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
 import statistics
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +65,18 @@ from benchmarks.common import (
     join,
     packets,
     quiet,
+    ratio,
     save,
     unique,
 )
+from benchmarks.cost import cpu_seconds
 from benchmarks.member_process import RemoteMember
 from migrator.demo.group import wait_for
 from migrator.demo.steps import GroupDriver, Step
 from migrator.demo.workload import QUIET_LOGGER, SequencedProducer
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
+from migrator.observe.pause import backlog, resumes_after
+from migrator.observe.records import Processed
 from migrator.protocol.codecs import Mode
 
 TOTAL_RATE = 3200.0  # records/s over the whole topic at most: what 2 cores can produce beside 33 members
@@ -78,9 +92,93 @@ PAUSES = ("switch_pause_s", "switch_pause_min_s", "rebalance_pause_s", "rebalanc
           "plain_join_min_s")  # fmt: skip
 FITTED = [(f, terms) for f in PAUSES for terms in (BY_MEMBERS, BY_PARTITIONS)] + [
     ("zk_packets_per_switch", LINEAR), ("zk_packets_per_switch_min", LINEAR), ("zk_packets_per_join", JOIN),
-    ("zk_packets_per_join_min", JOIN), ("group_znodes", LINEAR), ("group_watches", LINEAR)]  # fmt: skip
+    ("zk_packets_per_join_min", JOIN), ("zk_packets_per_join", LINEAR), ("zk_packets_per_join_min", LINEAR),
+    ("group_znodes", LINEAR), ("group_watches", LINEAR)]  # fmt: skip
 """What is fitted against what. Members and partitions grow together over the sizes, so a pause (noisy on
 a loaded host) is fitted against one of them at a time, and the two extrapolations bracket it."""
+
+
+SAMPLE_S = 0.02  # how often the producer's sent count is sampled for the backlog
+BACKLOG_LEAD_NS = 500_000_000  # the backlog series starts this long before the trigger: its level before
+
+
+class Kind(StrEnum):
+    SWITCH = "switch"
+    BRIDGE_JOIN = "bridge join"
+    PLAIN_JOIN = "plain join"
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One transition as the observer saw it. `resumes`: every partition's (partition, seconds after the
+    trigger it resumed, member/thread that processed it first after the trigger, member/thread that resumed
+    it); `backlog`: (seconds after the trigger, records produced but not yet taken), from `BACKLOG_LEAD_NS`
+    before the trigger to the step's end; `cpu_s`: CPU seconds of each member process (and of the driver,
+    which runs the producer and the observer) over the step, a joiner's from its start."""
+
+    kind: Kind
+    pause_s: float | None
+    zk_packets: int
+    resumes: tuple[tuple[int, float, str, str], ...]
+    backlog: tuple[tuple[float, int], ...]
+    cpu_s: dict[str, float]
+    window_s: float
+
+    @classmethod
+    def from_json(cls, t: dict[str, Any]) -> Transition:
+        return cls(Kind(t["kind"]), t["pause_s"], t["zk_packets"], tuple(tuple(r) for r in t["resumes"]),  # type: ignore[misc]
+                   tuple(tuple(b) for b in t["backlog"]), t["cpu_s"], t["window_s"])  # type: ignore[misc]  # fmt: skip
+
+
+def transition(kind: Kind, trigger_ns: int, end_ns: int, pause_s: float | None, zk_packets: int,
+               processed: Sequence[Processed], produced: Sequence[tuple[int, int]], cpu_s: dict[str, float],
+               window_s: float) -> Transition:  # fmt: skip
+    """The record of one transition from the observer's records and the producer's (time_ns, sent) samples."""
+    resumes = tuple((r.partition, round((r.resumed_ns - trigger_ns) / 1e9, 4), r.first_by, r.resumed_by)
+                    for r in resumes_after(trigger_ns, processed, end_ns))  # fmt: skip
+    window = [(t, n) for t, n in produced if trigger_ns - BACKLOG_LEAD_NS <= t <= end_ns]
+    series = tuple((round((t - trigger_ns) / 1e9, 3), n) for t, n in backlog(window, processed))
+    return Transition(kind, pause_s, zk_packets, resumes, series, cpu_s, round(window_s, 3))
+
+
+def predicted_join_packets(members: int, partitions: int) -> int:
+    """The prediction for ZooKeeper packets per bridge join into a group of `members` bridges: 20 M + 4 P."""
+    return 20 * members + 4 * partitions
+
+
+def square_join_packets(members: int, partitions: int) -> tuple[int, int]:
+    """The older members² extrapolation of packets per join, low and high: 10 to 16 M² + 4 to 6 P."""
+    return 10 * members * members + 4 * partitions, 16 * members * members + 6 * partitions
+
+
+class ProducedSampler:
+    """(time_ns, records sent so far) of a producer every `SAMPLE_S`, in a daemon thread: the produced side
+    of the backlog."""
+
+    def __init__(self, producer: SequencedProducer) -> None:
+        self.samples: list[tuple[int, int]] = []
+        self._producer = producer
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="produced-sampler", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(SAMPLE_S):
+            self.samples.append((time.time_ns(), self._producer.sent))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def member_cpu(d: GroupDriver) -> dict[str, float]:
+    """CPU seconds so far of each live member's process, and of this (the driver's) process."""
+    pids = {name: m.pid for name, m in d.live.items() if isinstance(m, RemoteMember) and m.pid}
+    out = {"driver": cpu_seconds(os.getpid())}
+    for name, pid in pids.items():
+        with contextlib.suppress(OSError):  # a member that exited meanwhile
+            out[name] = cpu_seconds(pid)
+    return out
 
 
 def size_of(members: int, partitions: int, total_rate: float = TOTAL_RATE) -> Size:
@@ -114,6 +212,10 @@ class Point:
     join_packets: tuple[int, ...] = ()
     plain_joins_s: tuple[float | None, ...] = ()
     plain_join_packets: tuple[int, ...] = ()
+    zk_packets_join_predicted: int | None = None  # `predicted_join_packets`
+    zk_packets_join_vs_predicted: float | None = None  # the median join's packets over it
+    zk_packets_join_square: tuple[int, ...] = ()  # `square_join_packets`: low, high
+    transitions: tuple[Transition, ...] = ()
     load: tuple[float, ...] = ()
     seconds: float = 0.0
     total_rate: float | None = None  # records/s the producer offered over the topic (None: `TOTAL_RATE`)
@@ -126,6 +228,7 @@ class BridgeRun:
     packets: tuple[int, ...]
     rebalances_s: tuple[float | None, ...]
     join_packets: tuple[int, ...]
+    transitions: tuple[Transition, ...]
     znodes: int
     watches: int
     note: str | None
@@ -182,11 +285,18 @@ class OwnRequests:
         zk._call = counted  # type: ignore[method-assign]
 
 
-def _window(c: Cluster, own: OwnRequests, step: Callable[[], Step]) -> tuple[Step, int]:
-    """Run a step; the server's packets over it, less the benchmark's own requests."""
+def _window(c: Cluster, own: OwnRequests, d: GroupDriver, sampler: ProducedSampler, kind: Kind,
+            step: Callable[[], Step]) -> Transition:  # fmt: skip
+    """Run a step: the server's packets over it less the benchmark's own requests, every partition's resume,
+    the producer's backlog and the members' CPU."""
+    cpu0, began = member_cpu(d), time.monotonic()
     before, own_before = packets(c), own.sent
     done = step()
-    return done, packets(c) - before - (own.sent - own_before)
+    sent = packets(c) - before - (own.sent - own_before)
+    cpu, window_s, end_ns = member_cpu(d), time.monotonic() - began, time.time_ns()
+    used = {name: round(s - cpu0.get(name, 0.0), 4) for name, s in cpu.items()}
+    return transition(kind, done.trigger_ns, end_ns, done.pause_s, sent, d.log.records(), list(sampler.samples),
+                      used, window_s)  # fmt: skip
 
 
 def _counts(c: Cluster) -> tuple[int, int]:
@@ -194,9 +304,10 @@ def _counts(c: Cluster) -> tuple[int, int]:
     return int(m["zk_znode_count"]), int(m["zk_watch_count"])
 
 
-def _stop(producer: SequencedProducer) -> str | None:
-    """Stop the producer; what it could not deliver is a note on the size, not a lost size (these
-    figures judge no delivery: `switch_pause` and the drills do)."""
+def _stop(producer: SequencedProducer, sampler: ProducedSampler) -> str | None:
+    """Stop the producer and its sampler; what it could not deliver is a note on the size, not a lost size
+    (these figures judge no delivery: `switch_pause` and the drills do)."""
+    sampler.stop()
     try:
         producer.stop()
     except RuntimeError as exc:
@@ -207,21 +318,22 @@ def _stop(producer: SequencedProducer) -> str | None:
 
 def _started(
     c: Cluster, size: Size, kind: str, log_dir: str | None = None
-) -> tuple[GroupDriver, SequencedProducer, tuple[int, int]]:
-    """A converged group of `kind` under its producer, and the server's znode and watch counts taken after
-    its topic was created, before its members started."""
+) -> tuple[GroupDriver, SequencedProducer, ProducedSampler, tuple[int, int]]:
+    """A converged group of `kind` under its (sampled) producer, and the server's znode and watch counts
+    taken after its topic was created, before its members started."""
     d, producer, _ = group_driver(c, size, f"curve-{kind}", log_dir, ADMIN_TIMEOUT_S)
     tolerate_connection_loss(d)
     counts = _counts(c)
     producer.start()
+    sampler = ProducedSampler(producer)
     try:
         start_together(d, kind, [f"m{i}" for i in range(size.members)])
         wait_for(d.converged, start_timeout_s(size.members), "the group to own every partition")
     except BaseException:
-        _stop(producer)
+        _stop(producer, sampler)
         close_group(d)
         raise
-    return d, producer, counts
+    return d, producer, sampler, counts
 
 
 def start_timeout_s(members: int) -> float:
@@ -257,55 +369,52 @@ def start_together(d: GroupDriver, kind: str, names: Sequence[str]) -> None:
         d.known[name] = member.wait_started(max(1.0, deadline - time.monotonic()))
 
 
-def _joins(c: Cluster, d: GroupDriver, kind: str, rounds: int) -> tuple[tuple[float | None, ...], tuple[int, ...]]:
-    """`rounds` times: one more member of `kind` joins (its pause and the ZooKeeper packets over its
-    step), then leaves."""
-    pauses: list[float | None] = []
-    zk_packets: list[int] = []
+def _joins(c: Cluster, d: GroupDriver, sampler: ProducedSampler, kind: str, rounds: int) -> tuple[Transition, ...]:
+    """`rounds` times: one more member of `kind` joins (its transition recorded), then leaves."""
+    joins: list[Transition] = []
     own = OwnRequests(d.zk)
+    label = Kind.PLAIN_JOIN if kind == "plain" else Kind.BRIDGE_JOIN
     for n in range(rounds):
         name = f"joiner{n}"
-        step, sent = _window(c, own, lambda name=name: d.step("rebalance", f"{kind} {name} joins",
-                                                               lambda: join(d, kind, name)))  # fmt: skip
-        pauses.append(step.pause_s)
-        zk_packets.append(sent)
+        joins.append(_window(c, own, d, sampler, label, lambda name=name: d.step(
+            "rebalance", f"{kind} {name} joins", lambda: join(d, kind, name))))  # fmt: skip
         d.step("rebalance", f"{kind} {name} leaves", lambda name=name: d.stop(name))
-    return tuple(pauses), tuple(zk_packets)
+    return tuple(joins)
 
 
 def bridge_group(c: Cluster, size: Size, rounds: int, log_dir: str | None = None) -> BridgeRun:
     """Switch pauses with their ZooKeeper packets, the group's znodes and watches, then bridges joining
     the group in mode kafka."""
-    d, producer, (znodes0, watches0) = _started(c, size, "bridge", log_dir)
+    d, producer, sampler, (znodes0, watches0) = _started(c, size, "bridge", log_dir)
     try:
-        switches: list[float | None] = []
-        zk_packets: list[int] = []
+        switches: list[Transition] = []
         own = OwnRequests(d.zk)
         for n in range(rounds):
             target = Mode.KAFKA if n % 2 == 0 else Mode.ZOOKEEPER
-            step, sent = _window(c, own, lambda target=target: d.set_mode(target, "switch"))
-            switches.append(step.pause_s)
-            zk_packets.append(sent)
+            switches.append(
+                _window(c, own, d, sampler, Kind.SWITCH, lambda target=target: d.set_mode(target, "switch"))
+            )
         znodes, watches = _counts(c)
         if rounds % 2 == 0:  # the last switch went back to zookeeper: the rebalances are Kafka's
             d.set_mode(Mode.KAFKA, "switch")
-        rebalances, join_packets = _joins(c, d, "bridge", rounds)
+        joins = _joins(c, d, sampler, "bridge", rounds)
     finally:
-        note = _stop(producer)
+        note = _stop(producer, sampler)
         close_group(d)
-    return BridgeRun(tuple(switches), tuple(zk_packets), rebalances, join_packets, znodes - znodes0, watches - watches0,
-                     note)  # fmt: skip
+    return BridgeRun(tuple(t.pause_s for t in switches), tuple(t.zk_packets for t in switches),
+                     tuple(t.pause_s for t in joins), tuple(t.zk_packets for t in joins), (*switches, *joins),
+                     znodes - znodes0, watches - watches0, note)  # fmt: skip
 
 
-def plain_group(c: Cluster, size: Size, rounds: int) -> tuple[tuple[float | None, ...], tuple[int, ...], str | None]:
+def plain_group(c: Cluster, size: Size, rounds: int) -> tuple[tuple[Transition, ...], str | None]:
     """The baseline: one more plain consumer joins a plain group of the same size, `rounds` times."""
-    d, producer, _ = _started(c, size, "plain")
+    d, producer, sampler, _ = _started(c, size, "plain")
     try:
-        pauses, join_packets = _joins(c, d, "plain", rounds)
+        joins = _joins(c, d, sampler, "plain", rounds)
     finally:
-        note = _stop(producer)
+        note = _stop(producer, sampler)
         close_group(d)
-    return pauses, join_packets, note
+    return joins, note
 
 
 def measure(c: Cluster, members: int, partitions: int, rounds: int, log_dir: str | None = None,
@@ -323,11 +432,14 @@ def measure(c: Cluster, members: int, partitions: int, rounds: int, log_dir: str
                      zk_packets_per_switch=median(b.packets), rebalance_pause_s=median(b.rebalances_s),
                      zk_packets_per_join=median(b.join_packets), group_znodes=b.znodes, group_watches=b.watches,
                      switches_s=b.switches_s, packets=b.packets, rebalances_s=b.rebalances_s,
-                     join_packets=b.join_packets)  # fmt: skip
-        plain, plain_packets, note = plain_group(c, size, rounds)
+                     join_packets=b.join_packets, transitions=b.transitions)  # fmt: skip
+        plain_joins, note = plain_group(c, size, rounds)
+        plain = tuple(t.pause_s for t in plain_joins)
+        plain_packets = tuple(t.zk_packets for t in plain_joins)
         notes = [n for n in (b.note, note) if n]
         base = _with(base, plain_join_s=median(plain), plain_joins_s=plain, plain_join_packets=plain_packets,
-                     plain_zk_packets_per_join=median(plain_packets), note="; ".join(notes) or None)  # fmt: skip
+                     plain_zk_packets_per_join=median(plain_packets), transitions=(*b.transitions, *plain_joins),
+                     note="; ".join(notes) or None)  # fmt: skip
     except Exception as exc:  # reported in the results: the next size still runs
         traceback.print_exc()
         base = _with(base, note=repr(exc))
@@ -335,19 +447,23 @@ def measure(c: Cluster, members: int, partitions: int, rounds: int, log_dir: str
 
 
 def with_minimums(p: Point) -> Point:
-    """The point with the best of its rounds filled in from its measured values."""
+    """The point with the best of its rounds and the packets-per-join predictions filled in from its
+    measured values."""
 
     def least(values: tuple[float | int | None, ...]) -> float | None:
         ok = [v for v in values if v is not None]
         return round(min(ok), 4) if ok else None
 
+    predicted = predicted_join_packets(p.members, p.partitions)
     return _with(p, switch_pause_min_s=least(p.switches_s), rebalance_pause_min_s=least(p.rebalances_s),
                  plain_join_min_s=least(p.plain_joins_s), zk_packets_per_switch_min=least(p.packets),
-                 zk_packets_per_join_min=least(p.join_packets))  # fmt: skip
+                 zk_packets_per_join_min=least(p.join_packets), zk_packets_join_predicted=predicted,
+                 zk_packets_join_vs_predicted=ratio(p.zk_packets_per_join, predicted),
+                 zk_packets_join_square=square_join_packets(p.members, p.partitions))  # fmt: skip
 
 
 def _with(p: Point, **changes: Any) -> Point:
-    return Point(**{**asdict(p), **changes})
+    return Point(**{f.name: getattr(p, f.name) for f in fields(p)} | changes)
 
 
 def plot(points: Sequence[Point], suffix: str = "") -> list[str]:
@@ -394,7 +510,41 @@ def plot(points: Sequence[Point], suffix: str = "") -> list[str]:
         fig.savefig(path, dpi=100)
         plt.close(fig)
         paths.append(str(path.relative_to(RESULTS.parent.parent)))
-    return paths
+    return [*paths, plot_resumes(points, note, suffix)]
+
+
+def resume_seconds(points: Sequence[Point], kind: Kind) -> list[list[float]]:
+    """Per point, every partition's resume (seconds after the trigger) over the rounds of `kind`."""
+    return [[r[1] for t in p.transitions if t.kind == kind for r in t.resumes] for p in points]
+
+
+def plot_resumes(points: Sequence[Point], note: str, suffix: str) -> str:
+    """One panel per kind of transition: per size, the distribution of every partition's resume over the
+    rounds (a box: quartiles, whiskers to 1.5 IQR, outliers), each round's pause (the latest resume) beside."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(Kind), figsize=(12, 4), sharey=True)
+    labels = [f"{p.members}x{p.partitions}" for p in points]
+    for ax, kind in zip(axes, Kind, strict=True):
+        spread = resume_seconds(points, kind)
+        at = [i for i, v in enumerate(spread) if v]
+        if at:
+            ax.boxplot([spread[i] for i in at], positions=at, widths=0.5)
+        for i, p in enumerate(points):
+            rounds = [t.pause_s for t in p.transitions if t.kind == kind and t.pause_s is not None]
+            ax.plot([i + 0.35] * len(rounds), rounds, "rx", label="pause (each round)" if i == 0 else None)
+        ax.set_xticks(range(len(points)), labels)
+        ax.set_title(kind.value, fontsize=10)
+        ax.set_xlabel("members x partitions")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("partition resumed after the trigger (s)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(note, fontsize=9)
+    fig.tight_layout()
+    path = RESULTS / f"curves-resumes{suffix}.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return str(path.relative_to(RESULTS.parent.parent))
 
 
 def report(points: Sequence[Point], rounds: int, suffix: str) -> dict[str, Any]:
@@ -404,10 +554,34 @@ def report(points: Sequence[Point], rounds: int, suffix: str) -> dict[str, Any]:
     members, partitions = PAPER_SIZE
     at = {f: round(predict(coef, members, partitions), 3) for f, coef in fits.items() if coef is not None}
     pngs = plot(points, suffix)
-    doc = {"rounds": rounds, "total_rate": TOTAL_RATE, "points": [asdict(p) for p in points],
+    joins = [join_packets_line(p) for p in points]
+    doc = {"rounds": rounds, "total_rate": TOTAL_RATE, "join_packets": joins, "points": [asdict(p) for p in points],
            "fits": fits, f"at_{members}x{partitions}": at, "plots": pngs}  # fmt: skip
+    for line in joins:
+        print(line, flush=True)
     print(f"saved {save('curves' + suffix, doc)} and {', '.join(pngs)}", flush=True)
     return doc
+
+
+def transition_line(t: Transition) -> str:
+    """One transition in a line: its pause, the spread of its partitions' resumes, the backlog at the trigger
+    and at its peak, the members' CPU and the ZooKeeper packets."""
+    resumed = sorted(r[1] for r in t.resumes)
+    spread = f"resumes median {statistics.median(resumed):.3f} s, max {resumed[-1]:.3f} s" if resumed else "no resume"
+    before = [n for s, n in t.backlog if s <= 0]
+    peak = max((n for s, n in t.backlog if s >= 0), default=None)
+    members = sum(s for name, s in t.cpu_s.items() if name != "driver")
+    return (f"  {t.kind.value}: pause {t.pause_s}; {len(resumed)} partitions, {spread}; backlog at the trigger "
+            f"{before[-1] if before else None}, peak {peak}; CPU members {members:.2f} s, driver "
+            f"{t.cpu_s.get('driver', 0.0):.2f} s over {t.window_s} s; {t.zk_packets} ZooKeeper packets")  # fmt: skip
+
+
+def join_packets_line(p: Point) -> str:
+    """Packets per bridge join beside the prediction and the older members² extrapolation."""
+    low, high = square_join_packets(p.members, p.partitions)
+    return (f"{p.members}x{p.partitions}: ZooKeeper packets per bridge join median {p.zk_packets_per_join} (rounds "
+            f"{list(p.join_packets)}); 20*M + 4*P = {predicted_join_packets(p.members, p.partitions)} "
+            f"(x{p.zk_packets_join_vs_predicted}); 10-16*M^2 + 4-6*P = {low}-{high}")  # fmt: skip
 
 
 def warm_up(c: Cluster, timeout_s: float = 180.0) -> None:
@@ -441,15 +615,21 @@ def run(c: Cluster, quick: bool = False, sizes: list[tuple[int, int]] | None = N
             point = measure(c, members, partitions, rounds, log_dir, total_rate)
         points = sorted([p for p in points if (p.members, p.partitions) != (members, partitions)] + [point],
                         key=lambda p: (p.members, p.partitions))  # fmt: skip
-        print(point, flush=True)
+        for line in map(transition_line, point.transitions):
+            print(line, flush=True)
         doc = report(points, rounds, "-quick" if quick else "")  # after each size: a long run keeps what it has
     return doc
 
 
 def saved_points(suffix: str = "") -> list[Point]:
     doc = json.loads((RESULTS / f"curves{suffix}.json").read_text())
+    return [point_from_json(p) for p in doc["points"]]
+
+
+def point_from_json(p: dict[str, Any]) -> Point:
     tuples = {f.name for f in fields(Point) if f.type.startswith("tuple")}  # type: ignore[union-attr]
-    return [Point(**{k: tuple(v) if k in tuples else v for k, v in p.items()}) for p in doc["points"]]
+    values = {k: tuple(v) if k in tuples else v for k, v in p.items()}
+    return Point(**values | {"transitions": tuple(Transition.from_json(t) for t in p.get("transitions", ()))})
 
 
 def replot(suffix: str = "") -> dict[str, Any]:

@@ -202,6 +202,11 @@ class RemoteMember:
         self._subscribed.wait(START_TIMEOUT_S)
         return self.subscribed_ns
 
+    @property
+    def pid(self) -> int | None:
+        """The member's process id (its CPU is read from /proc by the benchmarks)."""
+        return self._process.pid
+
     def assigned_now(self) -> set[int]:
         return set(self._assigned)
 

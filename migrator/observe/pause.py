@@ -13,6 +13,7 @@ they prepare before anything is taken from anyone.
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,24 +32,46 @@ class Pause:
         return (self.resumed_ns - self.trigger_ns) / 1e9
 
 
-def pause_after(trigger_ns: int, processed: Iterable[Processed], until_ns: int | None = None) -> Pause | None:
-    """The pause of one transition triggered at `trigger_ns`, looking at records started before `until_ns`
-    (the next trigger); None when some partition saw no record in that window."""
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """When one partition resumed after a trigger: `resumed_ns` is the first record of its post-transition
+    owner `resumed_by` (member/thread); `first_by` processed its first record after the trigger (the old
+    owner still draining, or the new one)."""
+
+    topic: str
+    partition: int
+    first_by: str
+    resumed_by: str
+    resumed_ns: int
+
+
+def resumes_after(trigger_ns: int, processed: Iterable[Processed], until_ns: int | None = None) -> list[Resume]:
+    """Each partition's resume after `trigger_ns`, among records started before `until_ns`, by partition; a
+    partition with no record in that window is absent."""
     window = sorted(
         (r for r in processed if r.start_ns >= trigger_ns and (until_ns is None or r.start_ns < until_ns)),
         key=lambda r: r.start_ns,
     )
+    first_by: dict[tuple[str, int], str] = {}
     final_owner: dict[tuple[str, int], str] = {}
     for r in window:
+        first_by.setdefault((r.topic, r.partition), f"{r.member}/{r.thread_id}")
         final_owner[(r.topic, r.partition)] = f"{r.member}/{r.thread_id}"
     resumed: dict[tuple[str, int], int] = {}
     for r in window:
         tp = (r.topic, r.partition)
         if tp not in resumed and final_owner[tp] == f"{r.member}/{r.thread_id}":
             resumed[tp] = r.start_ns
+    return [Resume(t, p, first_by[(t, p)], final_owner[(t, p)], ns) for (t, p), ns in sorted(resumed.items())]
+
+
+def pause_after(trigger_ns: int, processed: Iterable[Processed], until_ns: int | None = None) -> Pause | None:
+    """The pause of one transition triggered at `trigger_ns`, looking at records started before `until_ns`
+    (the next trigger); None when some partition saw no record in that window."""
+    resumed = resumes_after(trigger_ns, processed, until_ns)
     if not resumed:
         return None
-    return Pause(trigger_ns, max(resumed.values()), len(resumed))
+    return Pause(trigger_ns, max(r.resumed_ns for r in resumed), len(resumed))
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +120,17 @@ def pauses(triggers: Sequence[int], processed: Sequence[Processed], partitions: 
         p = pause_after(t, processed, until)
         out.append(p if p is not None and p.partitions >= partitions else None)
     return out
+
+
+def backlog(produced: Sequence[tuple[int, int]], processed: Iterable[Processed]) -> list[tuple[int, int]]:
+    """Records produced but not yet taken for processing, at each (time_ns, produced so far) sample of a
+    producer: the produced count less the distinct records whose first processing started by then."""
+    first: dict[tuple[str, int, int], int] = {}
+    for r in processed:
+        key = (r.topic, r.partition, r.offset)
+        first[key] = min(first.get(key, r.start_ns), r.start_ns)
+    starts = sorted(first.values())
+    return [(t, n - bisect.bisect_right(starts, t)) for t, n in produced]
 
 
 def summary(values: Sequence[float]) -> dict[str, float]:

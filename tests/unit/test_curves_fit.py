@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+
 import pytest
 
-from benchmarks.curves import BY_MEMBERS, BY_PARTITIONS, JOIN, Point, fit, median, predict
+from benchmarks.curves import (
+    BY_MEMBERS,
+    BY_PARTITIONS,
+    JOIN,
+    Kind,
+    Point,
+    fit,
+    median,
+    point_from_json,
+    predict,
+    resume_seconds,
+    transition,
+    with_minimums,
+)
+from migrator.observe.records import Processed
 
 
 def test_the_fit_recovers_a_linear_law_of_members_and_partitions() -> None:
@@ -34,3 +51,19 @@ def test_a_pause_fits_against_one_size_measure_at_a_time() -> None:
     points = [Point(m, 32 * m, switch_pause_min_s=0.5 + 0.01 * m) for m in (2, 4, 8, 16, 32)]
     assert fit(points, "switch_pause_min_s", BY_MEMBERS) == pytest.approx({"1": 0.5, "members": 0.01})
     assert predict(fit(points, "switch_pause_min_s", BY_PARTITIONS), 1000, 10000) == pytest.approx(0.5 + 10000 / 3200)
+
+
+def test_a_transition_accounts_for_every_partition_and_the_backlog_around_its_trigger() -> None:
+    ms = 1_000_000
+    starts = [("a", 0, 0, 5), ("a", 0, 1, 20), ("b", 0, 2, 60), ("b", 1, 0, 30)]
+    processed = [Processed(m, "0", "t", p, o, at * ms, at * ms + 1) for m, p, o, at in starts]
+    produced = [(1, 1), (15 * ms, 3), (40 * ms, 4), (70 * ms, 4), (2_000 * ms, 9)]
+    t = transition(Kind.SWITCH, 10 * ms, 100 * ms, 0.05, 42, processed, produced, {"a": 0.1}, 0.09)
+    assert t.resumes == ((0, 0.05, "a/0", "b/0"), (1, 0.02, "b/0", "b/0"))
+    assert t.backlog == ((-0.01, 1), (0.005, 2), (0.03, 1), (0.06, 0))  # from 0.5 s before, to the end
+    point = Point(2, 16, zk_packets_per_join=130.0, transitions=(t,))
+    saved = point_from_json(json.loads(json.dumps(asdict(with_minimums(point)))))
+    assert saved.transitions == (t,)
+    assert (saved.zk_packets_join_predicted, saved.zk_packets_join_vs_predicted) == (20 * 2 + 4 * 16, 1.25)
+    assert saved.zk_packets_join_square == (10 * 4 + 4 * 16, 16 * 4 + 6 * 16)
+    assert resume_seconds([saved], Kind.SWITCH) == [[0.05, 0.02]] and resume_seconds([saved], Kind.PLAIN_JOIN) == [[]]
