@@ -1,6 +1,6 @@
 """A bridge leaving and joining a group in mode kafka, each bridge in its own process, as a deploy does it.
 
-Issue 11 point 3 (the pause of a clean leave): a bridge that stops under Kafka authority leaves the Kafka
+The pause of a clean leave: a bridge that stops under Kafka authority leaves the Kafka
 group before it deletes its owner nodes, so the group's rebalance overlaps the release instead of following
 it; nothing is processed twice and no partition has two owners meanwhile. And the hold that every Kafka
 rebalance puts the other bridges in for a moment is routine: it is not logged as a WARNING.

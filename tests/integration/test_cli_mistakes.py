@@ -1,4 +1,4 @@
-"""Issue 14 on the real cluster, through the command as an operator runs it (a subprocess).
+"""An operator's mistakes on the real cluster, through the command as an operator runs it (a subprocess).
 
 Every mistake gets its documented exit code, exactly one `error:` line, no traceback, and leaves
 ZooKeeper (all of it but the broker's own nodes) and the group's Kafka offsets as they were.

@@ -129,7 +129,7 @@ def test_bridges_only_may_switch_to_zookeeper_even_with_legacy_members() -> None
 
 
 def test_zookeeper_without_kafka_is_refused() -> None:
-    """Unchecked, a plain Kafka consumer would keep its partitions while the bridges take them (issue 14)."""
+    """Unchecked, a plain Kafka consumer would keep its partitions while the bridges take them."""
     check = preflight(Mode.ZOOKEEPER, view(member("g_a")), None, None, kafka_error="no brokers found")
     assert not check.ok
     assert any("cannot be checked for plain Kafka consumers" in r and "no brokers found" in r for r in check.refusals)

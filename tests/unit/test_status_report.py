@@ -197,7 +197,7 @@ def test_a_legacy_connector_next_to_plain_consumers_still_warns_of_dual_ownershi
 
 
 def test_partitions_a_plain_consumer_also_holds_are_named_and_shown_in_the_table() -> None:
-    """Issue 14: the warning counted 2 partitions while every row showed owner = expected."""
+    """Once, the warning counted 2 partitions while every row showed owner = expected."""
     owners = {TP0: "g_a-0", TP1: "g_a-0", TP2: "g_a-0", TP3: "g_a-0"}
     v = view(member("g_a"), mode="kafka", owners=owners, authorities={"g_a": published(Authority.ZOOKEEPER)})
     report = build_report(v, kgroup({"g_a": (), "plain": (TP2, TP3)}), partitions=PARTS, now_ms=NOW)
