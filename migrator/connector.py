@@ -35,6 +35,7 @@ from migrator.protocol.dialect import Dialect
 from migrator.protocol.events import Changed, CommitRequest, Event, SessionLost, SessionRestored, Shutdown, Trigger
 from migrator.protocol.filters import TopicFilter, filter_from_registration
 from migrator.protocol.partition import TopicPartition
+from migrator.zk import session as zk_session
 from migrator.zk.brokers import registered_brokers, wait_for_brokers
 from migrator.zk.client import connect
 from migrator.zk.errors import ZooKeeperError
@@ -132,7 +133,7 @@ class ConsumerConnector:
         self._give_up_s = max(cfg.zookeeper_connection_timeout_ms / 1000.0, self._kafka_timeout_s) + SHUTDOWN_GRACE_S
         """How long shutdown (and a commit) waits for an unreachable ZooKeeper or Kafka before giving up."""
         self.bootstrap_servers = cfg.bootstrap_servers or self._brokers_from_zookeeper()
-        self._zk.add_listener(self._on_session_state)
+        zk_session.listen(self._zk, self._on_session_state)
         self.metrics.zk_session(1)
 
     # -- public API ----------------------------------------------------------------------------------
@@ -225,13 +226,12 @@ class ConsumerConnector:
             _bounded("closing the Kafka fetcher", self._fetcher.close, deadline)
         if self._admin is not None:
             _bounded("closing the Kafka admin client", self._admin.close, deadline)
-        self._zk.remove_listener(self._on_session_state)
+        zk_session.unlisten(self._zk, self._on_session_state)
         _bounded("closing the ZooKeeper session", self._close_zookeeper, deadline)
         self.metrics.zk_session(0)
 
     def _close_zookeeper(self) -> None:
-        self._zk.stop()
-        self._zk.close()
+        zk_session.close(self._zk)
 
     def __enter__(self) -> ConsumerConnector:
         return self

@@ -36,7 +36,7 @@ from migrator.errors import (
 )
 from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, pair_bootstrap, split_ensembles
 from migrator.zk.client import ZkTls
-from migrator.zk.session import ZkSession
+from migrator.zk.session import ZkSession, close
 
 log = logging.getLogger(__name__)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -109,8 +109,7 @@ def _clients(run: _Run, ensembles: list[str]) -> Iterator[dict[str, ZkSession]]:
         yield zks
     finally:
         for zk in zks.values():
-            zk.stop()
-            zk.close()
+            close(zk)
 
 
 def _max_sizes(bootstrap: dict[str, str | None], props: dict[str, str], timeout_s: float) -> dict[str, int | None]:

@@ -22,6 +22,7 @@ from migrator.ops import cleanup as ops
 from migrator.protocol.lifecycle import Rule
 from migrator.zk.archive import read_archive
 from migrator.zk.client import ZkTls, connect
+from migrator.zk.session import close
 
 
 def targets(rows: Sequence[FleetRow], abandoned: bool) -> list[tuple[FleetRow, Rule]]:
@@ -76,8 +77,7 @@ def clean_slice(entries: Iterable[CleanupEntry], settings: CleanSettings) -> Ite
                 yield _clean_one(zk, admin, entry, identities, settings)
         finally:
             admin.close()
-            zk.stop()
-            zk.close()
+            close(zk)
 
 
 def _clean_one(

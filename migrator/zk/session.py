@@ -6,6 +6,7 @@ functions of `migrator.zk`; outside `migrator.zk` nothing should call its method
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeAlias
 
 from kazoo.client import KazooClient, KazooState
@@ -29,7 +30,9 @@ __all__ = [
     "delete_tree",
     "ensure_path",
     "exists",
+    "listen",
     "stat_of",
+    "unlisten",
 ]
 
 
@@ -69,6 +72,15 @@ def delete_tree(zk: ZkSession, path: str) -> bool:
 def ensure_path(zk: ZkSession, path: str) -> None:
     """Create the node and its missing parents (empty, open ACL); nothing when it exists."""
     zk.ensure_path(path)
+
+
+def listen(zk: ZkSession, on_state: Callable[[SessionState], None]) -> None:
+    """Call `on_state` on kazoo's thread at every change of the session's state."""
+    zk.add_listener(on_state)
+
+
+def unlisten(zk: ZkSession, on_state: Callable[[SessionState], None]) -> None:
+    zk.remove_listener(on_state)
 
 
 def close(zk: ZkSession) -> None:
