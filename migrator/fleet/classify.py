@@ -20,7 +20,7 @@ from migrator.protocol.cutover import CutoverState, Fence, cutover_state, route
 from migrator.protocol.group import Group
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.layout_dialect import Recognition
-from migrator.protocol.lifecycle import GroupFacts, GroupTree, abandoned_blockers, last_commit_ms
+from migrator.protocol.lifecycle import GroupFacts, GroupTree, abandoned_blockers, finished_blockers, last_commit_ms
 from migrator.protocol.partition import TopicPartition
 
 
@@ -310,7 +310,8 @@ def restore_problems(view: GroupView, kafka: KafkaGroupFacts | None) -> list[str
 
 def may_be_abandoned(row: FleetRow, kafka: KafkaGroupFacts | None) -> bool:
     """Worth reading the whole tree for: nobody registered (ORPHANED, not vanished) and Kafka answered, so that
-    its side (a live group, retained offsets) can be judged. Without Kafka a group is never called abandoned."""
+    its side (its committed offsets, a live group) can be judged: finished, or abandoned. Without Kafka a group
+    is never called either."""
     return (
         row.state is Status.ORPHANED
         and row.members == 0
@@ -318,6 +319,17 @@ def may_be_abandoned(row: FleetRow, kafka: KafkaGroupFacts | None) -> bool:
         and kafka is not None
         and kafka.group is not None
     )
+
+
+def finished(view: GroupView, tree: GroupTree, kafka: KafkaGroupFacts) -> Classification | None:
+    """KAFKA, finished, when `migrator cleanup`'s rule finds nothing in the way (`protocol.lifecycle.
+    finished_blockers`): nobody left in the tree and Kafka holding every offset ZooKeeper holds, at or beyond it.
+    Such a group no longer depends on ZooKeeper: its tree is left to clean. None otherwise."""
+    if kafka.group is None or not tree.exists:
+        return None
+    if finished_blockers(GroupFacts(view, tree, kafka.group, kafka_committed=kafka.committed)):
+        return None
+    return Classification(Status.KAFKA, ("finished: nobody left in ZooKeeper and Kafka holds every offset it holds",))
 
 
 def abandoned(

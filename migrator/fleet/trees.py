@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from migrator.fleet.classify import abandoned, cut_over, may_be_abandoned, may_be_cut_over
+from migrator.fleet.classify import abandoned, cut_over, finished, may_be_abandoned, may_be_cut_over
 from migrator.fleet.model import Classification, FleetRow, KafkaGroupFacts
 from migrator.protocol.group_view import GroupView
 from migrator.protocol.lifecycle import GroupTree
@@ -40,8 +40,7 @@ def mark_from_trees(
     settings: TreeSettings,
 ) -> list[FleetRow]:
     """`rows` with the cut-over and the abandoned groups marked so (unchanged when there is no candidate)."""
-    abandon = settings.abandoned_after_ms is not None
-    candidates = [r.group for r in rows if may_be_cut_over(r) or (abandon and may_be_abandoned(r, facts.get(r.group)))]
+    candidates = [r.group for r in rows if may_be_cut_over(r) or may_be_abandoned(r, facts.get(r.group))]
     if not candidates:
         return list(rows)
     by_group = {r.group: r for r in rows}
@@ -64,6 +63,8 @@ def _decide(
     row: FleetRow, view: GroupView, tree: GroupTree, kafka: KafkaGroupFacts | None, settings: TreeSettings
 ) -> Classification | None:
     found = cut_over(view, tree, kafka)
+    if found is None and kafka is not None:
+        found = finished(view, tree, kafka)
     if found is None and settings.abandoned_after_ms is not None and kafka is not None:
         found = abandoned(view, tree, kafka, settings.now_ms, settings.abandoned_after_ms)
     return found

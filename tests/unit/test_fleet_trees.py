@@ -8,7 +8,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrator.fleet.classify import abandoned, cut_over, may_be_abandoned
+from migrator.fleet.classify import abandoned, cut_over, finished, may_be_abandoned
 from migrator.fleet.model import FleetRow, KafkaGroupFacts, Status
 from migrator.fleet.readiness import EnsembleUse, Stage, Step, readiness, stage_and_step
 from migrator.protocol.acl import Perm
@@ -131,3 +131,10 @@ def test_each_group_with_members_names_its_route_to_kafka():
     assert member_route(GroupView("g", members=(bridge,), migration_ids=frozenset({"g_b"})), None) == "set-mode"
     assert member_route(GroupView("g", members=(legacy, bridge), migration_ids=frozenset({"g_b"})), None) == "blocked"
     assert member_route(GroupView("g"), None) is None
+
+
+def test_a_group_nobody_is_in_whose_offsets_kafka_holds_at_or_beyond_is_finished():
+    """ZooKeeper holds t-0 at 5 (`tree`, `VIEW`): finished once Kafka's commit is 5 or more, not before."""
+    for committed, done in ((None, False), ({TP("t", 0): 4}, False), ({TP("t", 0): 5}, True), ({TP("t", 0): 9}, True)):
+        found = finished(VIEW, tree(NOW), kafka(KafkaGroupState.EMPTY, committed=committed))
+        assert (found is not None and found.status is Status.KAFKA) == done, committed
