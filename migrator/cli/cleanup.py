@@ -9,9 +9,16 @@ from typing import Any
 
 import click
 
-from migrator.cli.common import Connection, connection_options, echo_json, find_brokers, json_option, require_group
+from migrator.cli.common import (
+    Connection,
+    connection_options,
+    echo_json,
+    find_brokers,
+    json_option,
+    parse_duration_ms,
+    require_group,
+)
 from migrator.cli.common import zookeeper as open_zookeeper
-from migrator.cli.fleet import parse_duration_ms
 from migrator.errors import EXIT_OK, MigratorError, RefusedError, UsageError
 from migrator.fleet.lock import FleetLock, refuse_if_held
 from migrator.names import validate_group

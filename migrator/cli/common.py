@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -392,3 +393,15 @@ def zookeeper(conn: Connection, *, auth: str | None = None) -> Iterator[ZkSessio
 
 def echo_json(doc: object) -> None:
     click.echo(json.dumps(doc, indent=2, sort_keys=False, default=str))
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_duration_ms(text: str, option: str) -> int:
+    """`30m`, `90s`, `2h`, `1d`, `500ms`; a bare number is seconds."""
+    match = _DURATION.match(text or "")
+    if not match:
+        raise UsageError(f"{option}: {text!r} is not a duration like 30s, 30m, 2h")
+    return int(float(match.group(1)) * _UNITS_MS[match.group(2) or "s"])

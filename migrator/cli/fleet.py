@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from migrator.cli.common import Connection, connection_options
+from migrator.cli.common import Connection, connection_options, parse_duration_ms
 from migrator.cli.interrupts import interrupts_deferred
 from migrator.errors import (
     EXIT_FAILED,
@@ -39,16 +39,6 @@ from migrator.zk.client import ZkTls
 from migrator.zk.session import ZkSession, close
 
 log = logging.getLogger(__name__)
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-
-
-def parse_duration_ms(text: str, option: str) -> int:
-    """`30m`, `90s`, `2h`, `1d`, `500ms`; a bare number is seconds."""
-    match = _DURATION.match(text or "")
-    if not match:
-        raise UsageError(f"{option}: {text!r} is not a duration like 30s, 30m, 2h")
-    return int(float(match.group(1)) * _UNITS_MS[match.group(2) or "s"])
 
 
 SPARK_EXTRA = ("pyspark", "tqdm")

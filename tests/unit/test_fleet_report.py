@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from migrator.cli.fleet import parse_duration_ms
+from migrator.cli.common import parse_duration_ms
 from migrator.errors import UsageError
 from migrator.fleet import report
 from migrator.fleet.model import FleetRow
