@@ -64,18 +64,18 @@ def make_consumer(args: argparse.Namespace):
     )
 
 
-def around_broker_race(call, attempts: int = 5) -> None:
-    """`call()`, again while pykafka 2.8.0 trips over its own broker refresh: after a broker restart its
-    metadata thread can change `cluster.brokers` while a commit iterates it to find the group coordinator
-    (RuntimeError: dictionary changed size during iteration)."""
+def around_broker_race(call, attempts: int = 5):
+    """`call()`'s result, calling again while pykafka 2.8.0 trips over its own broker refresh: after a broker
+    restart its metadata thread can change `cluster.brokers` while a commit or a rebalance iterates it to find
+    the group coordinator (RuntimeError: dictionary changed size during iteration)."""
     for attempt in range(attempts):
         try:
-            call()
-            return
+            return call()
         except RuntimeError:
             if attempt == attempts - 1:
                 raise
             time.sleep(0.2)
+    return None
 
 
 def main() -> int:
@@ -92,7 +92,7 @@ def main() -> int:
     sink = open(args.log, "a", encoding="utf-8")  # noqa: SIM115
     print(f"ready {cid}", flush=True)
     while not stop.is_set():
-        message = consumer.consume(block=True)
+        message = around_broker_race(lambda: consumer.consume(block=True))
         if message is None:
             continue
         start = time.time_ns()
