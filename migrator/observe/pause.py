@@ -9,6 +9,9 @@ rebalance, so the two can be compared.
 does not count time after the trigger while the old owner kept processing (a joining member still
 getting ready), which `pause_after` does, so it is the fairer figure when members differ in how long
 they prepare before anything is taken from anyone.
+
+`moves` and `split` judge a cooperative rebalance: a partition whose worker after the trigger is the one
+that processed it last before it stayed, and should never have paused; the others moved.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import bisect
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from migrator.observe.records import Processed
 
@@ -140,3 +144,70 @@ def summary(values: Sequence[float]) -> dict[str, float]:
         "max_s": max(values) if values else float("nan"),
         "min_s": min(values) if values else float("nan"),
     }
+
+
+class Movement(StrEnum):
+    """Whether a partition's worker after a transition is the one that processed it last before it."""
+
+    STAYING = "staying"
+    MOVED = "moved"
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One partition across a trigger: `before` processed its last record started before the trigger
+    (None: no record in the look-back), `after` resumed it (see `Resume`)."""
+
+    topic: str
+    partition: int
+    before: str | None
+    after: str
+    movement: Movement
+    resumed_ns: int
+
+
+def moves(trigger_ns: int, processed: Iterable[Processed], since_ns: int, until_ns: int | None = None) -> list[Move]:
+    """Each resumed partition classified as staying (same member/thread before and after the trigger) or
+    moved, the worker before being the last one to start a record in [since_ns, trigger_ns). A partition
+    with no record in that look-back counts as moved: nothing shows that it stayed."""
+    records = list(processed)
+    last: dict[tuple[str, int], tuple[int, str]] = {}
+    for r in records:
+        if since_ns <= r.start_ns < trigger_ns:
+            key, worker = (r.topic, r.partition), f"{r.member}/{r.thread_id}"
+            if key not in last or r.start_ns >= last[key][0]:
+                last[key] = (r.start_ns, worker)
+    out = []
+    for resume in resumes_after(trigger_ns, records, until_ns):
+        before = last.get((resume.topic, resume.partition), (0, None))[1]
+        movement = Movement.STAYING if before == resume.resumed_by else Movement.MOVED
+        out.append(Move(resume.topic, resume.partition, before, resume.resumed_by, movement, resume.resumed_ns))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A transition seen per movement: how many partitions stayed and moved, the longest time a staying one
+    went unprocessed (`longest_gap` over the staying partitions only, gaps ending after the trigger), and the
+    pause of the moved ones (the latest resume of a moved partition, after the trigger)."""
+
+    staying: int
+    moved: int
+    staying_gap_s: float | None
+    moved_pause_s: float | None
+
+
+def split(trigger_ns: int, processed: Sequence[Processed], since_ns: int, until_ns: int | None = None) -> Split:
+    """`moves` summed up: the figures a cooperative rebalance is judged by."""
+    classified = moves(trigger_ns, processed, since_ns, until_ns)
+    staying = {(m.topic, m.partition) for m in classified if m.movement is Movement.STAYING}
+    moved = [m.resumed_ns for m in classified if m.movement is Movement.MOVED]
+    gap = longest_gap(
+        (r for r in processed if r.start_ns >= since_ns and (r.topic, r.partition) in staying), trigger_ns, until_ns
+    )
+    return Split(
+        len(staying),
+        len(moved),
+        round(gap.seconds, 4) if gap is not None else None,
+        round((max(moved) - trigger_ns) / 1e9, 4) if moved else None,
+    )

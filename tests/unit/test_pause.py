@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrator.observe.pause import longest_gap, pause_after, pauses
+from migrator.observe.pause import Movement, Split, longest_gap, moves, pause_after, pauses, split
 from migrator.observe.records import Processed
 
 
@@ -66,3 +66,32 @@ def test_a_gap_never_covers_an_instant_when_the_partition_was_processed(
     assert gap.to_ns > gap.from_ns
     same = [r for r in processed if r.partition == gap.partition]
     assert not any(r.start_ns < gap.to_ns and r.end_ns > gap.from_ns for r in same)
+
+
+def worked(member: str, p: int, start_ms: int) -> Processed:
+    return Processed(member, "0", "t", p, start_ms, start_ms * 1_000_000, start_ms * 1_000_000 + 1)
+
+
+def test_a_partition_stays_when_its_last_worker_before_the_trigger_resumes_it() -> None:
+    processed = [
+        worked("a", 0, 0), worked("a", 0, 90), worked("a", 0, 130),  # stays with a; one 80 ms gap after the trigger
+        worked("a", 0, 210),
+        worked("a", 1, 95), worked("a", 1, 120), worked("b", 1, 400),  # a drains, then b takes it: moved
+        worked("b", 2, 300),  # nobody before the trigger (within the look-back): counted as moved
+        worked("c", 3, 2), worked("a", 3, 50), worked("a", 3, 150),  # c before the look-back; 100 ms gap
+    ]  # fmt: skip
+    classified = {m.partition: m for m in moves(100_000_000, processed, 10_000_000)}
+    assert {p: (m.before, m.after, m.movement) for p, m in classified.items()} == {
+        0: ("a/0", "a/0", Movement.STAYING),
+        1: ("a/0", "b/0", Movement.MOVED),
+        2: (None, "b/0", Movement.MOVED),
+        3: ("a/0", "a/0", Movement.STAYING),
+    }
+    assert split(100_000_000, processed, 10_000_000) == Split(staying=2, moved=2, staying_gap_s=0.1, moved_pause_s=0.3)
+
+
+def test_the_staying_gap_ignores_gaps_of_moved_partitions_and_those_before_the_trigger() -> None:
+    processed = [worked("a", 0, 0), worked("a", 0, 50), worked("a", 0, 110), worked("a", 1, 40),
+                 worked("b", 1, 900)]  # fmt: skip
+    assert split(100_000_000, processed, 0) == Split(1, 1, 0.06, 0.8)
+    assert split(100_000_000, processed, 0, until_ns=105_000_000) == Split(0, 0, None, None)
