@@ -83,11 +83,17 @@ class Size:
 
 
 def group_driver(
-    c: Cluster, size: Size, tag: str, log_dir: str | None = None, admin_timeout_s: float = 10.0
+    c: Cluster,
+    size: Size,
+    tag: str,
+    log_dir: str | None = None,
+    admin_timeout_s: float = 10.0,
+    assignor: str | None = None,
 ) -> tuple[GroupDriver, SequencedProducer, KafkaAdmin]:
     """A fresh topic (group of the same name) whose members each run in their own process
     (`member_process`), and a round-robin producer for it, not yet started. `admin_timeout_s` bounds each
-    admin request, the topic's creation included (a thousand partitions take longer on a loaded host)."""
+    admin request, the topic's creation included (a thousand partitions take longer on a loaded host).
+    `assignor`: the Kafka members' `partition.assignment.strategy` (the bridges' embedded members' too)."""
     import logging
 
     topic = unique(tag)
@@ -101,7 +107,8 @@ def group_driver(
     log = LiveLog()
 
     def spawn(kind: str, name: str) -> RemoteMember:
-        spec = MemberSpec(kind, name, c.zookeeper, c.bootstrap_servers, topic, topic, size.streams, log_dir)
+        spec = MemberSpec(kind, name, c.zookeeper, c.bootstrap_servers, topic, topic, size.streams, log_dir,
+                          assignor)  # fmt: skip
         return RemoteMember(spec, log)
 
     driver = GroupDriver(c.zookeeper, c.bootstrap_servers, topic, topic, sizing, zk, admin, log,

@@ -44,6 +44,7 @@ class MemberSpec:
     topic: str
     streams: int
     log_dir: str | None = None  # when set, the member's rebalance and consumer log goes to <dir>/<name>.log
+    assignor: str | None = None  # the Kafka side's partition.assignment.strategy (None: the client's default)
 
 
 class _Outbox(ProcessingLog):
@@ -86,11 +87,14 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
         logging.getLogger("migrator.kafka.member").setLevel(logging.DEBUG)
     log = _Outbox()
     member: ConnectorMember | PlainConsumer
+    strategy = {"partition.assignment.strategy": spec.assignor} if spec.assignor else {}
     if spec.kind == "plain":
-        member = PlainConsumer(spec.bootstrap, spec.group, spec.topic, log, spec.name).start()
+        member = PlainConsumer(spec.bootstrap, spec.group, spec.topic, log, spec.name, strategy).start()
     else:
         bootstrap = spec.bootstrap if spec.kind == "bridge" else None
         like_plain = {"coordination.migration.heartbeat.interval.ms": str(PLAIN_HEARTBEAT_MS)} if bootstrap else {}
+        if bootstrap:
+            like_plain |= {f"coordination.migration.{k}": v for k, v in strategy.items()}
         member = ConnectorMember(
             spec.zookeeper, spec.group, spec.name, spec.topic, spec.streams, log, bootstrap, extra=like_plain
         )

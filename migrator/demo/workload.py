@@ -288,7 +288,16 @@ class PlainConsumer:
     committing exactly what it processed on every revoke and at close, so a clean leave hands over where it
     stopped. It records its Kafka assignment over time (`assigned`), which the timeline draws."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str, log: ProcessingLog, name: str) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        group: str,
+        topic: str,
+        log: ProcessingLog,
+        name: str,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        """`extra`: more consumer properties, e.g. `partition.assignment.strategy`."""
         self.info = MemberInfo(name, MemberKind.PLAIN, name)
         self._log = log
         self._topic = topic
@@ -302,6 +311,7 @@ class PlainConsumer:
                 "session.timeout.ms": 6000,
                 "heartbeat.interval.ms": PLAIN_HEARTBEAT_MS,
                 "logger": logging.getLogger(QUIET_LOGGER),
+                **(extra or {}),
             }
         )
         self._processed: dict[tuple[str, int], int] = {}

@@ -7,10 +7,8 @@ from dataclasses import asdict
 
 import pytest
 
-from benchmarks.curves import (
-    BY_MEMBERS,
-    BY_PARTITIONS,
-    JOIN,
+from benchmarks.curves import BY_MEMBERS, BY_PARTITIONS, JOIN
+from benchmarks.curves_model import (
     Kind,
     Point,
     fit,

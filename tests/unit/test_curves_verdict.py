@@ -1,0 +1,100 @@
+"""The size curves' verdict: every figure beside its same-run baseline and its goal, per protocol."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from benchmarks.curves import suffix_of
+from benchmarks.curves_model import (
+    Kind,
+    Point,
+    Protocol,
+    Transition,
+    checks,
+    point_from_json,
+    resolution_s,
+    verdict,
+    verdict_lines,
+    with_minimums,
+)
+
+
+def step(kind: Kind, pause_s: float | None, packets: int = 0, gap: float | None = None,
+         moved: float | None = None) -> Transition:  # fmt: skip
+    return Transition(kind, pause_s, packets, (), (), {}, 1.0, 3, 1, gap, moved)
+
+
+def eager_point() -> Point:
+    transitions = (
+        step(Kind.SWITCH, 0.2), step(Kind.SWITCH, 0.4), step(Kind.SWITCH, 9.0),
+        step(Kind.BRIDGE_JOIN, 0.5, 100), step(Kind.BRIDGE_LEAVE, 1.0), step(Kind.BRIDGE_JOIN, 0.7, 200),
+        step(Kind.BRIDGE_LEAVE, 3.0), step(Kind.BRIDGE_JOIN, 0.6, 150), step(Kind.BRIDGE_LEAVE, 1.2),
+        step(Kind.PLAIN_JOIN, 1.0), step(Kind.PLAIN_LEAVE, 1.0), step(Kind.PLAIN_JOIN, 1.2),
+        step(Kind.PLAIN_LEAVE, 1.5), step(Kind.PLAIN_JOIN, None), step(Kind.PLAIN_LEAVE, 0.9),
+    )  # fmt: skip
+    return Point(8, 128, join_packets=(100, 200, 150), transitions=transitions, load=(1.0, 2.0))
+
+
+def test_eager_figures_stand_beside_their_baselines_with_their_goals() -> None:
+    by_figure = {c.figure: c for c in checks(with_minimums(eager_point()))}
+    assert list(by_figure) == ["bridge join", "bridge leave", "switch", "ZooKeeper packets per bridge join"]
+    join = by_figure["bridge join"]
+    assert (join.value, join.value_min, join.baseline_value, join.baseline_min) == (0.6, 0.5, 1.1, 1.0)
+    assert (join.ratio, join.ratio_min, join.goal, join.ok) == (0.545, 0.5, 1.0, True)
+    leave = by_figure["bridge leave"]
+    assert (leave.value, leave.baseline_value, leave.ratio, leave.ok) == (1.2, 1.0, 1.2, False)
+    switch = by_figure["switch"]  # a switch's goal is half a plain join
+    assert (switch.value, switch.goal, switch.ratio, switch.ok) == (0.4, 0.5, 0.364, True)
+    packets = by_figure["ZooKeeper packets per bridge join"]
+    assert (packets.value, packets.baseline_value, packets.ok) == (150, 20 * 8 + 4 * 128, True)
+
+
+def test_a_figure_without_a_measured_side_is_not_judged() -> None:
+    point = with_minimums(Point(2, 16, transitions=(step(Kind.BRIDGE_JOIN, 0.5),)))
+    join = checks(point)[0]
+    assert (join.figure, join.baseline_value, join.ratio, join.ok) == ("bridge join", None, None, None)
+
+
+def cooperative_point(staying_gap: float) -> Point:
+    transitions = (
+        step(Kind.BRIDGE_JOIN, 0.9, gap=0.02, moved=0.8), step(Kind.BRIDGE_LEAVE, 1.0, gap=staying_gap, moved=0.9),
+        step(Kind.PLAIN_JOIN, 1.0, gap=0.03, moved=1.0), step(Kind.PLAIN_LEAVE, 1.0, gap=0.01, moved=0.6),
+    )  # fmt: skip
+    return with_minimums(Point(2, 16, transitions=transitions, protocol=Protocol.COOPERATIVE))
+
+
+def test_cooperative_staying_partitions_are_judged_against_the_record_interval() -> None:
+    assert resolution_s(16) == 0.01 and resolution_s(1024) == 0.32  # at most 100 records/s, 3,200 over a topic
+    by_figure = {c.figure: c for c in checks(cooperative_point(staying_gap=0.015))}
+    staying = by_figure["bridges: staying partitions' longest gap"]
+    assert (staying.value, staying.value_min, staying.baseline_value, staying.ratio, staying.ok) == (
+        0.02, 0.015, 0.02, 1.0, True)  # fmt: skip
+    assert by_figure["plain group: staying partitions' longest gap"].value == 0.03
+    assert not by_figure["plain group: staying partitions' longest gap"].ok
+    moved = by_figure["bridge leave: moved partitions' pause"]
+    assert (moved.value, moved.baseline_value, moved.ratio, moved.ok) == (0.9, 0.6, 1.5, False)
+    assert by_figure["bridge join: moved partitions' pause"].ok
+    paused = {c.figure: c for c in checks(cooperative_point(staying_gap=0.5))}
+    assert paused["bridges: staying partitions' longest gap"].ok is False
+
+
+def test_the_verdict_survives_the_json_and_keeps_each_protocol_apart() -> None:
+    point = with_minimums(eager_point())
+    saved = point_from_json(json.loads(json.dumps(asdict(point))))
+    assert saved == point and (saved.bridge_leave_s, saved.plain_leave_min_s) == (1.2, 0.9)
+    v = json.loads(json.dumps(verdict(saved)))
+    assert (v["size"], v["protocol"], v["load"], v["resolution_s"]) == ("8x128", "eager", [1.0, 2.0], 0.04)
+    lines = verdict_lines(v)
+    assert lines[0].startswith("8x128 eager (load average 1.00 -> 2.00; resolution 0.04 s")
+    assert lines[2].startswith("  FAIL bridge leave: 1.2 (best 1.0) vs plain leave 1.0 (best 0.9): x1.2")
+    assert [suffix_of(p, q) for p in Protocol for q in (False, True)] == [
+        "", "-quick", "-cooperative", "-cooperative-quick"]  # fmt: skip
+
+
+def test_points_saved_before_leaves_and_protocols_still_load() -> None:
+    old = {"members": 2, "partitions": 16, "transitions": [
+        {"kind": "switch", "pause_s": 0.1, "zk_packets": 3, "resumes": [[0, 0.1, "a", "b"]], "backlog": [],
+         "cpu_s": {}, "window_s": 1.0}]}  # fmt: skip
+    point = point_from_json(old)
+    assert point.protocol is Protocol.EAGER and point.transitions[0].staying is None
