@@ -103,6 +103,7 @@ from benchmarks.curves_model import (
     replace,
     resume_seconds,
     square_join_packets,
+    steady_gap,
     transition,
     verdict,
     verdict_lines,
@@ -114,6 +115,8 @@ from migrator.demo.group import wait_for
 from migrator.demo.steps import GroupDriver, Step
 from migrator.demo.workload import QUIET_LOGGER, SequencedProducer
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
+from migrator.observe.pause import first_starts
+from migrator.observe.records import Processed
 from migrator.protocol.codecs import Mode
 
 SIZES = [(2, 16), (4, 64), (8, 128), (16, 512), (32, 1024)]
@@ -134,6 +137,7 @@ a loaded host) is fitted against one of them at a time, and the two extrapolatio
 
 
 SAMPLE_S = 0.02  # how often the producer's sent count is sampled for the backlog
+STEADY_S = 2.0  # a window with nothing happening before the first step: the group's steady gaps
 
 
 @dataclass(frozen=True)
@@ -149,9 +153,17 @@ class Pending:
     cpu_s: dict[str, float]
     window_s: float
 
-    def finish(self, d: GroupDriver, sampler: ProducedSampler) -> Transition:
-        return transition(self.kind, self.trigger_ns, self.end_ns, self.pause_s, self.zk_packets, d.log.records(),
-                          sampler.samples, self.cpu_s, self.window_s)  # fmt: skip
+    def finish(self, records: Sequence[Processed], starts: Sequence[int], produced: Sequence[tuple[int, int]]
+               ) -> Transition:  # fmt: skip
+        return transition(self.kind, self.trigger_ns, self.end_ns, self.pause_s, self.zk_packets, records,
+                          produced, self.cpu_s, self.window_s, starts)  # fmt: skip
+
+
+def finished(steps: Sequence[Pending], d: GroupDriver, sampler: ProducedSampler) -> tuple[Transition, ...]:
+    """Every step's `Transition`, from the stopped group's observation."""
+    records = d.log.records()
+    starts = first_starts(records)
+    return tuple(s.finish(records, starts, sampler.samples) for s in steps)
 
 
 class ProducedSampler:
@@ -197,6 +209,7 @@ class GroupRun:
     znodes: int | None
     watches: int | None
     note: str | None
+    steady_gap_s: float | None
 
 
 class OwnRequests:
@@ -310,6 +323,17 @@ def _rounds(c: Cluster, d: GroupDriver, kind: str, rounds: int) -> list[Pending]
     return steps
 
 
+def _steady(d: GroupDriver) -> tuple[int, int]:
+    """`STEADY_S` with nothing happening, once every partition was processed since the group converged: the
+    window whose longest gap is the group's floor."""
+    since = time.time_ns()
+    wait_for(lambda: len(d.log.resumed_since(since)) >= d.sizing.partitions, d.sizing.step_timeout_s,
+             "every partition processed once the group converged", interval_s=0.05)  # fmt: skip
+    began = time.time_ns()
+    time.sleep(STEADY_S)
+    return began, time.time_ns()
+
+
 def _switches(c: Cluster, d: GroupDriver, rounds: int) -> list[Pending]:
     """`rounds` switches, to kafka first, then back and forth."""
     own = OwnRequests(d.zk)
@@ -326,6 +350,7 @@ def bridge_group(c: Cluster, size: Size, rounds: int, protocol: Protocol, log_di
     d, producer, sampler, (znodes0, watches0) = _started(c, size, "bridge", protocol, log_dir)
     steps: list[Pending] = []
     try:
+        steady = _steady(d)
         steps += _switches(c, d, rounds)
         znodes, watches = _counts(c)
         if rounds % 2 == 0:  # the last switch went back to zookeeper: the rebalances are Kafka's
@@ -334,7 +359,8 @@ def bridge_group(c: Cluster, size: Size, rounds: int, protocol: Protocol, log_di
     finally:
         note = _stop(producer, sampler)
         close_group(d)
-    return GroupRun(tuple(s.finish(d, sampler) for s in steps), znodes - znodes0, watches - watches0, note)
+    gap = steady_gap(d.log.records(), *steady)
+    return GroupRun(finished(steps, d, sampler), znodes - znodes0, watches - watches0, note, gap)
 
 
 def plain_group(c: Cluster, size: Size, rounds: int, protocol: Protocol) -> GroupRun:
@@ -342,11 +368,12 @@ def plain_group(c: Cluster, size: Size, rounds: int, protocol: Protocol) -> Grou
     times."""
     d, producer, sampler, _ = _started(c, size, "plain", protocol)
     try:
+        steady = _steady(d)
         steps = _rounds(c, d, "plain", rounds)
     finally:
         note = _stop(producer, sampler)
         close_group(d)
-    return GroupRun(tuple(s.finish(d, sampler) for s in steps), None, None, note)
+    return GroupRun(finished(steps, d, sampler), None, None, note, steady_gap(d.log.records(), *steady))
 
 
 def point_of(base: Point, bridges: GroupRun, plain: GroupRun) -> Point:
@@ -367,7 +394,8 @@ def point_of(base: Point, bridges: GroupRun, plain: GroupRun) -> Point:
                    plain_join_s=median(of(Kind.PLAIN_JOIN)), plain_joins_s=of(Kind.PLAIN_JOIN),
                    plain_join_packets=of(Kind.PLAIN_JOIN, "zk_packets"),
                    plain_zk_packets_per_join=median(of(Kind.PLAIN_JOIN, "zk_packets")),
-                   transitions=(*bridges.transitions, *plain.transitions), note="; ".join(notes) or None)  # fmt: skip
+                   transitions=(*bridges.transitions, *plain.transitions), note="; ".join(notes) or None,
+                   steady_gap_s=bridges.steady_gap_s, plain_steady_gap_s=plain.steady_gap_s)  # fmt: skip
 
 
 def measure(c: Cluster, members: int, partitions: int, rounds: int, protocol: Protocol = Protocol.EAGER,

@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from benchmarks.common import ratio
-from migrator.observe.pause import backlog, resumes_after, split
+from migrator.observe.pause import backlog_from, first_starts, longest_gap, resumes_after, split
 from migrator.observe.records import Processed
 
 TOTAL_RATE = 3200.0  # records/s over the whole topic at most: what 2 cores can produce beside 33 members
@@ -71,15 +71,27 @@ class Transition:
 
 def transition(kind: Kind, trigger_ns: int, end_ns: int, pause_s: float | None, zk_packets: int,
                processed: Sequence[Processed], produced: Sequence[tuple[int, int]], cpu_s: dict[str, float],
-               window_s: float) -> Transition:  # fmt: skip
-    """The record of one transition from the observer's records and the producer's (time_ns, sent) samples."""
+               window_s: float, starts: Sequence[int] | None = None) -> Transition:  # fmt: skip
+    """The record of one transition from the observer's records and the producer's (time_ns, sent) samples;
+    `starts`: the observation's `first_starts`, when already computed."""
+    near = [r for r in processed if trigger_ns - LOOKBACK_NS <= r.start_ns < end_ns]
     resumes = tuple((r.partition, round((r.resumed_ns - trigger_ns) / 1e9, 4), r.first_by, r.resumed_by)
-                    for r in resumes_after(trigger_ns, processed, end_ns))  # fmt: skip
+                    for r in resumes_after(trigger_ns, near, end_ns))  # fmt: skip
     window = [(t, n) for t, n in produced if trigger_ns - BACKLOG_LEAD_NS <= t <= end_ns]
-    series = tuple((round((t - trigger_ns) / 1e9, 3), n) for t, n in backlog(window, processed))
-    moved = split(trigger_ns, processed, trigger_ns - LOOKBACK_NS, end_ns)
+    starts = first_starts(processed) if starts is None else starts
+    series = tuple((round((t - trigger_ns) / 1e9, 3), n) for t, n in backlog_from(window, starts))
+    moved = split(trigger_ns, near, trigger_ns - LOOKBACK_NS, end_ns)
     return Transition(kind, pause_s, zk_packets, resumes, series, cpu_s, round(window_s, 3), moved.staying,
                       moved.moved, moved.staying_gap_s, moved.moved_pause_s)  # fmt: skip
+
+
+def steady_gap(processed: Sequence[Processed], since_ns: int, until_ns: int) -> float | None:
+    """The longest any partition went unprocessed in [since_ns, until_ns), a window where nothing happened:
+    the floor under which no gap of a transition means anything on this machine, now. A gap is measured
+    from a record at most `LOOKBACK_NS` before the window."""
+    near = [r for r in processed if since_ns - LOOKBACK_NS <= r.start_ns < until_ns]
+    gap = longest_gap(near, since_ns, until_ns)
+    return round(gap.seconds, 4) if gap is not None else None
 
 
 def predicted_join_packets(members: int, partitions: int) -> int:
@@ -143,6 +155,8 @@ class Point:
     bridge_leave_min_s: float | None = None
     plain_leave_s: float | None = None
     plain_leave_min_s: float | None = None
+    steady_gap_s: float | None = None  # the bridges' longest gap of any partition with nothing happening
+    plain_steady_gap_s: float | None = None  # the plain group's: the measurement's floor beside the resolution
 
 
 def median(values: Sequence[float | int | None]) -> float | None:
@@ -235,6 +249,7 @@ class Check:
     ratio: float | None
     ratio_min: float | None
     ok: bool | None
+    floor_s: float | None = None  # the same group's `steady_gap`: the machine's own gaps, for a gap's check
 
 
 def check(figure: str, values: Sequence[float | None], baseline: str, baselines: Sequence[float | None],
@@ -250,16 +265,16 @@ def _of(p: Point, kind: Kind, field: str) -> list[float | None]:
     return [getattr(t, field) for t in p.transitions if t.kind == kind]
 
 
-def _staying(p: Point, who: str, kinds: Sequence[Kind]) -> Check:
+def _staying(p: Point, who: str, kinds: Sequence[Kind], floor_s: float | None) -> Check:
     """The longest gap of a partition that stayed with its worker, over every round of `kinds`, against
     twice the record interval (one record's interval of jitter beyond its own): a staying partition that
-    was never paused. Its best side is the shortest round's longest gap."""
+    was never paused. Its best side is the shortest round's longest gap; the group's steady gap beside."""
     gaps = [g for k in kinds for g in _of(p, k, "staying_gap_s") if g is not None]
     limit = 2 * (p.resolution_s or resolution_s(p.partitions, p.total_rate))
     worst = max(gaps) if gaps else None
     r = ratio(worst, limit)
     return Check(f"{who}: staying partitions' longest gap", worst, least(gaps), "2 x record interval", limit,
-                 limit, 1.0, r, ratio(least(gaps), limit), None if r is None else r <= 1.0)  # fmt: skip
+                 limit, 1.0, r, ratio(least(gaps), limit), None if r is None else r <= 1.0, floor_s)  # fmt: skip
 
 
 def _packets(p: Point) -> Check:
@@ -282,8 +297,8 @@ def checks(p: Point) -> list[Check]:
                    f"plain {what}: moved partitions' pause", _of(p, plain, "moved_pause_s"), 1.0)
              for what, bridge, plain in (("join", Kind.BRIDGE_JOIN, Kind.PLAIN_JOIN),
                                          ("leave", Kind.BRIDGE_LEAVE, Kind.PLAIN_LEAVE))]  # fmt: skip
-    staying = [_staying(p, "bridges", (Kind.BRIDGE_JOIN, Kind.BRIDGE_LEAVE)),
-               _staying(p, "plain group", (Kind.PLAIN_JOIN, Kind.PLAIN_LEAVE))]  # fmt: skip
+    staying = [_staying(p, "bridges", (Kind.BRIDGE_JOIN, Kind.BRIDGE_LEAVE), p.steady_gap_s),
+               _staying(p, "plain group", (Kind.PLAIN_JOIN, Kind.PLAIN_LEAVE), p.plain_steady_gap_s)]  # fmt: skip
     return [*staying, *moved, join, leave, switch, _packets(p)]
 
 
@@ -302,7 +317,8 @@ def verdict_lines(v: dict[str, Any]) -> list[str]:
              f"{'; ' + v['note'] if v['note'] else ''})"]  # fmt: skip
     for c in v["checks"]:
         mark = {True: "ok", False: "FAIL", None: "n/a"}[c["ok"]]
+        floor = f"; steady gap {c['floor_s']} s" if c.get("floor_s") else ""
         lines.append(f"  {mark:<4} {c['figure']}: {c['value']} (best {c['value_min']}) vs {c['baseline']} "
                      f"{c['baseline_value']} (best {c['baseline_min']}): x{c['ratio']} (best x{c['ratio_min']}), "
-                     f"goal <= x{c['goal']}")  # fmt: skip
+                     f"goal <= x{c['goal']}{floor}")  # fmt: skip
     return lines

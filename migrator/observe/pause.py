@@ -129,11 +129,21 @@ def pauses(triggers: Sequence[int], processed: Sequence[Processed], partitions: 
 def backlog(produced: Sequence[tuple[int, int]], processed: Iterable[Processed]) -> list[tuple[int, int]]:
     """Records produced but not yet taken for processing, at each (time_ns, produced so far) sample of a
     producer: the produced count less the distinct records whose first processing started by then."""
+    return backlog_from(produced, first_starts(processed))
+
+
+def first_starts(processed: Iterable[Processed]) -> list[int]:
+    """When each distinct record was first taken for processing, sorted: what `backlog_from` counts (computed
+    once for many transitions of one observation)."""
     first: dict[tuple[str, int, int], int] = {}
     for r in processed:
         key = (r.topic, r.partition, r.offset)
         first[key] = min(first.get(key, r.start_ns), r.start_ns)
-    starts = sorted(first.values())
+    return sorted(first.values())
+
+
+def backlog_from(produced: Sequence[tuple[int, int]], starts: Sequence[int]) -> list[tuple[int, int]]:
+    """`backlog` from the sorted `first_starts` of the observation."""
     return [(t, n - bisect.bisect_right(starts, t)) for t, n in produced]
 
 

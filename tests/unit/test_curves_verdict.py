@@ -14,10 +14,12 @@ from benchmarks.curves_model import (
     checks,
     point_from_json,
     resolution_s,
+    steady_gap,
     verdict,
     verdict_lines,
     with_minimums,
 )
+from migrator.observe.records import Processed
 
 
 def step(kind: Kind, pause_s: float | None, packets: int = 0, gap: float | None = None,
@@ -61,7 +63,8 @@ def cooperative_point(staying_gap: float) -> Point:
         step(Kind.BRIDGE_JOIN, 0.9, gap=0.02, moved=0.8), step(Kind.BRIDGE_LEAVE, 1.0, gap=staying_gap, moved=0.9),
         step(Kind.PLAIN_JOIN, 1.0, gap=0.03, moved=1.0), step(Kind.PLAIN_LEAVE, 1.0, gap=0.01, moved=0.6),
     )  # fmt: skip
-    return with_minimums(Point(2, 16, transitions=transitions, protocol=Protocol.COOPERATIVE))
+    return with_minimums(Point(2, 16, transitions=transitions, protocol=Protocol.COOPERATIVE, steady_gap_s=0.012,
+                               plain_steady_gap_s=0.025))  # fmt: skip
 
 
 def test_cooperative_staying_partitions_are_judged_against_the_record_interval() -> None:
@@ -70,7 +73,9 @@ def test_cooperative_staying_partitions_are_judged_against_the_record_interval()
     staying = by_figure["bridges: staying partitions' longest gap"]
     assert (staying.value, staying.value_min, staying.baseline_value, staying.ratio, staying.ok) == (
         0.02, 0.015, 0.02, 1.0, True)  # fmt: skip
+    assert (staying.floor_s, by_figure["plain group: staying partitions' longest gap"].floor_s) == (0.012, 0.025)
     assert by_figure["plain group: staying partitions' longest gap"].value == 0.03
+    assert verdict_lines(verdict(cooperative_point(0.015)))[1].endswith("goal <= x1.0; steady gap 0.012 s")
     assert not by_figure["plain group: staying partitions' longest gap"].ok
     moved = by_figure["bridge leave: moved partitions' pause"]
     assert (moved.value, moved.baseline_value, moved.ratio, moved.ok) == (0.9, 0.6, 1.5, False)
@@ -98,3 +103,12 @@ def test_points_saved_before_leaves_and_protocols_still_load() -> None:
          "cpu_s": {}, "window_s": 1.0}]}  # fmt: skip
     point = point_from_json(old)
     assert point.protocol is Protocol.EAGER and point.transitions[0].staying is None
+
+
+def test_the_steady_gap_is_the_longest_any_partition_waited_in_a_quiet_window() -> None:
+    ms = 1_000_000
+    processed = [Processed("a", "0", "t", p, o, at * ms, at * ms + ms) for p, o, at in
+                 [(0, 0, 0), (0, 1, 100), (0, 2, 130), (1, 0, 90), (1, 1, 150), (1, 2, 400)]]  # fmt: skip
+    assert steady_gap(processed, 95 * ms, 200 * ms) == 0.099  # 1 -> 100 ended in the window (91 -> 150 too)
+    assert steady_gap(processed, 120 * ms, 200 * ms) == 0.059  # 91 -> 150, from a record before the window
+    assert steady_gap(processed, 500 * ms, 600 * ms) is None

@@ -1,7 +1,18 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrator.observe.pause import Movement, Split, longest_gap, moves, pause_after, pauses, split
+from migrator.observe.pause import (
+    Movement,
+    Split,
+    backlog,
+    backlog_from,
+    first_starts,
+    longest_gap,
+    moves,
+    pause_after,
+    pauses,
+    split,
+)
 from migrator.observe.records import Processed
 
 
@@ -95,3 +106,17 @@ def test_the_staying_gap_ignores_gaps_of_moved_partitions_and_those_before_the_t
                  worked("b", 1, 900)]  # fmt: skip
     assert split(100_000_000, processed, 0) == Split(1, 1, 0.06, 0.8)
     assert split(100_000_000, processed, 0, until_ns=105_000_000) == Split(0, 0, None, None)
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 5), st.integers(0, 100)), max_size=30),
+       st.lists(st.integers(0, 120), max_size=10))  # fmt: skip
+def test_the_backlog_from_first_starts_computed_once_is_the_backlog(
+    specs: list[tuple[int, int, int]], sample_ms: list[int]
+) -> None:
+    processed = [worked("a", p, at) for p, _o, at in specs]
+    processed = [Processed(r.member, r.thread_id, r.topic, r.partition, o, r.start_ns, r.end_ns)
+                 for r, (_p, o, _at) in zip(processed, specs, strict=True)]  # fmt: skip
+    produced = [(t * 1_000_000, i * 3) for i, t in enumerate(sorted(sample_ms))]
+    starts = first_starts(processed)
+    assert starts == sorted(starts) and len(starts) == len({r.key for r in processed})
+    assert backlog_from(produced, starts) == backlog(produced, processed)
