@@ -94,6 +94,7 @@ from benchmarks.curves_model import (
     Point,
     Protocol,
     Transition,
+    achieved_rate,
     fit,
     median,
     partition_rate,
@@ -101,6 +102,7 @@ from benchmarks.curves_model import (
     predict,
     predicted_join_packets,
     replace,
+    resolution_s,
     resume_seconds,
     square_join_packets,
     steady_gap,
@@ -210,6 +212,7 @@ class GroupRun:
     watches: int | None
     note: str | None
     steady_gap_s: float | None
+    produced_rate: float | None  # records/s the producer achieved while the group ran (`achieved_rate`)
 
 
 class OwnRequests:
@@ -360,7 +363,8 @@ def bridge_group(c: Cluster, size: Size, rounds: int, protocol: Protocol, log_di
         note = _stop(producer, sampler)
         close_group(d)
     gap = steady_gap(d.log.records(), *steady)
-    return GroupRun(finished(steps, d, sampler), znodes - znodes0, watches - watches0, note, gap)
+    return GroupRun(finished(steps, d, sampler), znodes - znodes0, watches - watches0, note, gap,
+                    achieved_rate(sampler.samples))  # fmt: skip
 
 
 def plain_group(c: Cluster, size: Size, rounds: int, protocol: Protocol) -> GroupRun:
@@ -373,7 +377,8 @@ def plain_group(c: Cluster, size: Size, rounds: int, protocol: Protocol) -> Grou
     finally:
         note = _stop(producer, sampler)
         close_group(d)
-    return GroupRun(finished(steps, d, sampler), None, None, note, steady_gap(d.log.records(), *steady))
+    return GroupRun(finished(steps, d, sampler), None, None, note, steady_gap(d.log.records(), *steady),
+                    achieved_rate(sampler.samples))  # fmt: skip
 
 
 def point_of(base: Point, bridges: GroupRun, plain: GroupRun) -> Point:
@@ -395,7 +400,8 @@ def point_of(base: Point, bridges: GroupRun, plain: GroupRun) -> Point:
                    plain_join_packets=of(Kind.PLAIN_JOIN, "zk_packets"),
                    plain_zk_packets_per_join=median(of(Kind.PLAIN_JOIN, "zk_packets")),
                    transitions=(*bridges.transitions, *plain.transitions), note="; ".join(notes) or None,
-                   steady_gap_s=bridges.steady_gap_s, plain_steady_gap_s=plain.steady_gap_s)  # fmt: skip
+                   steady_gap_s=bridges.steady_gap_s, plain_steady_gap_s=plain.steady_gap_s,
+                   produced_rate=(bridges.produced_rate, plain.produced_rate))  # fmt: skip
 
 
 def measure(c: Cluster, members: int, partitions: int, rounds: int, protocol: Protocol = Protocol.EAGER,
@@ -403,7 +409,9 @@ def measure(c: Cluster, members: int, partitions: int, rounds: int, protocol: Pr
     """One size and protocol, bridges then the plain baseline; a failure is recorded in the point, not
     raised, so one size that the machine could not carry does not lose the others."""
     size = size_of(members, partitions, total_rate)
-    print(f"== {members} members on {partitions} partitions, {protocol.value}", flush=True)
+    print(f"== {members} members on {partitions} partitions, {protocol.value}: a record every "
+          f"{resolution_s(partitions, total_rate)} s per partition, {size.per_partition_rate * partitions:g} "
+          f"records/s over the topic", flush=True)  # fmt: skip
     started, load0 = time.monotonic(), os.getloadavg()[0]
     base = Point(members, partitions, total_rate=total_rate, protocol=protocol)
     try:

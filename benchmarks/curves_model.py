@@ -94,6 +94,14 @@ def steady_gap(processed: Sequence[Processed], since_ns: int, until_ns: int) -> 
     return round(gap.seconds, 4) if gap is not None else None
 
 
+def achieved_rate(samples: Sequence[tuple[int, int]]) -> float | None:
+    """Records/s a producer sent between its first and last (time_ns, sent so far) samples: whether the
+    pauses' resolution is the one asked for."""
+    if len(samples) < 2 or samples[-1][0] <= samples[0][0]:
+        return None
+    return round((samples[-1][1] - samples[0][1]) / ((samples[-1][0] - samples[0][0]) / 1e9), 1)
+
+
 def predicted_join_packets(members: int, partitions: int) -> int:
     """The prediction for ZooKeeper packets per bridge join into a group of `members` bridges: 20 M + 4 P."""
     return 20 * members + 4 * partitions
@@ -157,6 +165,7 @@ class Point:
     plain_leave_min_s: float | None = None
     steady_gap_s: float | None = None  # the bridges' longest gap of any partition with nothing happening
     plain_steady_gap_s: float | None = None  # the plain group's: the measurement's floor beside the resolution
+    produced_rate: tuple[float | None, ...] = ()  # records/s the producer achieved: bridges' run, plain's
 
 
 def median(values: Sequence[float | int | None]) -> float | None:
@@ -307,13 +316,17 @@ def verdict(p: Point) -> dict[str, Any]:
     resolution of its pauses."""
     return {"size": f"{p.members}x{p.partitions}", "protocol": p.protocol.value, "load": list(p.load),
             "resolution_s": p.resolution_s or resolution_s(p.partitions, p.total_rate), "note": p.note,
+            "offered_rate": partition_rate(p.partitions, p.total_rate or TOTAL_RATE) * p.partitions,
+            "produced_rate": list(p.produced_rate),
             "checks": [c.__dict__ for c in checks(p)]}  # fmt: skip
 
 
 def verdict_lines(v: dict[str, Any]) -> list[str]:
     """A verdict as printed: a header, then one line per check."""
     load = " -> ".join(f"{x:.2f}" for x in v["load"]) or "?"
-    lines = [f"{v['size']} {v['protocol']} (load average {load}; resolution {v['resolution_s']} s"
+    produced = "/".join(f"{r:g}" for r in v.get("produced_rate", ()) if r is not None)
+    rate = f"; producer {produced} of {v['offered_rate']:g} records/s" if produced else ""
+    lines = [f"{v['size']} {v['protocol']} (load average {load}; resolution {v['resolution_s']} s{rate}"
              f"{'; ' + v['note'] if v['note'] else ''})"]  # fmt: skip
     for c in v["checks"]:
         mark = {True: "ok", False: "FAIL", None: "n/a"}[c["ok"]]

@@ -11,6 +11,7 @@ from benchmarks.curves_model import (
     Point,
     Protocol,
     Transition,
+    achieved_rate,
     checks,
     point_from_json,
     resolution_s,
@@ -35,7 +36,8 @@ def eager_point() -> Point:
         step(Kind.PLAIN_JOIN, 1.0), step(Kind.PLAIN_LEAVE, 1.0), step(Kind.PLAIN_JOIN, 1.2),
         step(Kind.PLAIN_LEAVE, 1.5), step(Kind.PLAIN_JOIN, None), step(Kind.PLAIN_LEAVE, 0.9),
     )  # fmt: skip
-    return Point(8, 128, join_packets=(100, 200, 150), transitions=transitions, load=(1.0, 2.0))
+    return Point(8, 128, join_packets=(100, 200, 150), transitions=transitions, load=(1.0, 2.0),
+                 produced_rate=(3190.0, 3201.5))  # fmt: skip
 
 
 def test_eager_figures_stand_beside_their_baselines_with_their_goals() -> None:
@@ -91,7 +93,11 @@ def test_the_verdict_survives_the_json_and_keeps_each_protocol_apart() -> None:
     v = json.loads(json.dumps(verdict(saved)))
     assert (v["size"], v["protocol"], v["load"], v["resolution_s"]) == ("8x128", "eager", [1.0, 2.0], 0.04)
     lines = verdict_lines(v)
-    assert lines[0].startswith("8x128 eager (load average 1.00 -> 2.00; resolution 0.04 s")
+    assert (
+        lines[0] == "8x128 eager (load average 1.00 -> 2.00; resolution 0.04 s; producer 3190/3201.5 of 3200 records/s)"
+    )
+    assert achieved_rate([(0, 10), (500_000_000, 1010), (2_000_000_000, 6010)]) == 3000.0
+    assert achieved_rate([(0, 10)]) is None
     assert lines[2].startswith("  FAIL bridge leave: 1.2 (best 1.0) vs plain leave 1.0 (best 0.9): x1.2")
     assert [suffix_of(p, q) for p in Protocol for q in (False, True)] == [
         "", "-quick", "-cooperative", "-cooperative-quick"]  # fmt: skip
