@@ -447,7 +447,8 @@ def plot(points: Sequence[Point], suffix: str = "") -> list[str]:
                                                 ("plain group: one joins, median", "plain_zk_packets_per_join")]),
     )  # fmt: skip
     load = [v for p in points for v in p.load]
-    note = f"1-min load average {min(load):.0f}-{max(load):.0f} on {os.cpu_count()} cores" if load else ""
+    protocols = "/".join(sorted({p.protocol.value for p in points}))
+    note = f"{protocols}; 1-min load average {min(load):.0f}-{max(load):.0f} on {os.cpu_count()} cores" if load else ""
     paths = []
     for name, ylabel, series in charts:
         fig, ax = plt.subplots(figsize=(7, 4))

@@ -295,9 +295,8 @@ def checks(p: Point) -> list[Check]:
     """What the size must meet: eager, a bridge joining or leaving at most a plain consumer's, a switch at
     most half a plain join; cooperative, staying partitions never paused and the moved ones at most a plain
     cooperative group's (the whole pauses beside); both, the packets per join at most 20·M + 4·P."""
-    switch = check("switch", _of(p, Kind.SWITCH, "pause_s"), "plain join", _of(p, Kind.PLAIN_JOIN, "pause_s"), 0.5)
-    join = check("bridge join", _of(p, Kind.BRIDGE_JOIN, "pause_s"), "plain join", _of(p, Kind.PLAIN_JOIN,
-                 "pause_s"), 1.0)  # fmt: skip
+    switch = check("switch", p.switches_s, "plain join", p.plain_joins_s, 0.5)  # points saved without transitions
+    join = check("bridge join", p.rebalances_s, "plain join", p.plain_joins_s, 1.0)  # have these, not leaves
     leave = check("bridge leave", _of(p, Kind.BRIDGE_LEAVE, "pause_s"), "plain leave",
                   _of(p, Kind.PLAIN_LEAVE, "pause_s"), 1.0)  # fmt: skip
     if p.protocol is Protocol.EAGER:

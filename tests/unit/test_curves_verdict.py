@@ -28,6 +28,10 @@ def step(kind: Kind, pause_s: float | None, packets: int = 0, gap: float | None 
     return Transition(kind, pause_s, packets, (), (), {}, 1.0, 3, 1, gap, moved)
 
 
+def pauses(transitions: tuple[Transition, ...], kind: Kind) -> tuple[float | None, ...]:
+    return tuple(t.pause_s for t in transitions if t.kind == kind)
+
+
 def eager_point() -> Point:
     transitions = (
         step(Kind.SWITCH, 0.2), step(Kind.SWITCH, 0.4), step(Kind.SWITCH, 9.0),
@@ -37,6 +41,8 @@ def eager_point() -> Point:
         step(Kind.PLAIN_LEAVE, 1.5), step(Kind.PLAIN_JOIN, None), step(Kind.PLAIN_LEAVE, 0.9),
     )  # fmt: skip
     return Point(8, 128, join_packets=(100, 200, 150), transitions=transitions, load=(1.0, 2.0),
+                 switches_s=pauses(transitions, Kind.SWITCH), rebalances_s=pauses(transitions, Kind.BRIDGE_JOIN),
+                 plain_joins_s=pauses(transitions, Kind.PLAIN_JOIN),
                  produced_rate=(3190.0, 3201.5))  # fmt: skip
 
 
@@ -55,7 +61,7 @@ def test_eager_figures_stand_beside_their_baselines_with_their_goals() -> None:
 
 
 def test_a_figure_without_a_measured_side_is_not_judged() -> None:
-    point = with_minimums(Point(2, 16, transitions=(step(Kind.BRIDGE_JOIN, 0.5),)))
+    point = with_minimums(Point(2, 16, rebalances_s=(0.5,), transitions=(step(Kind.BRIDGE_JOIN, 0.5),)))
     join = checks(point)[0]
     assert (join.figure, join.baseline_value, join.ratio, join.ok) == ("bridge join", None, None, None)
 
@@ -66,7 +72,7 @@ def cooperative_point(staying_gap: float) -> Point:
         step(Kind.PLAIN_JOIN, 1.0, gap=0.03, moved=1.0), step(Kind.PLAIN_LEAVE, 1.0, gap=0.01, moved=0.6),
     )  # fmt: skip
     return with_minimums(Point(2, 16, transitions=transitions, protocol=Protocol.COOPERATIVE, steady_gap_s=0.012,
-                               plain_steady_gap_s=0.025))  # fmt: skip
+                               plain_steady_gap_s=0.025, rebalances_s=(0.9,), plain_joins_s=(1.0,)))  # fmt: skip
 
 
 def test_cooperative_staying_partitions_are_judged_against_the_record_interval() -> None:
@@ -107,8 +113,10 @@ def test_points_saved_before_leaves_and_protocols_still_load() -> None:
     old = {"members": 2, "partitions": 16, "transitions": [
         {"kind": "switch", "pause_s": 0.1, "zk_packets": 3, "resumes": [[0, 0.1, "a", "b"]], "backlog": [],
          "cpu_s": {}, "window_s": 1.0}]}  # fmt: skip
-    point = point_from_json(old)
+    point = with_minimums(point_from_json(old | {"switches_s": [0.1, 0.3], "plain_joins_s": [1.0]}))
     assert point.protocol is Protocol.EAGER and point.transitions[0].staying is None
+    switch = checks(point)[2]  # before transitions were saved, a point kept its pauses in its own fields
+    assert (switch.figure, switch.value, switch.baseline_value) == ("switch", 0.2, 1.0)
 
 
 def test_the_steady_gap_is_the_longest_any_partition_waited_in_a_quiet_window() -> None:
