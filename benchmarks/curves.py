@@ -24,8 +24,15 @@ a group of plain confluent-kafka consumers of the same size that one more plain 
 consumers `partition.assignment.strategy=cooperative-sticky` (`curves_model.ASSIGNOR`); eager is `range`.
 Pauses are `migrator.observe.pause`'s, as in `switch_pause`. The producer writes at most `TOTAL_RATE`
 records/s in round robin, so at 1,024 partitions a partition gets a record every ~0.3 s: that per-partition
-record interval is the resolution of the pauses at that size, printed with each verdict. The 1-minute load
-average is sampled at the start and end of each size and protocol.
+record interval is the resolution of the pauses at that size, printed with each verdict beside the rate
+the producer achieved. Before its first step each group runs `STEADY_S` with nothing happening: the longest
+any partition then went unprocessed (its steady gap) is the floor of this machine's gaps, printed beside
+the staying partitions' gaps. The 1-minute load average is sampled at the start and end of each size and
+protocol.
+
+Sizes run one after the other, eager then cooperative within a size, so each baseline is measured minutes
+from its figure. A quiet run of the three judged sizes takes about half an hour on 2 cores (32 x 1,024 is
+most of it: its 32 members start together, its topic of 1,024 partitions is created once per group).
 
 Every transition (bridges' and the baseline's) is kept as a `Transition`: each partition's resume and who
 processed it first after the trigger (`migrator.observe.pause.resumes_after`), the producer's backlog
