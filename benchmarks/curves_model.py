@@ -275,15 +275,18 @@ def _of(p: Point, kind: Kind, field: str) -> list[float | None]:
 
 
 def _staying(p: Point, who: str, kinds: Sequence[Kind], floor_s: float | None) -> Check:
-    """The longest gap of a partition that stayed with its worker, over every round of `kinds`, against
-    twice the record interval (one record's interval of jitter beyond its own): a staying partition that
-    was never paused. Its best side is the shortest round's longest gap; the group's steady gap beside."""
+    """The longest gap of a partition that stayed with its worker, over every round of `kinds`, against the
+    measurement's resolution: twice the record interval (one record's interval of jitter beyond its own) or,
+    when longer, the same group's steady gap (its longest gap with nothing happening, the machine's own
+    jitter in the same run). A staying partition within it was never paused. Its best side is the
+    shortest round's longest gap."""
     gaps = [g for k in kinds for g in _of(p, k, "staying_gap_s") if g is not None]
-    limit = 2 * (p.resolution_s or resolution_s(p.partitions, p.total_rate))
+    limit = max(2 * (p.resolution_s or resolution_s(p.partitions, p.total_rate)), floor_s or 0.0)
     worst = max(gaps) if gaps else None
     r = ratio(worst, limit)
-    return Check(f"{who}: staying partitions' longest gap", worst, least(gaps), "2 x record interval", limit,
-                 limit, 1.0, r, ratio(least(gaps), limit), None if r is None else r <= 1.0, floor_s)  # fmt: skip
+    return Check(f"{who}: staying partitions' longest gap", worst, least(gaps),
+                 "max(2 x record interval, steady gap)", limit, limit, 1.0, r, ratio(least(gaps), limit),
+                 None if r is None else r <= 1.0, floor_s)  # fmt: skip
 
 
 def _packets(p: Point) -> Check:
