@@ -10,9 +10,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import logging
-import os
-import re
-import sys
 import tempfile
 import time
 import uuid
@@ -30,12 +27,12 @@ from migrator.errors import (
     EXIT_OK,
     EnvironmentProblem,
     Interrupted,
-    MigratorError,
     RefusedError,
     UsageError,
 )
 from migrator.fleet.plan import entry_names
 from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, pair_bootstrap, split_ensembles
+from migrator.fleet.spark_run import SparkLog, SparkOptions, root_cause, scan_on_spark
 from migrator.zk.client import ZkTls
 from migrator.zk.session import ZkSession, close
 
@@ -117,25 +114,6 @@ def _max_sizes(bootstrap: dict[str, str | None], props: dict[str, str], timeout_
                 cache[servers] = None
         sizes[ensemble] = cache.get(servers) if servers else None
     return sizes
-
-
-_CAUSE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Unavailable|Problem)): (.+)$")
-
-
-def _root_cause(exc: BaseException) -> str:
-    """The last `SomeError: message` line of a (Py4J-wrapped) executor traceback."""
-    found = [m for m in (_CAUSE.match(line.strip()) for line in str(exc).splitlines()) if m]
-    if not found:
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    name, message = found[-1].groups()
-    return f"{name.rsplit('.', 1)[-1]}: {message}"
-
-
-def _master(option: str | None) -> str | None:
-    """None under spark-submit (its --master rules), else the option or local[*]."""
-    if option:
-        return option
-    return None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]"
 
 
 @click.command("fleet-scan")
@@ -273,35 +251,10 @@ def _run_of(
         stable_for_ms=parse_duration_ms(stable_for, "--stable-for"),
         abandoned_after_ms=parse_duration_ms(abandoned_after, "--abandoned-after"),
         interval_s=parse_duration_ms(wave_interval, "--wave-interval") / 1000,
-        spark=(spark_master, partitions, no_progress),
+        spark=SparkOptions(spark_master, partitions, progress=not no_progress),
         spark_log=SparkLog(Path(tempfile.gettempdir()) / f"migrator-fleet-scan-{run_id}.log", verbose),
         **options,
     )
-
-
-@dataclass
-class SparkLog:
-    """Where the JVM's and Spark's own output goes, instead of the operator's terminal.
-
-    Kept when `verbose` (its path printed at the start) or when the scan failed (its path in the error);
-    removed after a scan that went well otherwise.
-    """
-
-    path: Path
-    verbose: bool
-    kept: bool = False
-
-    def announce(self) -> None:
-        if self.verbose:
-            click.echo(f"spark log: {self.path}", err=True)
-
-    def failed(self, message: str) -> MigratorError:
-        self.kept = True
-        return MigratorError(f"{message}; Spark's log: {self.path}")
-
-    def done(self) -> None:
-        if not self.verbose and not self.kept:
-            self.path.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -333,7 +286,7 @@ class _Run:
     plan_file: Path | None
     output_dir: Path | None
     fmt: str
-    spark: tuple[str | None, int | None, bool]  # --spark-master, --partitions, --no-progress
+    spark: SparkOptions
     spark_log: SparkLog
 
     @property
@@ -355,31 +308,27 @@ class _Run:
 
 def _rollback(run: _Run, rollback_file: Path) -> int:
     """`--rollback PLANFILE`: restore what the plan switched, then watch those groups settle on zookeeper."""
-    from migrator.fleet.apply import FleetIO, rollback_plan
+    from migrator.fleet.apply import FleetIO
     from migrator.fleet.lock import FleetLock
     from migrator.fleet.plan import Outcome, Plan
+    from migrator.fleet.waves import rollback_apply
     from migrator.ops.modes import who_am_i
 
     plan = Plan.load(rollback_file)
-    first = run.ensembles[0]
-    needed = sorted({e.ensemble for e in plan.groups} | {first}, key=lambda e: e != first)
+    needed = _needed(run, plan)
     with _clients(run, needed) as zks:
         given = {e: run.bootstrap.get(e) or next(iter(run.bootstrap.values())) for e in needed}
         plan_boot = _fill_bootstrap(given, zks, needed, run, required=True)
-        with FleetLock(zks[first], run.run_id) as rollback_lock:
+        with FleetLock(zks[needed[0]], run.run_id) as rollback_lock:
             who = f"{run.who(who_am_i(run.zk_auth))} ({rollback_lock.identity})"
             with contextlib.closing(FleetIO(zks, plan_boot, {}, who, run.props)) as io:
-                already = {id(e) for e in plan.entries(Outcome.RESTORED)}
                 try:
-                    _, failed = rollback_plan(io, plan, rollback_file, run.run_id, guard=interrupts_deferred)
+                    back, failed = rollback_apply(io, plan, rollback_file, run.run_id, interrupts_deferred)
                 except KeyboardInterrupt:
                     raise Interrupted(
                         f"interrupted; restored so far: {plan.names(Outcome.RESTORED)}; the plan {rollback_file} "
                         f"still lists the others as switched: run `fleet-scan --rollback {rollback_file}` again"
                     ) from None
-                back = [
-                    e for e in plan.entries(Outcome.RESTORED) if id(e) not in already and e.restored_at_ms is not None
-                ]
                 click.echo(
                     f"rollback of run {plan.run_id}: restored {entry_names(back)}; {failed} failed ({rollback_file})"
                 )
@@ -448,11 +397,12 @@ def _scan_fleet(
         kafka_timeout_s=run.connect_timeout,
         abandoned_after_ms=run.abandoned_after_ms,
     )
-    master, partitions, no_progress = run.spark
-    spark_options = (master, partitions, no_progress)
-    rows, elapsed = _scan(items, settings, spark_options, run.spark_log, run.output_dir, run.fmt, keep=spark_stack)
-    if run.output_dir is not None and run.fmt != "parquet":
-        click.echo(f"rows written to {report.write_rows(rows, run.output_dir, run.fmt)}", err=True)
+    if run.spark_log.verbose:
+        click.echo(f"spark log: {run.spark_log.path}", err=True)
+    parquet_dir = run.output_dir if run.fmt == "parquet" else None
+    rows, elapsed, written = scan_on_spark(items, settings, run.spark, run.spark_log, parquet_dir, keep=spark_stack)
+    if run.output_dir is not None:
+        click.echo(f"rows written to {written or report.write_rows(rows, run.output_dir, run.fmt)}", err=True)
     if run.rows_on_stdout:
         click.echo(report.to_json(rows), nl=False)
     run.say(report.summary(rows, elapsed))
@@ -515,7 +465,7 @@ def _clean_waves(run: _Run, zks: dict[str, ZkSession], settings: Any, plan: Any,
         clean_waves(plan, plan_path, zks[run.ensembles[0]], run.run_id, clean, spark, _output(run.say))
     except WaveFailed as failed:  # a task failed on an executor: say why in one line
         cause = failed.__cause__ or failed
-        raise run.spark_log.failed(f"wave {failed.wave} failed on an executor: {_root_cause(cause)}") from cause
+        raise run.spark_log.failed(f"wave {failed.wave} failed on an executor: {root_cause(cause)}") from cause
     run.say(f"cleaned {len(plan.entries(CleanOutcome.DELETED))} groups; plan {plan_path}; undo with "
             f"`migrator fleet-scan -z '{';'.join(run.ensembles)}' --rollback {plan_path}`")  # fmt: skip
     return _exit_of(plan)
@@ -682,62 +632,6 @@ def _apply(run: _Run, zks, settings, plan, wave_entries, plan_path: Path, lock) 
     plan.save(plan_path)
     run.say(f"applied: switched to kafka: {plan.names(Outcome.SWITCHED)}; {plan.result}; plan {plan_path}")
     return EXIT_OK if ok else EXIT_FAILED
-
-
-def _scan(
-    items, settings, spark_options, spark_log: SparkLog, output_dir, fmt, keep: contextlib.ExitStack | None = None
-):
-    """Run the Spark job (and write Parquet with it); returns (rows, seconds). Spark's output goes to its log.
-    `keep`: the session stays up for the cleanup's waves; its end (and the log's) goes onto that stack."""
-    from pyspark.sql import SparkSession
-
-    from migrator.fleet.pipeline import is_local, ship_package, spark_session
-
-    spark_master, partitions, no_progress = spark_options
-    master = _master(spark_master)
-    owned = SparkSession.getActiveSession() is None  # a caller's session (tests, notebooks) is left running
-    spark_log.announce()
-    try:
-        spark = spark_session(master, log_path=spark_log.path)
-    except Exception as exc:  # the JVM did not start: its reason is in the log
-        raise spark_log.failed(f"Spark did not start: {_root_cause(exc)}") from exc
-    try:
-        if not is_local(spark.sparkContext.master):
-            ship_package(spark)
-        result = _collect(spark, items, settings, partitions, no_progress, spark_log, output_dir, fmt)
-    finally:
-        ours = owned and master is not None and is_local(master)
-        if keep is not None:
-            keep.callback(spark_log.done)
-            if ours:
-                keep.callback(spark.stop)
-        elif ours:
-            spark.stop()
-    if keep is None:
-        spark_log.done()
-    return result
-
-
-def _collect(spark, items, settings, partitions, no_progress, spark_log: SparkLog, output_dir, fmt):
-    from migrator.fleet import report
-    from migrator.fleet.pipeline import row_schema, run_scan
-
-    started = time.monotonic()
-    progress = not no_progress and sys.stderr.isatty()
-    try:
-        rows = run_scan(spark, items, settings, partitions, progress=progress)
-    except Exception as exc:  # a task failed on an executor: say why in one line
-        raise spark_log.failed(f"the fleet scan failed on an executor: {_root_cause(exc)}") from exc
-    elapsed = time.monotonic() - started
-    if output_dir is not None and fmt == "parquet":
-
-        def write_parquet(path: str) -> None:
-            data = [tuple(getattr(r, f) for f in r.__dataclass_fields__) for r in rows]
-            spark.createDataFrame(data, row_schema()).coalesce(1).write.mode("overwrite").parquet(path)
-
-        path = report.write_rows(rows, output_dir, fmt, write_parquet=write_parquet)
-        click.echo(f"rows written to {path}", err=True)
-    return rows, elapsed
 
 
 commands: list[click.Command] = [fleet_scan]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from migrator.errors import MigratorError, RefusedError
-from migrator.fleet.apply import Guard
+from migrator.fleet.apply import FleetIO, Guard, rollback_plan
 from migrator.fleet.cleanup import CleanSettings, restore_entry
 from migrator.fleet.lock import FleetLock
 from migrator.fleet.plan import (
@@ -28,6 +28,9 @@ from migrator.fleet.plan import (
     CutoverEntry,
     CutoverRun,
     EntryRun,
+    Outcome,
+    Plan,
+    PlanEntry,
     Result,
     entry_names,
 )
@@ -287,3 +290,11 @@ def _cut_back(runner: CutoverRunner, entry: CutoverEntry) -> CutoverEntry:
     except MigratorError as exc:
         return entry.ended(CutOutcome.ROLLBACK_FAILED, str(exc))
     return entry.ended(CutOutcome.ROLLED_BACK, "", at_ms=now_ms())
+
+
+def rollback_apply(io: FleetIO, plan: Plan, plan_path: Path, run_id: str, guard: Guard) -> tuple[list[PlanEntry], int]:
+    """`rollback_plan` of an apply run's plan: (the entries this rollback restored, how many it failed to)."""
+    already = {id(e) for e in plan.entries(Outcome.RESTORED)}
+    _, failed = rollback_plan(io, plan, plan_path, run_id, guard=guard)
+    back = [e for e in plan.entries(Outcome.RESTORED) if id(e) not in already and e.restored_at_ms is not None]
+    return back, failed
