@@ -1,5 +1,5 @@
-"""Running the planned waves of a fleet cleanup or cutover under the scanner lock, and undoing them from their
-plan file (`fleet-scan --cleanup/--cutover --execute`, `--rollback`).
+"""Running the planned waves of a fleet cleanup or cutover under the scanner lock, and undoing them (and an apply
+run, `migrator.fleet.apply`) from their plan file (`fleet-scan --cleanup/--cutover --execute`, `--rollback`).
 
 The plan (`migrator.fleet.plan`) is saved after every group, so a run stopped anywhere leaves a file that names
 what was done. Whether the run goes on after a wave is a pure decision (`next_after_wave`) over what that wave
@@ -202,7 +202,7 @@ def cutover_waves(
     with trouble."""
 
     def one_wave(wave: int, entries: list[CutoverEntry]) -> list[CutoverEntry]:
-        _cut_wave(plan, plan_path, entries, runner_of, guard)
+        cut_wave(plan, plan_path, entries, runner_of, guard)
         done = in_wave(plan.groups, wave)
         cut = [e for e in done if e.outcome is CutOutcome.CUT_OVER]
         out.say(f"wave {wave}: cut over {len(cut)} of {len(done)}: {entry_names(cut)}")
@@ -213,9 +213,7 @@ def cutover_waves(
     finish(plan, plan_path)
 
 
-def _cut_wave(
-    plan: CutoverRun, plan_path: Path, entries: list[CutoverEntry], runner_of: RunnerOf, guard: Guard
-) -> None:
+def cut_wave(plan: CutoverRun, plan_path: Path, entries: list[CutoverEntry], runner_of: RunnerOf, guard: Guard) -> None:
     """Fence every group of the wave first (its deployments stop together), then finish each in turn."""
     names = {e.group for e in entries}
     for stop_before, outcome in ((Step.WAIT_EMPTY, CutOutcome.FENCED), (None, CutOutcome.CUT_OVER)):
