@@ -63,17 +63,13 @@ def _fill_bootstrap(
     `security.protocol` of the run's properties. A run that switches modes (`required`: --apply, --rollback) refuses,
     before writing anything, when an ensemble's Kafka cannot be found: its preflight could not see plain
     Kafka consumers (set-mode refuses the same way)."""
-    from migrator.fleet.discover import bulk_reads, first_published_bootstrap
-    from migrator.zk.brokers import registered_brokers
+    from migrator.fleet.discover import ensemble_bootstrap
 
     filled = dict(bootstrap)
     for ensemble in needed:
         if not filled.get(ensemble):
-            zk = zks[ensemble]
-            found = registered_brokers(zk, run.props.get("security.protocol"))
-            if not found:  # a KRaft cluster: what its bridges joined
-                with bulk_reads(zk, ensemble, run.zk_auth, run.zk_tls, run.connect_timeout) as reads:
-                    found = first_published_bootstrap(reads, list_groups(zk))
+            found = ensemble_bootstrap(zks[ensemble], ensemble, run.props.get("security.protocol"), run.zk_auth,
+                                       run.zk_tls, run.connect_timeout)  # fmt: skip
             filled[ensemble] = found or None
     blind = [e for e in needed if not filled.get(e)]
     if required and blind:
@@ -98,22 +94,6 @@ def _clients(run: _Run, ensembles: list[str]) -> Iterator[dict[str, ZkSession]]:
     finally:
         for zk in zks.values():
             close(zk)
-
-
-def _max_sizes(bootstrap: dict[str, str | None], props: dict[str, str], timeout_s: float) -> dict[str, int | None]:
-    from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-
-    sizes: dict[str, int | None] = {}
-    cache: dict[str, int | None] = {}
-    for ensemble, servers in bootstrap.items():
-        if servers and servers not in cache:
-            try:
-                cache[servers] = KafkaAdmin(servers, props, timeout_s).group_max_size()
-            except KafkaUnavailable as exc:
-                click.echo(f"warning: group.max.size of {servers} unknown: {exc}", err=True)
-                cache[servers] = None
-        sizes[ensemble] = cache.get(servers) if servers else None
-    return sizes
 
 
 @click.command("fleet-scan")
@@ -342,7 +322,7 @@ def _watch_restored(io: Any, back: list[Any], interval_s: float) -> bool:
 
     unsettled = watch_restored(io, back, interval_s) if back else {}
     for key, found in sorted(unsettled.items()):
-        click.echo(f"warning: {key} has not settled on zookeeper within {interval_s:g}s: {'; '.join(found)}", err=True)
+        _warn(f"{key} has not settled on zookeeper within {interval_s:g}s: {'; '.join(found)}")
     if back and not unsettled:
         click.echo(f"restored groups settled back on zookeeper: {entry_names(back)}")
     return not unsettled
@@ -381,6 +361,7 @@ def _scan_fleet(
 ) -> tuple[Any, list[Any]]:
     """Classify every group on Spark; the rows go to --output, or to stdout for `--format json` alone."""
     from migrator.fleet import report
+    from migrator.fleet.discover import group_max_sizes
 
     keep = group_filter(run.include, run.exclude)
     items = [(e, g) for e in run.ensembles for g in list_groups(zks[e], keep)]
@@ -389,7 +370,7 @@ def _scan_fleet(
         bootstrap=bootstrap,
         stable_for_ms=run.stable_for_ms,
         now_ms=now_ms(),
-        group_max_size=_max_sizes(bootstrap, run.props, run.connect_timeout),
+        group_max_size=group_max_sizes(bootstrap, run.props, run.connect_timeout, _warn),
         zk_auth=run.zk_auth,
         zk_tls=run.zk_tls,
         kafka_properties=run.props,
@@ -444,11 +425,15 @@ def _dry_run_waves(run: _Run, plan: Any, plan_path: Path, what: str) -> int:
     return EXIT_OK
 
 
+def _warn(line: str) -> None:
+    click.echo(f"warning: {line}", err=True)
+
+
 def _output(say: Any) -> Any:
     """Lines to `say`, each group in trouble on a `warning:` line on stderr."""
     from migrator.fleet.waves import WaveOutput
 
-    return WaveOutput(say, lambda line: click.echo(f"warning: {line}", err=True))
+    return WaveOutput(say, _warn)
 
 
 def _clean_waves(run: _Run, zks: dict[str, ZkSession], settings: Any, plan: Any, plan_path: Path) -> int:
@@ -553,7 +538,7 @@ def _rollback_done(plan: Any, plan_path: Path, undone: Any, what: str) -> int:
     from migrator.fleet.waves import trouble_line
 
     for entry in undone.failed:
-        click.echo(f"warning: {trouble_line(entry)}", err=True)
+        _warn(trouble_line(entry))
     click.echo(f"rollback of {plan.KIND} {plan.run_id}: {undone.tried - len(undone.failed)} groups {what}; "
                f"{len(undone.failed)} failed ({plan_path})")  # fmt: skip
     return EXIT_FAILED if undone.failed else EXIT_OK
