@@ -10,9 +10,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import logging
-import os
-import re
-import sys
 import tempfile
 import time
 import uuid
@@ -30,11 +27,12 @@ from migrator.errors import (
     EXIT_OK,
     EnvironmentProblem,
     Interrupted,
-    MigratorError,
     RefusedError,
     UsageError,
 )
+from migrator.fleet.plan import entry_names
 from migrator.fleet.scan import ScanSettings, group_filter, list_groups, now_ms, pair_bootstrap, split_ensembles
+from migrator.fleet.spark_run import SparkLog, SparkOptions, root_cause, scan_on_spark
 from migrator.zk.client import ZkTls
 from migrator.zk.session import ZkSession, close
 
@@ -65,17 +63,13 @@ def _fill_bootstrap(
     `security.protocol` of the run's properties. A run that switches modes (`required`: --apply, --rollback) refuses,
     before writing anything, when an ensemble's Kafka cannot be found: its preflight could not see plain
     Kafka consumers (set-mode refuses the same way)."""
-    from migrator.fleet.discover import bulk_reads, first_published_bootstrap
-    from migrator.zk.brokers import registered_brokers
+    from migrator.fleet.discover import ensemble_bootstrap
 
     filled = dict(bootstrap)
     for ensemble in needed:
         if not filled.get(ensemble):
-            zk = zks[ensemble]
-            found = registered_brokers(zk, run.props.get("security.protocol"))
-            if not found:  # a KRaft cluster: what its bridges joined
-                with bulk_reads(zk, ensemble, run.zk_auth, run.zk_tls, run.connect_timeout) as reads:
-                    found = first_published_bootstrap(reads, list_groups(zk))
+            found = ensemble_bootstrap(zks[ensemble], ensemble, run.props.get("security.protocol"), run.zk_auth,
+                                       run.zk_tls, run.connect_timeout)  # fmt: skip
             filled[ensemble] = found or None
     blind = [e for e in needed if not filled.get(e)]
     if required and blind:
@@ -100,41 +94,6 @@ def _clients(run: _Run, ensembles: list[str]) -> Iterator[dict[str, ZkSession]]:
     finally:
         for zk in zks.values():
             close(zk)
-
-
-def _max_sizes(bootstrap: dict[str, str | None], props: dict[str, str], timeout_s: float) -> dict[str, int | None]:
-    from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
-
-    sizes: dict[str, int | None] = {}
-    cache: dict[str, int | None] = {}
-    for ensemble, servers in bootstrap.items():
-        if servers and servers not in cache:
-            try:
-                cache[servers] = KafkaAdmin(servers, props, timeout_s).group_max_size()
-            except KafkaUnavailable as exc:
-                click.echo(f"warning: group.max.size of {servers} unknown: {exc}", err=True)
-                cache[servers] = None
-        sizes[ensemble] = cache.get(servers) if servers else None
-    return sizes
-
-
-_CAUSE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Unavailable|Problem)): (.+)$")
-
-
-def _root_cause(exc: BaseException) -> str:
-    """The last `SomeError: message` line of a (Py4J-wrapped) executor traceback."""
-    found = [m for m in (_CAUSE.match(line.strip()) for line in str(exc).splitlines()) if m]
-    if not found:
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    name, message = found[-1].groups()
-    return f"{name.rsplit('.', 1)[-1]}: {message}"
-
-
-def _master(option: str | None) -> str | None:
-    """None under spark-submit (its --master rules), else the option or local[*]."""
-    if option:
-        return option
-    return None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]"
 
 
 @click.command("fleet-scan")
@@ -272,35 +231,10 @@ def _run_of(
         stable_for_ms=parse_duration_ms(stable_for, "--stable-for"),
         abandoned_after_ms=parse_duration_ms(abandoned_after, "--abandoned-after"),
         interval_s=parse_duration_ms(wave_interval, "--wave-interval") / 1000,
-        spark=(spark_master, partitions, no_progress),
+        spark=SparkOptions(spark_master, partitions, progress=not no_progress),
         spark_log=SparkLog(Path(tempfile.gettempdir()) / f"migrator-fleet-scan-{run_id}.log", verbose),
         **options,
     )
-
-
-@dataclass
-class SparkLog:
-    """Where the JVM's and Spark's own output goes, instead of the operator's terminal.
-
-    Kept when `verbose` (its path printed at the start) or when the scan failed (its path in the error);
-    removed after a scan that went well otherwise.
-    """
-
-    path: Path
-    verbose: bool
-    kept: bool = False
-
-    def announce(self) -> None:
-        if self.verbose:
-            click.echo(f"spark log: {self.path}", err=True)
-
-    def failed(self, message: str) -> MigratorError:
-        self.kept = True
-        return MigratorError(f"{message}; Spark's log: {self.path}")
-
-    def done(self) -> None:
-        if not self.verbose and not self.kept:
-            self.path.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -332,7 +266,7 @@ class _Run:
     plan_file: Path | None
     output_dir: Path | None
     fmt: str
-    spark: tuple[str | None, int | None, bool]  # --spark-master, --partitions, --no-progress
+    spark: SparkOptions
     spark_log: SparkLog
 
     @property
@@ -354,32 +288,30 @@ class _Run:
 
 def _rollback(run: _Run, rollback_file: Path) -> int:
     """`--rollback PLANFILE`: restore what the plan switched, then watch those groups settle on zookeeper."""
-    from migrator.fleet.apply import FleetIO, rollback_plan
+    from migrator.fleet.apply import FleetIO
     from migrator.fleet.lock import FleetLock
     from migrator.fleet.plan import Outcome, Plan
+    from migrator.fleet.waves import rollback_apply
     from migrator.ops.modes import who_am_i
 
     plan = Plan.load(rollback_file)
-    first = run.ensembles[0]
-    needed = sorted({e.ensemble for e in plan.groups} | {first}, key=lambda e: e != first)
+    needed = _needed(run, plan)
     with _clients(run, needed) as zks:
         given = {e: run.bootstrap.get(e) or next(iter(run.bootstrap.values())) for e in needed}
         plan_boot = _fill_bootstrap(given, zks, needed, run, required=True)
-        with FleetLock(zks[first], run.run_id) as rollback_lock:
+        with FleetLock(zks[needed[0]], run.run_id) as rollback_lock:
             who = f"{run.who(who_am_i(run.zk_auth))} ({rollback_lock.identity})"
             with contextlib.closing(FleetIO(zks, plan_boot, {}, who, run.props)) as io:
-                already = {id(e) for e in plan.entries(Outcome.RESTORED)}
                 try:
-                    _, failed = rollback_plan(io, plan, rollback_file, run.run_id, guard=interrupts_deferred)
+                    back, failed = rollback_apply(io, plan, rollback_file, run.run_id, interrupts_deferred)
                 except KeyboardInterrupt:
                     raise Interrupted(
                         f"interrupted; restored so far: {plan.names(Outcome.RESTORED)}; the plan {rollback_file} "
                         f"still lists the others as switched: run `fleet-scan --rollback {rollback_file}` again"
                     ) from None
-                back = [
-                    e for e in plan.entries(Outcome.RESTORED) if id(e) not in already and e.restored_at_ms is not None
-                ]
-                click.echo(f"rollback of run {plan.run_id}: restored {_names(back)}; {failed} failed ({rollback_file})")
+                click.echo(
+                    f"rollback of run {plan.run_id}: restored {entry_names(back)}; {failed} failed ({rollback_file})"
+                )
                 settled = _watch_restored(io, back, float(plan.options.get("wave_interval_s") or 60.0))
     return EXIT_OK if settled and not failed else EXIT_FAILED
 
@@ -390,14 +322,10 @@ def _watch_restored(io: Any, back: list[Any], interval_s: float) -> bool:
 
     unsettled = watch_restored(io, back, interval_s) if back else {}
     for key, found in sorted(unsettled.items()):
-        click.echo(f"warning: {key} has not settled on zookeeper within {interval_s:g}s: {'; '.join(found)}", err=True)
+        _warn(f"{key} has not settled on zookeeper within {interval_s:g}s: {'; '.join(found)}")
     if back and not unsettled:
-        click.echo(f"restored groups settled back on zookeeper: {_names(back)}")
+        click.echo(f"restored groups settled back on zookeeper: {entry_names(back)}")
     return not unsettled
-
-
-def _names(entries: list[Any]) -> str:
-    return ", ".join(f"{e.ensemble}/{e.group}" for e in entries) or "none"
 
 
 def _scan_and_apply(run: _Run) -> int:
@@ -420,7 +348,7 @@ def _scan_and_apply(run: _Run) -> int:
         if not run.do_apply:
             run.say(f"dry run: {len(plan.groups)} READY groups in {len(wave_entries)} waves; plan {plan_path}")
             for entries in wave_entries:
-                run.say(f"  wave {entries[0].wave}: {_names(entries)}")
+                run.say(f"  wave {entries[0].wave}: {entry_names(entries)}")
             return EXIT_OK
         return _apply(run, zks, settings, plan, wave_entries, plan_path, lock)
 
@@ -433,6 +361,7 @@ def _scan_fleet(
 ) -> tuple[Any, list[Any]]:
     """Classify every group on Spark; the rows go to --output, or to stdout for `--format json` alone."""
     from migrator.fleet import report
+    from migrator.fleet.discover import group_max_sizes
 
     keep = group_filter(run.include, run.exclude)
     items = [(e, g) for e in run.ensembles for g in list_groups(zks[e], keep)]
@@ -441,7 +370,7 @@ def _scan_fleet(
         bootstrap=bootstrap,
         stable_for_ms=run.stable_for_ms,
         now_ms=now_ms(),
-        group_max_size=_max_sizes(bootstrap, run.props, run.connect_timeout),
+        group_max_size=group_max_sizes(bootstrap, run.props, run.connect_timeout, _warn),
         zk_auth=run.zk_auth,
         zk_tls=run.zk_tls,
         kafka_properties=run.props,
@@ -449,11 +378,12 @@ def _scan_fleet(
         kafka_timeout_s=run.connect_timeout,
         abandoned_after_ms=run.abandoned_after_ms,
     )
-    master, partitions, no_progress = run.spark
-    spark_options = (master, partitions, no_progress)
-    rows, elapsed = _scan(items, settings, spark_options, run.spark_log, run.output_dir, run.fmt, keep=spark_stack)
-    if run.output_dir is not None and run.fmt != "parquet":
-        click.echo(f"rows written to {report.write_rows(rows, run.output_dir, run.fmt)}", err=True)
+    if run.spark_log.verbose:
+        click.echo(f"spark log: {run.spark_log.path}", err=True)
+    parquet_dir = run.output_dir if run.fmt == "parquet" else None
+    rows, elapsed, written = scan_on_spark(items, settings, run.spark, run.spark_log, parquet_dir, keep=spark_stack)
+    if run.output_dir is not None:
+        click.echo(f"rows written to {written or report.write_rows(rows, run.output_dir, run.fmt)}", err=True)
     if run.rows_on_stdout:
         click.echo(report.to_json(rows), nl=False)
     run.say(report.summary(rows, elapsed))
@@ -472,154 +402,106 @@ def _cleanup(run: _Run, zks: dict[str, ZkSession], settings: Any, rows: list[Any
     plan = CleanupRun(run.run_id, f"dry run {run.run_id}", not run.execute, settings.now_ms, groups=entries)
     plan.options = {"ensembles": run.ensembles, "abandoned": run.abandoned, "wave_size": run.wave_size,
                     "abandoned_after_ms": run.abandoned_after_ms, "archive_dir": archive_dir}  # fmt: skip
-    plan_path = run.plan_file or (run.output_dir or Path(".")) / f"fleet-cleanup-{run.run_id}.json"
+    plan_path = _plan_path(run, "cleanup")
     if not run.execute:
         return _dry_run_waves(run, plan, plan_path, "to clean")
     return _clean_waves(run, zks, settings, plan, plan_path)
 
 
+def _plan_path(run: _Run, kind: str) -> Path:
+    """--plan-file, else `fleet-<kind>-<run>.json` under --output, else in the current directory."""
+    return run.plan_file or (run.output_dir or Path(".")) / f"fleet-{kind}-{run.run_id}.json"
+
+
 def _dry_run_waves(run: _Run, plan: Any, plan_path: Path, what: str) -> int:
     """A `--cleanup` or `--cutover` without --execute: the plan saved, its waves listed."""
-    from migrator.fleet.plan import Result
+    from migrator.fleet import waves
 
-    plan.result, plan.finished_at_ms = Result.DRY_RUN, now_ms()
-    plan.save(plan_path)
-    waves = sorted({e.wave for e in plan.groups})
-    run.say(f"dry run: {len(plan.groups)} groups {what} in {len(waves)} waves; plan {plan_path}")
-    for wave in waves:
-        run.say(f"  wave {wave}: {_names([e for e in plan.groups if e.wave == wave])}")
+    waves.dry_run(plan, plan_path)
+    numbers = waves.wave_numbers(plan.groups)
+    run.say(f"dry run: {len(plan.groups)} groups {what} in {len(numbers)} waves; plan {plan_path}")
+    for wave in numbers:
+        run.say(f"  wave {wave}: {entry_names(waves.in_wave(plan.groups, wave))}")
     return EXIT_OK
+
+
+def _warn(line: str) -> None:
+    click.echo(f"warning: {line}", err=True)
+
+
+def _output(say: Any) -> Any:
+    """Lines to `say`, each group in trouble on a `warning:` line on stderr."""
+    from migrator.fleet.waves import WaveOutput
+
+    return WaveOutput(say, _warn)
 
 
 def _clean_waves(run: _Run, zks: dict[str, ZkSession], settings: Any, plan: Any, plan_path: Path) -> int:
     from pyspark.sql import SparkSession
 
     from migrator.fleet.cleanup import CleanSettings
-    from migrator.fleet.lock import FleetLock
-    from migrator.fleet.pipeline import run_cleanup_wave
-    from migrator.fleet.plan import CleanOutcome, Result
+    from migrator.fleet.plan import CleanOutcome
+    from migrator.fleet.waves import WaveFailed, clean_waves
 
     clean = CleanSettings(dict(settings.bootstrap), run.zk_auth, run.zk_tls, dict(run.props), run.connect_timeout,
                           run.abandoned_after_ms / 1000, settings.now_ms)  # fmt: skip
     spark = SparkSession.getActiveSession()
-    with FleetLock(zks[run.ensembles[0]], run.run_id) as lock:
-        plan.holder = lock.identity
-        plan.save(plan_path)
-        run.say(f"plan {plan_path}")
-        for wave in sorted({e.wave for e in plan.groups}):
-            started = time.monotonic()
-            try:
-                done = run_cleanup_wave(spark, [e for e in plan.groups if e.wave == wave], clean)
-            except Exception as exc:  # a task failed on an executor: say why in one line
-                plan.result, plan.finished_at_ms = f"failed in wave {wave}", now_ms()
-                plan.save(plan_path)
-                raise run.spark_log.failed(f"wave {wave} failed on an executor: {_root_cause(exc)}") from exc
-            plan.update(done)
-            plan.save(plan_path)
-            cleaned = [e for e in done if e.outcome is CleanOutcome.DELETED]
-            run.say(f"wave {wave}: cleaned {len(cleaned)} of {len(done)} in {time.monotonic() - started:.1f}s")
-            trouble = _named_trouble(done, CleanOutcome.DELETED)
-            if trouble or not lock.held():
-                plan.result = Result.STOPPED if trouble else Result.LOCK_LOST
-                break
-        else:
-            plan.result = Result.APPLIED
-    plan.finished_at_ms = now_ms()
-    plan.save(plan_path)
+    try:
+        clean_waves(plan, plan_path, zks[run.ensembles[0]], run.run_id, clean, spark, _output(run.say))
+    except WaveFailed as failed:  # a task failed on an executor: say why in one line
+        cause = failed.__cause__ or failed
+        raise run.spark_log.failed(f"wave {failed.wave} failed on an executor: {root_cause(cause)}") from cause
     run.say(f"cleaned {len(plan.entries(CleanOutcome.DELETED))} groups; plan {plan_path}; undo with "
             f"`migrator fleet-scan -z '{';'.join(run.ensembles)}' --rollback {plan_path}`")  # fmt: skip
+    return _exit_of(plan)
+
+
+def _exit_of(plan: Any) -> int:
+    """0 when every wave of the run was done, 1 when it stopped."""
+    from migrator.fleet.plan import Result
+
     return EXIT_OK if plan.result == Result.APPLIED else EXIT_FAILED
+
+
+def _needed(run: _Run, plan: Any) -> list[str]:
+    """The ensembles of the plan's groups, the first of the run (the lock's) first."""
+    first = run.ensembles[0]
+    return sorted({e.ensemble for e in plan.groups} | {first}, key=lambda e: e != first)
 
 
 def _rollback_cleanup(run: _Run, plan_path: Path) -> int:
     """`--rollback` of a cleanup: every cleaned group put back from its archive, latest wave first."""
-    from migrator.fleet.cleanup import restore_entry
-    from migrator.fleet.lock import FleetLock
-    from migrator.fleet.plan import CleanOutcome, CleanupRun
+    from migrator.fleet.plan import CleanupRun
+    from migrator.fleet.waves import rollback_cleanup
 
     plan = CleanupRun.load(plan_path)
-    first = run.ensembles[0]
-    needed = sorted({e.ensemble for e in plan.groups} | {first}, key=lambda e: e != first)
-    todo = sorted(plan.entries(CleanOutcome.DELETED, CleanOutcome.RESTORE_FAILED), key=lambda e: (-e.wave, e.group))
-    with _clients(run, needed) as zks, FleetLock(zks[first], run.run_id):
-        for entry in todo:
-            with interrupts_deferred():
-                plan.update([restore_entry(zks[entry.ensemble], entry, run.zk_auth)])
-                plan.save(plan_path)
-    return _rollback_done(run, plan, plan_path, len(todo), plan.entries(CleanOutcome.RESTORE_FAILED), "restored")
+    with _clients(run, _needed(run, plan)) as zks:
+        undone = rollback_cleanup(plan, plan_path, zks, run.zk_auth, zks[run.ensembles[0]], run.run_id,
+                                  interrupts_deferred)  # fmt: skip
+    return _rollback_done(plan, plan_path, undone, "restored")
 
 
 def _cutover_waves(run: _Run, groups_file: Path) -> int:
     """`--cutover GROUPS_FILE`: the listed groups of the first ensemble in waves; with --execute, under the
     scanner lock, each wave fenced together, then each group waited for (up to --wave-interval), its offsets
     carried and its mode recorded, by `migrator cutover`'s own steps. Stops after a wave with trouble."""
-    from migrator.fleet.plan import CutoverEntry, CutoverRun
+    from migrator.fleet.waves import cutover_plan, cutover_waves, listed_groups
 
-    names = [line.strip() for line in groups_file.read_text().splitlines()]
-    groups = [n for n in names if n and not n.startswith("#")]
+    groups = listed_groups(groups_file.read_text())
     if not groups:
         raise UsageError(f"--cutover {groups_file}: no group listed")
     first = run.ensembles[0]
-    entries = [CutoverEntry(first, g, i // run.wave_size + 1) for i, g in enumerate(groups)]
-    plan = CutoverRun(run.run_id, f"dry run {run.run_id}", not run.execute, now_ms(), groups=entries)
-    plan.options = {"ensemble": first, "wave_size": run.wave_size, "wait_s": run.interval_s}
-    plan_path = run.plan_file or (run.output_dir or Path(".")) / f"fleet-cutover-{run.run_id}.json"
+    plan = cutover_plan(run.run_id, first, groups, run.wave_size, run.interval_s, dry=not run.execute)
+    plan_path = _plan_path(run, "cutover")
     if not run.execute:
         return _dry_run_waves(run, plan, plan_path, "to cut over")
     if not run.zk_auth:
         raise RefusedError("--cutover needs the admin identity (--zk-auth) to set the fence; nothing was written")
-    return _cut_waves(run, plan, plan_path)
-
-
-def _cut_waves(run: _Run, plan: Any, plan_path: Path) -> int:
-    from migrator.fleet.lock import FleetLock
-    from migrator.fleet.plan import CutOutcome, Result
-
-    first = run.ensembles[0]
-    with (
-        _clients(run, [first]) as zks,
-        _cutover_runners(run, zks[first]) as runner_of,
-        FleetLock(zks[first], run.run_id) as lock,
-    ):
-        plan.holder = lock.identity
-        plan.save(plan_path)
-        click.echo(f"plan {plan_path}")
-        for wave in sorted({e.wave for e in plan.groups}):
-            entries = [e for e in plan.groups if e.wave == wave]
-            _cut_wave(plan, plan_path, entries, runner_of)
-            done = [e for e in plan.groups if e.wave == wave]
-            cut = [e for e in done if e.outcome is CutOutcome.CUT_OVER]
-            click.echo(f"wave {wave}: cut over {len(cut)} of {len(done)}: {_names(cut)}")
-            if _named_trouble(done, CutOutcome.CUT_OVER):
-                plan.result = Result.STOPPED
-                break
-        else:
-            plan.result = Result.APPLIED
-    plan.finished_at_ms = now_ms()
-    plan.save(plan_path)
+    with _clients(run, [first]) as zks, _cutover_runners(run, zks[first]) as runner_of:
+        cutover_waves(plan, plan_path, zks[first], run.run_id, runner_of, _output(click.echo), interrupts_deferred)
     click.echo(f"start each cut-over group's Kafka consumers; plan {plan_path}; undo with "
                f"`migrator fleet-scan -z '{first}' --zk-auth ... --rollback {plan_path}`")  # fmt: skip
-    return EXIT_OK if plan.result == Result.APPLIED else EXIT_FAILED
-
-
-def _cut_wave(plan: Any, plan_path: Path, entries: list[Any], runner_of: Any) -> None:
-    """Fence every group of the wave first (its deployments stop together), then finish each in turn."""
-    from migrator.fleet.plan import CutOutcome
-    from migrator.protocol.cutover import Direction, Step
-
-    for stop_before, outcome in ((Step.WAIT_EMPTY, CutOutcome.FENCED), (None, CutOutcome.CUT_OVER)):
-        names = {e.group for e in entries}
-        for entry in [
-            e for e in plan.groups if e.group in names and e.outcome in (CutOutcome.PLANNED, CutOutcome.FENCED)
-        ]:
-            try:
-                with interrupts_deferred():
-                    runner_of(entry.group).run(Direction.FORWARD, stop_before=stop_before)
-                plan.update([entry.ended(outcome, "", at_ms=now_ms())])
-            except MigratorError as exc:
-                failed = CutOutcome.REFUSED if isinstance(exc, RefusedError) else CutOutcome.FAILED
-                plan.update([entry.ended(failed, str(exc))])
-            plan.save(plan_path)
+    return _exit_of(plan)
 
 
 @contextlib.contextmanager
@@ -641,45 +523,25 @@ def _cutover_runners(run: _Run, zk: ZkSession) -> Iterator[Any]:
 
 def _rollback_cutover(run: _Run, plan_path: Path) -> int:
     """`--rollback` of a fleet cutover: each group carried back to ZooKeeper and its fence lifted."""
-    from migrator.fleet.plan import CutOutcome, CutoverRun
-    from migrator.protocol.cutover import Direction
+    from migrator.fleet.plan import CutoverRun
+    from migrator.fleet.waves import rollback_cutover
 
     plan = CutoverRun.load(plan_path)
     first = run.ensembles[0]
-    todo = plan.entries(CutOutcome.CUT_OVER, CutOutcome.FENCED, CutOutcome.ROLLBACK_FAILED)
     with _clients(run, [first]) as zks, _cutover_runners(run, zks[first]) as runner_of:
-        from migrator.fleet.lock import FleetLock
-
-        with FleetLock(zks[first], run.run_id):
-            for entry in sorted(todo, key=lambda e: (-e.wave, e.group)):
-                try:
-                    with interrupts_deferred():
-                        runner_of(entry.group).run(Direction.ROLLBACK)
-                    plan.update([entry.ended(CutOutcome.ROLLED_BACK, "", at_ms=now_ms())])
-                except MigratorError as exc:
-                    plan.update([entry.ended(CutOutcome.ROLLBACK_FAILED, str(exc))])
-                plan.save(plan_path)
-    failed = plan.entries(CutOutcome.ROLLBACK_FAILED)
-    return _rollback_done(run, plan, plan_path, len(todo), failed, "back on zookeeper")
+        undone = rollback_cutover(plan, plan_path, zks[first], run.run_id, runner_of, interrupts_deferred)
+    return _rollback_done(plan, plan_path, undone, "back on zookeeper")
 
 
-def _named_trouble(done: list[Any], wanted: Any) -> bool:
-    """Whether a group of the wave did not end `wanted`; each one named on a `warning:` line."""
-    trouble = [e for e in done if e.outcome is not wanted]
-    for e in trouble:
-        click.echo(f"warning: {e.ensemble}/{e.group}: {e.outcome}: {e.detail}", err=True)
-    return bool(trouble)
+def _rollback_done(plan: Any, plan_path: Path, undone: Any, what: str) -> int:
+    """The rollback's failures named, and its count; exit 1 when one failed."""
+    from migrator.fleet.waves import trouble_line
 
-
-def _rollback_done(run: _Run, plan: Any, plan_path: Path, tried: int, failed: list[Any], what: str) -> int:
-    """The rollback recorded in its plan, each failure named; exit 1 when one failed."""
-    plan.record_rollback(run.run_id, tried - len(failed), len(failed), now_ms())
-    plan.save(plan_path)
-    for e in failed:
-        click.echo(f"warning: {e.ensemble}/{e.group}: {e.outcome}: {e.detail}", err=True)
-    click.echo(f"rollback of {plan.KIND} {plan.run_id}: {tried - len(failed)} groups {what}; "
-               f"{len(failed)} failed ({plan_path})")  # fmt: skip
-    return EXIT_FAILED if failed else EXIT_OK
+    for entry in undone.failed:
+        _warn(trouble_line(entry))
+    click.echo(f"rollback of {plan.KIND} {plan.run_id}: {undone.tried - len(undone.failed)} groups {what}; "
+               f"{len(undone.failed)} failed ({plan_path})")  # fmt: skip
+    return EXIT_FAILED if undone.failed else EXIT_OK
 
 
 def _readiness(run: _Run, zks: dict[str, ZkSession], rows: list[Any]) -> list[Any]:
@@ -688,8 +550,10 @@ def _readiness(run: _Run, zks: dict[str, ZkSession], rows: list[Any]) -> list[An
     import json
 
     from migrator.fleet import readiness
+    from migrator.fleet.retire import verdicts as read_verdicts
 
-    verdicts = [readiness.readiness(e, rows, _ensemble_use(run, zks, e)) for e in run.ensembles]
+    scanned = group_filter(run.include, run.exclude)
+    verdicts = read_verdicts(run.ensembles, rows, zks, scanned, run.connect_timeout, run.archive_dir)
     doc = {"ready": all(v.ready for v in verdicts), "ensembles": [readiness.to_doc(v) for v in verdicts]}
     if run.readiness and run.json_on_stdout:
         click.echo(json.dumps(doc, sort_keys=True))
@@ -700,38 +564,6 @@ def _readiness(run: _Run, zks: dict[str, ZkSession], rows: list[Any]) -> list[An
         path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
         click.echo(f"readiness written to {path}", err=True)
     return verdicts
-
-
-def _ensemble_use(run: _Run, zks: dict[str, ZkSession], ensemble: str) -> Any:
-    """What the ensemble's servers say about its sessions and clients, beside the groups the scan read."""
-    from migrator.fleet.readiness import ensemble_use
-    from migrator.zk.connect_string import chroot_of
-    from migrator.zk.usage import broker_sessions, own_session, server_use
-
-    zk = zks[ensemble]
-    keep = group_filter(run.include, run.exclude)
-    unscanned = sum(1 for g in list_groups(zk) if not keep(g))
-    servers = server_use(ensemble, timeout_s=min(run.connect_timeout, 5.0))
-    own = [own_session(c) for c in zks.values()]
-    return ensemble_use(chroot_of(ensemble), servers.clients, servers.ephemerals, broker_sessions(zk), own,
-                        unscanned_groups=unscanned, cleaned=_cleaned(run, ensemble, list_groups(zk)))  # fmt: skip
-
-
-def _cleaned(run: _Run, ensemble: str, present: list[str]) -> int | None:
-    """With --archive-dir: how many groups of the ensemble were archived there and are gone (None without)."""
-    from migrator.fleet.readiness import cleaned_count
-    from migrator.zk.archive import read_archive
-
-    if not run.archive_dir or not Path(run.archive_dir).is_dir():
-        return None
-    archived = []
-    for path in sorted(Path(run.archive_dir).glob("*.json")):
-        try:
-            archive = read_archive(path)
-        except MigratorError:  # not an archive
-            continue
-        archived.append((archive.zookeeper, archive.group))
-    return cleaned_count(archived, ensemble, present)
 
 
 def _plan(run: _Run, rows: list[Any], holder: str, settings: Any) -> tuple[Any, list[Any], Path]:
@@ -751,7 +583,7 @@ def _plan(run: _Run, rows: list[Any], holder: str, settings: Any) -> tuple[Any, 
         "max_lag_growth": run.max_lag_growth,
     }
     wave_entries = plan_waves(plan, rows, run.wave_size)
-    plan_path = run.plan_file or (run.output_dir or Path(".")) / f"fleet-plan-{run.run_id}.json"
+    plan_path = _plan_path(run, "plan")
     if not run.do_apply:
         plan.result, plan.finished_at_ms = Result.DRY_RUN, now_ms()
     plan.save(plan_path)
@@ -785,62 +617,6 @@ def _apply(run: _Run, zks, settings, plan, wave_entries, plan_path: Path, lock) 
     plan.save(plan_path)
     run.say(f"applied: switched to kafka: {plan.names(Outcome.SWITCHED)}; {plan.result}; plan {plan_path}")
     return EXIT_OK if ok else EXIT_FAILED
-
-
-def _scan(
-    items, settings, spark_options, spark_log: SparkLog, output_dir, fmt, keep: contextlib.ExitStack | None = None
-):
-    """Run the Spark job (and write Parquet with it); returns (rows, seconds). Spark's output goes to its log.
-    `keep`: the session stays up for the cleanup's waves; its end (and the log's) goes onto that stack."""
-    from pyspark.sql import SparkSession
-
-    from migrator.fleet.pipeline import is_local, ship_package, spark_session
-
-    spark_master, partitions, no_progress = spark_options
-    master = _master(spark_master)
-    owned = SparkSession.getActiveSession() is None  # a caller's session (tests, notebooks) is left running
-    spark_log.announce()
-    try:
-        spark = spark_session(master, log_path=spark_log.path)
-    except Exception as exc:  # the JVM did not start: its reason is in the log
-        raise spark_log.failed(f"Spark did not start: {_root_cause(exc)}") from exc
-    try:
-        if not is_local(spark.sparkContext.master):
-            ship_package(spark)
-        result = _collect(spark, items, settings, partitions, no_progress, spark_log, output_dir, fmt)
-    finally:
-        ours = owned and master is not None and is_local(master)
-        if keep is not None:
-            keep.callback(spark_log.done)
-            if ours:
-                keep.callback(spark.stop)
-        elif ours:
-            spark.stop()
-    if keep is None:
-        spark_log.done()
-    return result
-
-
-def _collect(spark, items, settings, partitions, no_progress, spark_log: SparkLog, output_dir, fmt):
-    from migrator.fleet import report
-    from migrator.fleet.pipeline import row_schema, run_scan
-
-    started = time.monotonic()
-    progress = not no_progress and sys.stderr.isatty()
-    try:
-        rows = run_scan(spark, items, settings, partitions, progress=progress)
-    except Exception as exc:  # a task failed on an executor: say why in one line
-        raise spark_log.failed(f"the fleet scan failed on an executor: {_root_cause(exc)}") from exc
-    elapsed = time.monotonic() - started
-    if output_dir is not None and fmt == "parquet":
-
-        def write_parquet(path: str) -> None:
-            data = [tuple(getattr(r, f) for f in r.__dataclass_fields__) for r in rows]
-            spark.createDataFrame(data, row_schema()).coalesce(1).write.mode("overwrite").parquet(path)
-
-        path = report.write_rows(rows, output_dir, fmt, write_parquet=write_parquet)
-        click.echo(f"rows written to {path}", err=True)
-    return rows, elapsed
 
 
 commands: list[click.Command] = [fleet_scan]

@@ -20,7 +20,7 @@ from pathlib import Path
 from migrator.errors import MigratorError, RefusedError
 from migrator.fleet.classify import classify, convergence_problems, group_lag, restore_problems
 from migrator.fleet.model import FleetRow, KafkaGroupFacts, Status
-from migrator.fleet.plan import Outcome, Plan, PlanEntry, Result, WaveOutcome
+from migrator.fleet.plan import Outcome, Plan, PlanEntry, Result, WaveOutcome, entry_names
 from migrator.fleet.scan import FleetKafka, now_ms
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops.modes import set_mode
@@ -199,10 +199,6 @@ def restore(io: FleetIO, entry: PlanEntry, reason: str, guard: Guard = nullconte
     return True
 
 
-def _names(entries: Iterable[PlanEntry]) -> str:
-    return ", ".join(f"{e.ensemble}/{e.group}" for e in entries) or "none"
-
-
 def _run_wave(io: FleetIO, plan: Plan, entries: Sequence[PlanEntry], run: _Run) -> bool:
     """Switch, watch and (on trouble) roll back one wave; False when it was rolled back."""
     number = entries[0].wave
@@ -214,7 +210,7 @@ def _run_wave(io: FleetIO, plan: Plan, entries: Sequence[PlanEntry], run: _Run) 
             run.on_event(f"wave {number}: skipped {entry.ensemble}/{entry.group}: {entry.detail}")
     switched = [e for e in entries if e.outcome == Outcome.SWITCHED]
     run.on_event(
-        f"wave {number}: switched {len(switched)} of {len(entries)} groups ({_names(switched)}); "
+        f"wave {number}: switched {len(switched)} of {len(entries)} groups ({entry_names(switched)}); "
         f"watching up to {run.options.wave_interval_s:g}s"
     )
     started = time.monotonic()
@@ -223,7 +219,7 @@ def _run_wave(io: FleetIO, plan: Plan, entries: Sequence[PlanEntry], run: _Run) 
     if not problems:
         plan.end_wave(problems, WaveOutcome.CONVERGED, checked_at_ms)
         plan.save(run.plan_path)
-        run.on_event(f"wave {number}: converged in {time.monotonic() - started:.0f}s: {_names(switched)}")
+        run.on_event(f"wave {number}: converged in {time.monotonic() - started:.0f}s: {entry_names(switched)}")
         return True
     reason = f"{run.options.reason} run {plan.run_id}: wave {number} rolled back"
     for entry in switched:

@@ -14,7 +14,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from migrator.errors import CorruptNodeError
+from migrator.fleet.scan import list_groups
+from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.protocol.codecs import PublishedAuthority
+from migrator.zk.brokers import registered_brokers
 from migrator.zk.client import ZkTls
 from migrator.zk.group_reader import MISSING, ReadPipeline, pipeline_of
 from migrator.zk.paths import GroupPaths
@@ -100,3 +103,34 @@ def _decoded(answer: Any) -> PublishedAuthority | None:
         return PublishedAuthority.decode(answer[0])
     except CorruptNodeError:
         return None  # an unreadable publication names no cluster; the next bridge's may
+
+
+def ensemble_bootstrap(
+    zk: ZkSession, ensemble: str, security_protocol: str | None, zk_auth: str | None, zk_tls: ZkTls | None,
+    timeout_s: float,
+) -> str:  # fmt: skip
+    """The brokers registered under the ensemble's /brokers/ids (at the endpoint of `security_protocol`), else
+    (a KRaft cluster) what its bridges joined; "" when neither says."""
+    found = registered_brokers(zk, security_protocol)
+    if not found:
+        with bulk_reads(zk, ensemble, zk_auth, zk_tls, timeout_s) as reads:
+            found = first_published_bootstrap(reads, list_groups(zk))
+    return found
+
+
+def group_max_sizes(
+    bootstrap: Mapping[str, str | None], props: Mapping[str, str], timeout_s: float, warn: Callable[[str], None]
+) -> dict[str, int | None]:
+    """Each ensemble's Kafka `group.max.size` (asked once per cluster; None where unknown, each such cluster
+    named to `warn`)."""
+    sizes: dict[str, int | None] = {}
+    cache: dict[str, int | None] = {}
+    for ensemble, servers in bootstrap.items():
+        if servers and servers not in cache:
+            try:
+                cache[servers] = KafkaAdmin(servers, dict(props), timeout_s).group_max_size()
+            except KafkaUnavailable as exc:
+                warn(f"group.max.size of {servers} unknown: {exc}")
+                cache[servers] = None
+        sizes[ensemble] = cache.get(servers) if servers else None
+    return sizes

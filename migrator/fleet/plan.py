@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
@@ -209,6 +209,11 @@ def _read(path: Path) -> dict[str, Any]:
     if not isinstance(obj, dict) or obj.get("version") != PLAN_VERSION:
         raise UsageError(f"plan file {path}: not a fleet-scan plan (version {PLAN_VERSION})")
     return obj
+
+
+def entry_names(entries: Iterable[Any]) -> str:
+    """`ensemble/group, ...` of plan entries ("none" when there are none)."""
+    return ", ".join(f"{e.ensemble}/{e.group}" for e in entries) or "none"
 
 
 def plan_kind(path: Path) -> str:

@@ -1,6 +1,6 @@
 """`migrator cleanup`: archive a finished (or abandoned) group's legacy tree, then delete it; and put it back.
 
-The per-group pieces a fleet-wide cleanup reuses: `read_facts` (the group read, the whole tree, Kafka's side),
+The per-group pieces a fleet-wide cleanup reuses: `read_facts` (the whole tree, the group read from it, Kafka's side),
 `plan_cleanup` (what would go, and what stands in the way), `archive_plan` (the archive, written and fsynced),
 `execute_cleanup` (the race-safe delete) and `restore_archive`. The caller holds the scanner lock.
 """
@@ -19,7 +19,6 @@ from migrator.kafka.admin import KafkaAdmin
 from migrator.ops.dialect import GroupLayout, refuse_unrecognised
 from migrator.protocol.acl import Perm
 from migrator.protocol.codecs import decode_offset
-from migrator.protocol.group_view import GroupView
 from migrator.protocol.lifecycle import (
     DEFAULT_ABANDONED_AFTER_S,
     Blocker,
@@ -34,7 +33,6 @@ from migrator.protocol.lifecycle import (
 from migrator.zk import archive as zk_archive
 from migrator.zk.client import digest_acl_id
 from migrator.zk.connect_string import parse_identity
-from migrator.zk.group_reader import read_group_with_layout
 from migrator.zk.session import ZkSession
 
 
@@ -48,19 +46,15 @@ def identities_of(auth: str | None) -> frozenset[tuple[str, str]]:
     return frozenset({(identity.scheme, identity.user)}) if identity.user else frozenset()
 
 
-def read_group_view(zk: ZkSession, group: str) -> tuple[GroupView, GroupLayout]:
-    """The group as `status` and the fleet scan read it, in its own dialect (pykafka owners included); a layout
-    neither dialect explains is refused (exit 2)."""
-    view, layout = read_group_with_layout(zk, group)
-    return view, refuse_unrecognised(layout, group)
-
-
 def read_facts(zk: ZkSession, admin: KafkaAdmin, group: str) -> tuple[GroupFacts, GroupLayout]:
-    """Everything the rules decide over; a group absent from ZooKeeper is NotFound (exit 3)."""
+    """Everything the rules decide over, from one read of the group's tree: the group as `status` and the fleet
+    scan read it (in its own dialect, pykafka owners included) is the group reader's view of that tree. A group
+    absent from ZooKeeper is NotFound (exit 3); a layout neither dialect explains is refused (exit 2)."""
     tree = zk_archive.read_tree(zk, group)
     if not tree.exists:
         raise NotFound(f"group {group} does not exist under /consumers")
-    view, layout = read_group_view(zk, group)
+    view, layout = zk_archive.view_of_tree(tree)
+    layout = refuse_unrecognised(layout, group)
     kafka = admin.describe_group(group)
     committed = admin.committed_offsets(group, sorted(view.offsets), keep_reader=False)
     return GroupFacts(view, tree, kafka, committed), layout

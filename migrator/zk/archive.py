@@ -31,11 +31,16 @@ from kazoo.exceptions import (
     RolledBackError,
 )
 from kazoo.interfaces import IAsyncResult
+from kazoo.protocol.states import ZnodeStat
 from kazoo.security import ACL, Id
 
 from migrator.errors import MigratorError, RefusedError
+from migrator.protocol.group_view import GroupView
+from migrator.protocol.layout_dialect import GroupLayout
 from migrator.protocol.lifecycle import GroupTree, NodeAcl, NodeStat, TreeNode
+from migrator.zk.group_reader import read_groups_with_layout
 from migrator.zk.paths import CONSUMERS, GroupPaths
+from migrator.zk.pipeline import MISSING
 
 SCHEMA = 1
 """The archive file's `schema`; a reader refuses any other."""
@@ -101,6 +106,61 @@ def read_acls(zk: KazooClient, path: str = CONSUMERS) -> tuple[NodeAcl, ...]:
     except NoNodeError:
         return ()
     return tuple(_acl(a) for a in acls)
+
+
+# --- the group read from its tree ---------------------------------------------------------------------------
+
+
+def view_of_tree(tree: GroupTree) -> tuple[GroupView, GroupLayout]:
+    """The group as the group reader reads it from ZooKeeper (`read_group_with_layout`: offsets, no leaders,
+    no fence), read from its tree instead: the reader's own decoding over the nodes the tree holds, no second
+    read. Pure."""
+    return read_groups_with_layout(TreePipeline(tree), [tree.group])[0]
+
+
+class TreePipeline:
+    """A `ReadPipeline` answered from a tree already read, as ZooKeeper answers the same reads; a read outside
+    the group's root is a programming error (the tree cannot answer it)."""
+
+    def __init__(self, tree: GroupTree) -> None:
+        self._group = tree.group
+        self._root = GroupPaths(tree.group).root
+        self._nodes = {absolute(tree.group, n.path): n for n in tree.nodes}
+        self._children: dict[str, list[str]] = {}
+        for n in tree.nodes:
+            if n.parent is not None:
+                self._children.setdefault(absolute(tree.group, n.parent), []).append(n.parts[-1])
+        self._pending: list[tuple[Callable[[Any], None], Any]] = []
+
+    def _node(self, path: str) -> TreeNode | None:
+        if path != self._root and not path.startswith(self._root + "/"):
+            raise ValueError(f"{path} is outside the tree of group {self._group}")
+        return self._nodes.get(path)
+
+    def children(self, path: str, on_result: Callable[[Any], None]) -> None:
+        found = self._node(path) is not None
+        self._pending.append((on_result, list(self._children.get(path, ())) if found else MISSING))
+
+    def get(self, path: str, on_result: Callable[[Any], None]) -> None:
+        node = self._node(path)
+        self._pending.append((on_result, MISSING if node is None else (node.data, _znode_stat(node.stat))))
+
+    def exists(self, path: str, on_result: Callable[[Any], None]) -> None:
+        node = self._node(path)
+        self._pending.append((on_result, None if node is None else _znode_stat(node.stat)))
+
+    def drain(self) -> None:
+        pending, self._pending = self._pending, []
+        for on_result, result in pending:
+            on_result(result)
+
+
+def _znode_stat(stat: NodeStat) -> ZnodeStat:
+    return ZnodeStat(
+        czxid=stat.czxid, mzxid=stat.mzxid, ctime=stat.ctime_ms, mtime=stat.mtime_ms, version=stat.version,
+        cversion=stat.cversion, aversion=stat.aversion, ephemeralOwner=stat.ephemeral_owner,
+        dataLength=stat.data_length, numChildren=stat.num_children, pzxid=stat.pzxid,
+    )  # fmt: skip
 
 
 # --- the archive file -------------------------------------------------------------------------------------

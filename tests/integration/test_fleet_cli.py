@@ -167,7 +167,8 @@ def test_a_group_cut_over_waits_for_its_kafka_consumers_and_a_legacy_group_shows
         assert done.code == 0, done.stdout + done.stderr
 
         def rows(*extra: str) -> dict[str, dict[str, Any]]:
-            ran = scan(cluster.zookeeper, "--include", f"^{prefix}-", "--format", "json", "--no-progress", *extra)
+            ran = scan(cluster.zookeeper, "--include", f"^{prefix}-", "--format", "json", "--no-progress",
+                       "--plan-file", str(tmp_path / "plan.json"), *extra)  # fmt: skip
             assert ran.code == 0, ran.stderr
             return {r["group"]: r for r in map(json.loads, ran.stdout.splitlines())}
 
@@ -216,7 +217,7 @@ def test_a_fleet_is_cleaned_in_waves_and_rolled_back_from_its_plan_and_the_verdi
             assert before["ready"] is False and before["ensembles"][0]["groups"]["abandoned"] == len(abandoned)
 
             started = time.monotonic()
-            plain = scan(ensemble, *kafka)
+            plain = scan(ensemble, *kafka, "--plan-file", str(tmp_path / "plan.json"))
             plain_s = time.monotonic() - started
             assert plain.code == 0, plain.stderr
             plan = tmp_path / "cleanup-plan.json"
