@@ -1,0 +1,32 @@
+"""How long the embedded member's poll thread waits in poll: a queued call (a commit) waits that long at most."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from migrator.kafka.member import BUSY_SLICE_S, FIRST_SLICE_S, LEAVING_SLICE_S, poll_wait
+
+IDLE_S = 0.2
+slices = st.floats(min_value=FIRST_SLICE_S, max_value=IDLE_S)
+
+
+@given(slice_s=slices, leaving=st.booleans())
+def test_while_records_are_handed_out_a_commit_waits_a_busy_slice_at_most(slice_s: float, leaving: bool) -> None:
+    wait, _after = poll_wait(slice_s, IDLE_S, leaving=leaving, handing_out=True)
+    assert wait <= BUSY_SLICE_S
+
+
+def test_an_idle_member_waits_whole_polls() -> None:
+    assert poll_wait(IDLE_S, IDLE_S, leaving=False, handing_out=False) == (IDLE_S, IDLE_S)
+
+
+@given(slice_s=slices, handing_out=st.booleans())
+def test_the_slice_after_a_served_call_doubles_back_to_the_idle_wait(slice_s: float, handing_out: bool) -> None:
+    _wait, after = poll_wait(slice_s, IDLE_S, leaving=False, handing_out=handing_out)
+    assert after == min(slice_s * 2, IDLE_S)
+
+
+@given(slice_s=slices, handing_out=st.booleans())
+def test_a_shutting_down_member_waits_leaving_slices(slice_s: float, handing_out: bool) -> None:
+    assert poll_wait(slice_s, IDLE_S, leaving=True, handing_out=handing_out) == (LEAVING_SLICE_S, slice_s)
