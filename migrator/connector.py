@@ -290,8 +290,8 @@ class ConsumerConnector:
         self._worker.start()
 
     def _took(self, records: int) -> None:
-        """A stream took `records`: counted, and the embedded member told, whose poll thread then waits in
-        short slices (an application's `commit_offsets()` goes through it)."""
+        """A stream took `records`: counted, and the embedded member told, whose poll thread waits in short
+        slices while the streams are busy (an application's `commit_offsets()` goes through it)."""
         self._records.inc(records)
         if self._member is not None:
             self._member.handing_out()

@@ -130,19 +130,23 @@ def test_a_leaving_member_serves_its_commit_and_leave_without_waiting_a_whole_po
         assert member.full_waits <= full + 1, "a whole poll began after the leave was announced"
 
 
-def test_a_member_whose_connector_hands_out_records_serves_a_commit_without_waiting_a_whole_poll(
+def test_a_member_whose_streams_are_busy_serves_a_commit_without_waiting_a_whole_poll(
     cluster, unique_group, unique_topic
 ) -> None:
-    """The application's `commit_offsets()` at SIGTERM comes before the shutdown announces the leave."""
+    """The application's `commit_offsets()` at SIGTERM comes before the shutdown announces the leave. Busy:
+    the streams take batches faster than the short slices come."""
     with idle_member(cluster, unique_group, make_topic(cluster, unique_topic, 2)) as member:
 
-        def handing_out() -> bool:  # what a stream taking a batch does
-            member.handing_out()
-            return member.short_waits >= shorts + 20
+        def slices_since(shorts: int, count: int) -> bool:
+            for _ in range(100):  # what streams taking many batches do
+                member.handing_out()
+            return member.short_waits >= shorts + count
 
+        shorts = member.short_waits
+        wait_until(lambda: slices_since(shorts, 1), 30, what="the poll thread noticing the busy streams", interval=0.05)
         full, shorts = member.full_waits, member.short_waits
-        wait_until(handing_out, 30, what="the poll thread waiting in short slices", interval=0.05)
-        assert member.full_waits <= full + 1, "a whole poll began while records were handed out"
+        wait_until(lambda: slices_since(shorts, 20), 30, what="the poll thread waiting in short slices", interval=0.05)
+        assert member.full_waits <= full + 1, "a whole poll began while the streams were busy"
 
         full = member.full_waits
         wait_until(lambda: member.full_waits > full, 30, what="whole polls again once nothing is handed out")
