@@ -60,18 +60,18 @@ T = TypeVar("T")
 
 def streams_busy(takes: int, seconds: float) -> bool:
     """Whether the streams took batches `BUSY_TAKES_PER_SLICE` times as often as `BUSY_SLICE_S` slices would
-    wake the poll thread: each wake-up costs about what a stream's does, so the busy slices add a fifth at most."""
+    wake the poll thread: the busy slices' wake-ups stay a fifth of the streams' at most."""
     return takes * BUSY_SLICE_S >= seconds * BUSY_TAKES_PER_SLICE
 
 
-def poll_wait(slice_s: float, idle_s: float, *, leaving: bool, handing_out: bool) -> tuple[float, float]:
+def poll_wait(slice_s: float, idle_s: float, *, leaving: bool, busy: bool) -> tuple[float, float]:
     """The poll thread's next wait in poll and the slice after it: the slice after a served call doubles back
     to `idle_s`; a shutting-down connector's thread waits `LEAVING_SLICE_S`, one whose streams are busy
     (`streams_busy`) `BUSY_SLICE_S` at most (see the module docstring)."""
     if leaving:
         return min(LEAVING_SLICE_S, idle_s), slice_s
     wait, after = slice_s, min(slice_s * 2, idle_s)
-    return (min(wait, BUSY_SLICE_S) if handing_out else wait), after
+    return (min(wait, BUSY_SLICE_S) if busy else wait), after
 
 
 class _Unanswered(TimeoutError):
@@ -307,7 +307,7 @@ class EmbeddedMember:
             takes = self._takes
             self._busy, self._window = streams_busy(takes - takes_then, now - since), (now, takes)
         wait, self._slice_s = poll_wait(
-            self._slice_s, self._wait_s, leaving=self._leaving_soon.is_set(), handing_out=self._busy
+            self._slice_s, self._wait_s, leaving=self._leaving_soon.is_set(), busy=self._busy
         )
         if wait >= self._wait_s:
             self.full_waits += 1

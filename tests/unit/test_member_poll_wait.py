@@ -20,23 +20,23 @@ slices = st.floats(min_value=FIRST_SLICE_S, max_value=IDLE_S)
 
 @given(slice_s=slices, leaving=st.booleans())
 def test_while_records_are_handed_out_a_commit_waits_a_busy_slice_at_most(slice_s: float, leaving: bool) -> None:
-    wait, _after = poll_wait(slice_s, IDLE_S, leaving=leaving, handing_out=True)
+    wait, _after = poll_wait(slice_s, IDLE_S, leaving=leaving, busy=True)
     assert wait <= BUSY_SLICE_S
 
 
 def test_an_idle_member_waits_whole_polls() -> None:
-    assert poll_wait(IDLE_S, IDLE_S, leaving=False, handing_out=False) == (IDLE_S, IDLE_S)
+    assert poll_wait(IDLE_S, IDLE_S, leaving=False, busy=False) == (IDLE_S, IDLE_S)
 
 
-@given(slice_s=slices, handing_out=st.booleans())
-def test_the_slice_after_a_served_call_doubles_back_to_the_idle_wait(slice_s: float, handing_out: bool) -> None:
-    _wait, after = poll_wait(slice_s, IDLE_S, leaving=False, handing_out=handing_out)
+@given(slice_s=slices, busy=st.booleans())
+def test_the_slice_after_a_served_call_doubles_back_to_the_idle_wait(slice_s: float, busy: bool) -> None:
+    _wait, after = poll_wait(slice_s, IDLE_S, leaving=False, busy=busy)
     assert after == min(slice_s * 2, IDLE_S)
 
 
-@given(slice_s=slices, handing_out=st.booleans())
-def test_a_shutting_down_member_waits_leaving_slices(slice_s: float, handing_out: bool) -> None:
-    assert poll_wait(slice_s, IDLE_S, leaving=True, handing_out=handing_out) == (LEAVING_SLICE_S, slice_s)
+@given(slice_s=slices, busy=st.booleans())
+def test_a_shutting_down_member_waits_leaving_slices(slice_s: float, busy: bool) -> None:
+    assert poll_wait(slice_s, IDLE_S, leaving=True, busy=busy) == (LEAVING_SLICE_S, slice_s)
 
 
 @given(takes=st.integers(min_value=0, max_value=10_000), seconds=st.floats(min_value=0.001, max_value=60))
