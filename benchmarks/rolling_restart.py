@@ -9,7 +9,10 @@ Each group is 3 members x 2 streams on 8 partitions, every member in its own pro
 producer writing every partition every 10 ms. A member is stopped the way its process is stopped in a
 rolling deploy: SIGTERM. The application then leaves its `for m in stream:` loop after the record in hand,
 calls `commit_offsets()` and `shutdown()` (a plain consumer leaves its poll loop, commits and closes); a
-new process takes its place. The plain group is the baseline.
+new process takes its place. The plain group is the baseline. Each SIGTERM comes a random moment (uniform
+over one heartbeat interval) after the previous step: a Kafka rebalance starts at the other members' next
+heartbeat, whose phase the previous rebalance set, so a fixed delay would hand each group's leaves a phase of
+their own and their pauses a difference that is the benchmark's, not the members'.
 
 Each transition (a leave, triggered by the SIGTERM; a join, triggered when the new process asks to join) is
 measured two ways from what was processed (`migrator.observe.pause`). Unprocessed (the goal's measure): the
@@ -25,6 +28,7 @@ over everything produced and processed (with the owner nodes' timeline for the Z
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -46,6 +50,7 @@ from benchmarks.common import (
 from benchmarks.member_process import RemoteMember
 from migrator.demo.group import wait_for
 from migrator.demo.steps import GroupDriver, Step
+from migrator.demo.workload import PLAIN_HEARTBEAT_MS
 from migrator.observe import OwnersWatcher, judge
 from migrator.observe.pause import longest_gap
 from migrator.observe.records import Processed
@@ -142,6 +147,7 @@ def roll(c: Cluster, group: str, size: Size, restarted: int, log_dir: str | None
             d.set_mode(Mode.KAFKA, "setup")
         for i in range(restarted):
             old, new = f"m{i}", f"m{i}r"
+            time.sleep(random.uniform(0.0, PLAIN_HEARTBEAT_MS / 1000))  # a phase of the heartbeats at random
             left = d.step("restart", f"SIGTERM {old}", lambda old=old: leave(d, old))  # type: ignore[misc]
             joined = d.step("restart", f"{new} starts", lambda new=new: join(d, kind, new))  # type: ignore[misc]
             restarts.append((old, left, joined))

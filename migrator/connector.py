@@ -117,7 +117,7 @@ class ConsumerConnector:
             tls=cfg.zookeeper_tls,
         )
         self._records = RECORDS.labels(group=cfg.group_id, client_id=self.consumer_id)
-        self._handoff = Handoff(on_take=self._records.inc)
+        self._handoff = Handoff(on_take=self._took)
         self._listener: ConsumerRebalanceListener = ConsumerRebalanceListener()
         self._worker: RebalanceWorker | None = None
         self._member: EmbeddedMember | None = None
@@ -288,6 +288,13 @@ class ConsumerConnector:
             self._join_kafka_group(self._member, self._admin, static_topics or self._wildcard_topics(registration))
         self._worker.register()
         self._worker.start()
+
+    def _took(self, records: int) -> None:
+        """A stream took `records`: counted, and the embedded member told, whose poll thread waits in short
+        slices while the streams are busy (an application's `commit_offsets()` goes through it)."""
+        self._records.inc(records)
+        if self._member is not None:
+            self._member.handing_out()
 
     def _post(self, event: Event) -> None:
         """Hand an event to the worker: the embedded member's and the watches' callback. Both start only after

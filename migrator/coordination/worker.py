@@ -302,10 +302,12 @@ class RebalanceWorker:
                     self._register()
                     triggers.add(Trigger.NEW_SESSION)
                 case CommitRequest(done=done):
+                    positions: dict[TopicPartition, int] = {}
                     try:
-                        self._commit_processed(measure_lag=True)
+                        positions = self._commit_processed()
                     finally:
-                        done.set_result(None)
+                        done.set_result(None)  # the application waits for its commit, not for the lag gauge
+                    self._measure_lag(positions)
                 case Shutdown(done=done):
                     try:
                         self._shutdown()
@@ -323,7 +325,7 @@ class RebalanceWorker:
             case Gate.PREFETCH if self._kafka is not None:
                 self._kafka.prefetch()
         if due(now, self._next_commit):
-            self._commit_processed(measure_lag=True)
+            self._measure_lag(self._commit_processed())
             self._next_commit = self._commit_deadline()
 
     def _defer(self, triggers: set[Trigger]) -> set[Trigger]:
@@ -651,15 +653,21 @@ class RebalanceWorker:
             log.warning("the embedded member did not leave the Kafka group within %.0fs", LEAVE_WAIT_S)
 
     # -- commits and shutdown --------------------------------------------------------------------------
-    def _commit_processed(self, measure_lag: bool = False) -> None:
+    def _commit_processed(self) -> dict[TopicPartition, int]:
+        """Commit the positions of everything held; returns them."""
         if not self.owned:
-            return
+            return {}
         positions = self._holdings.positions()
         try:
             self._offsets.commit(positions)
         except ZooKeeperError:
             log.warning("offset commit failed; retrying at the next commit", exc_info=True)
-        if measure_lag and self._admin is not None and self._clock() >= self._lag_due:
+        return positions
+
+    def _measure_lag(self, positions: dict[TopicPartition, int]) -> None:
+        """Set the lag gauge from `positions` (just committed), at most every `LAG_EVERY_S`: a ListOffsets
+        round trip."""
+        if positions and self._admin is not None and self._clock() >= self._lag_due:
             self._lag_due = self._clock() + LAG_EVERY_S
             try:
                 ends = self._admin.log_end_offsets(positions)

@@ -12,7 +12,10 @@ threads queue it, and the poll thread serves the queue between polls and while i
 (confluent-kafka lets one thread at a time into a client, the poll thread for the whole of its wait, and
 nothing wakes a waiting `poll()`: a call from another thread would wait as long anyway.) So that a queued call
 does not wait a whole poll when it need not, the poll thread waits in short slices right after serving one
-(a commit's successor, a leave, follows within milliseconds) and once the connector is shutting down.
+(a commit's successor, a leave, follows within milliseconds), once the connector is shutting down, and while
+the connector's streams take batches of records several times as often as those slices come: the application's
+own `commit_offsets()` may come at any moment then (on SIGTERM, before its shutdown, typically), and the poll
+thread's wake-ups stay a small part of the streams'. A bridge taking a trickle of records waits whole polls.
 """
 
 from __future__ import annotations
@@ -49,7 +52,26 @@ CALL_WAIT_S = 0.2  # the poll thread waits in poll at most this long, then serve
 # anyway, to check for signals, so this costs no more wake-ups than that).
 FIRST_SLICE_S = 0.005  # after serving a call the poll thread waits this long, then twice as long, up to the above
 LEAVING_SLICE_S = 0.005  # its wait once the connector is shutting down: the leave is served this late at most
+BUSY_SLICE_S = 0.05  # its longest wait while the streams are busy: an application's commit waits this at most
+BUSY_TAKES_PER_SLICE = 5  # busy: the streams take at least this many batches per such slice (100 a second)
+BUSY_WINDOW_S = 1.0  # how often the poll thread measures how fast the streams take batches
 T = TypeVar("T")
+
+
+def streams_busy(takes: int, seconds: float) -> bool:
+    """Whether the streams took batches `BUSY_TAKES_PER_SLICE` times as often as `BUSY_SLICE_S` slices would
+    wake the poll thread: the busy slices' wake-ups stay a fifth of the streams' at most."""
+    return takes * BUSY_SLICE_S >= seconds * BUSY_TAKES_PER_SLICE
+
+
+def poll_wait(slice_s: float, idle_s: float, *, leaving: bool, busy: bool) -> tuple[float, float]:
+    """The poll thread's next wait in poll and the slice after it: the slice after a served call doubles back
+    to `idle_s`; a shutting-down connector's thread waits `LEAVING_SLICE_S`, one whose streams are busy
+    (`streams_busy`) `BUSY_SLICE_S` at most (see the module docstring)."""
+    if leaving:
+        return min(LEAVING_SLICE_S, idle_s), slice_s
+    wait, after = slice_s, min(slice_s * 2, idle_s)
+    return (min(wait, BUSY_SLICE_S) if busy else wait), after
 
 
 class _Unanswered(TimeoutError):
@@ -101,6 +123,9 @@ class EmbeddedMember:
         """A commit whose caller stopped waiting while the poll thread was in it (see `commit`)."""
         self._slice_s = self._wait_s  # the poll thread's next wait in poll
         self._leaving_soon = threading.Event()
+        self._takes = 0  # batches the streams took (`handing_out`); a lost increment only blurs a rate
+        self._busy = False  # the poll thread's: whether the streams took batches fast (`streams_busy`)
+        self._window = (0.0, 0)  # the poll thread's: when its window of the take rate began, and the takes then
         self.full_waits = 0
         """How many times the poll thread waited a whole `poll.interval.ms` (at most `CALL_WAIT_S`) in poll:
         the idle rhythm, which a queued call may wait for."""
@@ -194,6 +219,12 @@ class EmbeddedMember:
             except queue.Empty:
                 return
 
+    def handing_out(self) -> None:
+        """A stream took a batch of records. While the streams are busy (`streams_busy`, measured over
+        `BUSY_WINDOW_S`) the poll thread waits `BUSY_SLICE_S` at most, so a commit the application may ask for
+        meanwhile is served soon. Cheap enough for every batch."""
+        self._takes += 1
+
     def expect_leave(self) -> None:
         """The connector is shutting down: from the next poll on, the poll thread waits in short slices, so the
         shutdown's commit and leave are served at once rather than after a whole poll. Costs nothing at idle."""
@@ -271,10 +302,13 @@ class EmbeddedMember:
     def _next_wait(self) -> float:
         """How long the next poll waits: a short slice while a call is likely soon (see the module docstring),
         doubling back to the idle wait, which costs a few wake-ups per served call."""
-        if self._leaving_soon.is_set():
-            wait = min(LEAVING_SLICE_S, self._wait_s)
-        else:
-            wait, self._slice_s = self._slice_s, min(self._slice_s * 2, self._wait_s)
+        now, (since, takes_then) = time.monotonic(), self._window
+        if now - since >= BUSY_WINDOW_S:
+            takes = self._takes
+            self._busy, self._window = streams_busy(takes - takes_then, now - since), (now, takes)
+        wait, self._slice_s = poll_wait(
+            self._slice_s, self._wait_s, leaving=self._leaving_soon.is_set(), busy=self._busy
+        )
         if wait >= self._wait_s:
             self.full_waits += 1
         else:

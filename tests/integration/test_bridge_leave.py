@@ -13,6 +13,8 @@ short slices, so the leave does not wait for a whole poll.
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -98,17 +100,26 @@ def test_a_bridge_leaves_the_kafka_group_before_it_releases_and_nobody_warns_of_
     assert cid[a] not in at_first_delete[0], "the leaver deleted its owner nodes before leaving the Kafka group"
 
 
-def test_a_leaving_member_serves_its_commit_and_leave_without_waiting_a_whole_poll(
-    cluster, unique_group, unique_topic
-) -> None:
-    topic = make_topic(cluster, unique_topic, 2)
-    conf = {"bootstrap.servers": cluster.bootstrap_servers, "group.id": unique_group, "client.id": "leaver"}
+@contextmanager
+def idle_member(cluster: KafkaCluster, group: str, topic: str) -> Iterator[EmbeddedMember]:
+    """An embedded member alone in its group, once its poll thread waits whole polls; closed afterwards."""
+    conf = {"bootstrap.servers": cluster.bootstrap_servers, "group.id": group, "client.id": "member"}
     member = EmbeddedMember(conf, 1000, lambda _event: None)
     member.start([topic])
     try:
         assert member.joined.wait(60), "the member joined no group"
         wait_until(lambda: member.full_waits > 0, 10, what="the poll thread waiting whole polls at idle")
+        yield member
+    finally:
+        member.close()
+    assert not member.alive
 
+
+def test_a_leaving_member_serves_its_commit_and_leave_without_waiting_a_whole_poll(
+    cluster, unique_group, unique_topic
+) -> None:
+    topic = make_topic(cluster, unique_topic, 2)
+    with idle_member(cluster, unique_group, topic) as member:
         shorts = member.short_waits
         assert member.commit({TopicPartition(topic, 0): 1}, 30) == {TopicPartition(topic, 0)}
         wait_until(lambda: member.short_waits > shorts, 10, what="a short slice right after the served commit")
@@ -117,6 +128,25 @@ def test_a_leaving_member_serves_its_commit_and_leave_without_waiting_a_whole_po
         full, shorts = member.full_waits, member.short_waits
         wait_until(lambda: member.short_waits >= shorts + 20, 30, what="the poll thread waiting in short slices")
         assert member.full_waits <= full + 1, "a whole poll began after the leave was announced"
-    finally:
-        member.close()
-    assert not member.alive
+
+
+def test_a_member_whose_streams_are_busy_serves_a_commit_without_waiting_a_whole_poll(
+    cluster, unique_group, unique_topic
+) -> None:
+    """The application's `commit_offsets()` at SIGTERM comes before the shutdown announces the leave. Busy:
+    the streams take batches faster than the short slices come."""
+    with idle_member(cluster, unique_group, make_topic(cluster, unique_topic, 2)) as member:
+
+        def slices_since(shorts: int, count: int) -> bool:
+            for _ in range(100):  # what streams taking many batches do
+                member.handing_out()
+            return member.short_waits >= shorts + count
+
+        shorts = member.short_waits
+        wait_until(lambda: slices_since(shorts, 1), 30, what="the poll thread noticing the busy streams", interval=0.05)
+        full, shorts = member.full_waits, member.short_waits
+        wait_until(lambda: slices_since(shorts, 20), 30, what="the poll thread waiting in short slices", interval=0.05)
+        assert member.full_waits <= full + 1, "a whole poll began while the streams were busy"
+
+        full = member.full_waits
+        wait_until(lambda: member.full_waits > full, 30, what="whole polls again once nothing is handed out")

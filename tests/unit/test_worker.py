@@ -7,6 +7,7 @@ worker's own decisions: when it evaluates, what it reads, when it retries and re
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import replace
 
 import pytest
@@ -229,3 +230,26 @@ def test_a_cooperative_revoke_releases_only_the_revoked_partitions_and_the_assig
     assert r.worker.state.authority is Authority.KAFKA
     assert r.holdings.owned == {tp: th for tp, th in before.items() if tp != T[3]}
     assert len(r.holdings.released) == releases + 1 and r.holdings.claims == claims
+
+
+class _LagAfterCommit(FakeAdmin):
+    """Notes, at each ListOffsets for the lag gauge, whether the application's commit had been answered."""
+
+    def __init__(self, request: CommitRequest) -> None:
+        super().__init__()
+        self.request = request
+        self.answered_before_lag: list[bool] = []
+
+    def log_end_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        self.answered_before_lag.append(self.request.done.done())
+        return super().log_end_offsets(tps)
+
+
+def test_an_application_commit_is_answered_before_the_lag_gauge_asks_kafka_for_the_log_ends() -> None:
+    request = CommitRequest()
+    admin = _LagAfterCommit(request)
+    r = rig("g_a", snapshot(TWO_MEMBERS), admin=admin)
+    r.worker.step([START])
+    r.worker.step([request])
+    assert r.offsets.commits[-1] == {T[0]: 7, T[1]: 7}
+    assert admin.answered_before_lag == [True]
