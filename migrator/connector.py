@@ -281,12 +281,14 @@ class ConsumerConnector:
         self._worker = self._new_worker(registration, self._fetcher, self._admin)
         self._worker.listener = self._listener
         self._fetcher.start()
-        self._worker.start_watches()
         if self._member is not None and self._pykafka is not None:
             self._member.start([])  # the worker has it join once no pykafka member is registered
         elif self._member is not None:
             self._join_kafka_group(self._member, self._admin, static_topics or self._wildcard_topics(registration))
         self._worker.register()
+        # Watched after registering, so our own registration fires no watch (which would read the members
+        # again); anything that changed before the watches were armed, the worker's first full read sees.
+        self._worker.start_watches()
         self._worker.start()
 
     def _post(self, event: Event) -> None:

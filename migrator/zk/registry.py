@@ -41,8 +41,11 @@ class Registry:
         self._cid = consumer_id
         self._bridge = bridge
         self._encode = encode
+        self._published = False
+        """Whether this session's authority node was written: the first publish creates it at once."""
 
     def register(self, registration: Registration) -> None:
+        self._published = False
         data = self._encode(registration)
         nodes = [self._paths.migration_member(self._cid)] if self._bridge else []
         nodes.append(self._paths.member(self._cid))
@@ -60,12 +63,19 @@ class Registry:
                 result.get()
 
     def publish(self, authority: PublishedAuthority) -> None:
-        if self._bridge:
-            path = self._paths.published_authority(self._cid)
-            try:
-                self._zk.set(path, authority.encode())
-            except NoNodeError:
-                self._create_ephemeral(path, authority.encode())
+        """Write our authority node: created by the first publish after registering (one request, not a write
+        refused for want of the node and a create), written after."""
+        if not self._bridge:
+            return
+        path = self._paths.published_authority(self._cid)
+        if not self._published:
+            self._create_ephemeral(path, authority.encode())
+            self._published = True
+            return
+        try:
+            self._zk.set(path, authority.encode())
+        except NoNodeError:
+            self._create_ephemeral(path, authority.encode())
 
     def _create_ephemeral(self, path: str, data: bytes) -> None:
         """Create, replacing a leftover node of a previous session of ours (same consumer.id)."""

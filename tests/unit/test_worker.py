@@ -26,6 +26,7 @@ from migrator.protocol.events import (
     Shutdown,
     Trigger,
 )
+from migrator.protocol.membership_delta import Listing
 from migrator.protocol.partition import TopicPartition
 from tests.helpers.coordination_fakes import FakeAdmin, Rig, rig, snapshot
 
@@ -229,3 +230,26 @@ def test_a_cooperative_revoke_releases_only_the_revoked_partitions_and_the_assig
     assert r.worker.state.authority is Authority.KAFKA
     assert r.holdings.owned == {tp: th for tp, th in before.items() if tp != T[3]}
     assert len(r.holdings.released) == releases + 1 and r.holdings.claims == claims
+
+
+def test_a_member_joining_reads_the_changed_members_not_the_whole_snapshot() -> None:
+    listed = replace(snapshot(TWO_MEMBERS), ids=Listing(frozenset(TWO_MEMBERS), 2))
+    r = rig("g_a", listed)
+    r.worker.step([START])
+    three = {**TWO_MEMBERS, "g_c": {"t": 1}}
+    r.snapshots.current = replace(snapshot(three), ids=Listing(frozenset(three), 3))
+    r.worker.step([Changed(Trigger.IDS)])
+    assert (r.snapshots.reads, r.snapshots.member_reads) == (1, 1)
+    assert len(r.holdings.owned) == 2  # what a full read would have decided: 4 partitions over 3 members
+    r.worker.step([Changed(Trigger.IDS), Changed(Trigger.TOPIC)])
+    assert (r.snapshots.reads, r.snapshots.member_reads) == (2, 1)
+
+
+def test_a_kafka_assignment_obeyed_as_before_claims_without_waiting_first() -> None:
+    r = _kafka_bridge()
+    assert r.holdings.waited_first == [False]  # the start's claim after the first assignment
+    r.worker.step([KafkaRevoked()])
+    r.worker.step([KafkaAssigned(tuple(T[:2]))])
+    assert r.holdings.waited_first == [False, False]
+    r.worker.step([Changed(Trigger.MODE), KafkaAssigned(tuple(T))])  # an operator's write: others may be releasing
+    assert r.holdings.waited_first == [False, False, True]
