@@ -36,6 +36,15 @@ def _register(zk: KazooClient, paths: GroupPaths, cid: str, registration: Regist
     zk.create(paths.member(cid), registration.encode(), makepath=True, ephemeral=True)
 
 
+def _two_members(cluster: KafkaCluster, zk: KazooClient, group: str, topic: str) -> GroupPaths:
+    """A group of members c1 and c2 on `topic` (4 partitions), each with one stream."""
+    make_topic(cluster, topic, 4)
+    paths = GroupPaths(group)
+    for cid in ("c1", "c2"):
+        _register(zk, paths, cid, Registration({topic: 1}))
+    return paths
+
+
 def _same(a: Snapshot, b: Snapshot) -> None:
     assert dict(a.registrations) == dict(b.registrations)
     assert a.migration_ids == b.migration_ids
@@ -46,10 +55,7 @@ def _same(a: Snapshot, b: Snapshot) -> None:
 def test_a_join_reads_the_joiner_alone_and_equals_a_full_read(
     cluster: KafkaCluster, zk_client: KazooClient, counted: InterruptSafeClient, unique_group: str, unique_topic: str
 ) -> None:
-    make_topic(cluster, unique_topic, 4)
-    paths = GroupPaths(unique_group)
-    for cid in ("c1", "c2"):
-        _register(zk_client, paths, cid, Registration({unique_topic: 1}))
+    paths = _two_members(cluster, zk_client, unique_group, unique_topic)
     zk_client.ensure_path(paths.migration_ids)
     last = read_snapshot(counted, paths)
     assert last.ids is not None and last.ids.children == {"c1", "c2"}
@@ -73,10 +79,7 @@ def test_a_member_registered_again_between_two_reads_makes_it_read_everything(
     cluster: KafkaCluster, zk_client: KazooClient, counted: InterruptSafeClient, unique_group: str, unique_topic: str
 ) -> None:
     """Deleted and created again with another subscription: the same children, but two changes counted."""
-    make_topic(cluster, unique_topic, 2)
-    paths = GroupPaths(unique_group)
-    for cid in ("c1", "c2"):
-        _register(zk_client, paths, cid, Registration({unique_topic: 1}))
+    paths = _two_members(cluster, zk_client, unique_group, unique_topic)
     last = read_snapshot(counted, paths)
     zk_client.delete(paths.member("c1"))
     _register(zk_client, paths, "c1", Registration({unique_topic: 3}))
