@@ -281,14 +281,12 @@ class ConsumerConnector:
         self._worker = self._new_worker(registration, self._fetcher, self._admin)
         self._worker.listener = self._listener
         self._fetcher.start()
+        self._worker.start_watches()
         if self._member is not None and self._pykafka is not None:
             self._member.start([])  # the worker has it join once no pykafka member is registered
         elif self._member is not None:
             self._join_kafka_group(self._member, self._admin, static_topics or self._wildcard_topics(registration))
         self._worker.register()
-        # Watched after registering, so our own registration fires no watch (which would read the members
-        # again); anything that changed before the watches were armed, the worker's first full read sees.
-        self._worker.start_watches()
         self._worker.start()
 
     def _post(self, event: Event) -> None:
@@ -323,7 +321,12 @@ class ConsumerConnector:
             snapshots=snapshots,
             registry=Registry(self._zk, self.paths, self.consumer_id, bridge, self._registration_codec()),
             watches=Watches(
-                self._zk, self.paths, lambda what: self._post(Changed(what)), bridge, brokers=bool(self._pykafka)
+                self._zk,
+                self.paths,
+                lambda what: self._post(Changed(what)),
+                bridge,
+                brokers=bool(self._pykafka),
+                own_id=self.consumer_id,
             ),
             holdings=self._holdings(fetcher, offsets),
             offsets=offsets,

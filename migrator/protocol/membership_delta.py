@@ -41,3 +41,8 @@ def merged(last: Mapping[str, R], now: Listing, read: Mapping[str, R]) -> dict[s
     """The registrations of `now`'s children: the ones just `read`, the others as `last` had them. A child
     neither read nor known (it left between the listing and the read) is left out, as a full read leaves it."""
     return {cid: read[cid] if cid in read else last[cid] for cid in sorted(now.children) if cid in read or cid in last}
+
+
+def only_arrived(before: frozenset[str], now: frozenset[str], member: str) -> bool:
+    """Whether the one change from `before` to `now` is `member` appearing."""
+    return now - before == {member} and before <= now

@@ -16,6 +16,7 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from migrator.protocol.codecs import PublishedAuthority, Registration
 from migrator.protocol.events import Trigger
+from migrator.protocol.membership_delta import only_arrived
 from migrator.zk.paths import (
     BROKER_IDS,
     BROKER_TOPICS,
@@ -91,10 +92,18 @@ class Watches:
     """kazoo watch recipes that re-arm themselves (also across sessions) and only post a trigger."""
 
     def __init__(
-        self, zk: KazooClient, paths: GroupPaths, post: Callable[[Trigger], None], bridge: bool, brokers: bool = False
+        self,
+        zk: KazooClient,
+        paths: GroupPaths,
+        post: Callable[[Trigger], None],
+        bridge: bool,
+        brokers: bool = False,
+        own_id: str | None = None,
     ) -> None:
         """`brokers`: also watch `/brokers/ids` and the partition leaders of the watched topics (a dialect whose
-        assignment and owner node names follow the partition leaders)."""
+        assignment and owner node names follow the partition leaders). `own_id`: this member's consumer id,
+        whose own registration changes nothing the worker has not read (`only_arrived`)."""
+        self._own_id = own_id
         self._zk = zk
         self._paths = paths
         self._post = post
@@ -137,7 +146,23 @@ class Watches:
         self._stopped = True
 
     def _children(self, path: str, what: Trigger) -> None:
-        ChildrenWatch(self._zk, path, self._trigger(what))
+        ChildrenWatch(self._zk, path, self._members_trigger(what) if self._own_id else self._trigger(what))
+
+    def _members_trigger(self, what: Trigger) -> Callable[[list[str]], bool | None]:
+        """`_trigger` for a member listing, silent when the only change is this member registering: the watches
+        are armed before it registers, and the worker's first read comes after, so that read already has it
+        (a registration of a new session is followed by a full read of its own)."""
+        post = self._trigger(what)
+        seen: frozenset[str] | None = None
+
+        def on_children(children: list[str]) -> bool | None:
+            nonlocal seen
+            before, seen = seen, frozenset(children)
+            if before is not None and self._own_id is not None and only_arrived(before, seen, self._own_id):
+                return False if self._stopped else None
+            return post(children)
+
+        return on_children
 
     def _on_data(self, what: Trigger) -> Callable[..., bool | None]:
         return self._trigger(what)

@@ -1,8 +1,8 @@
 """What a bridge joining a group in mode kafka costs a member already there, counted by kind with the
 product's own ZooKeeper client (`InterruptSafeClient.requests_sent`): no existence checks, and no read of an
 owner node, a registration already known, the mode or the topics; its reads are the offsets of the partitions
-it claims and the joiner's registration. The joiner's own registration fires none of its watches, and its first
-publication creates its authority node at once."""
+it claims and the joiner's registration. The joiner reads the members once: its own registration triggers no rebalance;
+and its first publication creates its authority node at once."""
 
 from __future__ import annotations
 
@@ -47,8 +47,7 @@ def test_a_survivor_reads_only_the_joiner_and_its_claimed_offsets(
             bridge.shutdown()
     assert sent["GetData"] <= claimed + 1, (sent, claimed)  # its offsets, and the joiner's registration
     assert sent["Exists"] == 0, sent
-    # the joiner's own registration, made before its watches are armed, fires none (a watch re-reads on firing)
-    assert joiner["GetChildren"] == 3, joiner  # its two watches armed once, and its full read's bridge listing
+    assert joiner["GetChildren2"] == 1, joiner  # its start's full read: its own registration fires no other
 
 
 @pytest.mark.integration

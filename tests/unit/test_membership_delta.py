@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrator.protocol.membership_delta import Listing, merged, to_read
+from migrator.protocol.events import Trigger
+from migrator.protocol.membership_delta import Listing, merged, only_arrived, to_read
+from migrator.zk.paths import GroupPaths
+from migrator.zk.registry import Watches
 
 IDS = st.sampled_from(["a", "b", "c", "d"])
 SUBSCRIPTIONS = st.sampled_from(["t1", "t2", "t3"])
@@ -81,3 +84,24 @@ def test_a_join_reads_the_joiner_alone() -> None:
 
 def test_a_member_gone_before_its_read_is_left_out() -> None:
     assert merged({"a": "t1"}, Listing(frozenset({"a", "c"}), 3), {}) == {"a": "t1"}
+
+
+def test_only_a_members_own_arrival_is_recognised() -> None:
+    assert only_arrived(frozenset({"a"}), frozenset({"a", "me"}), "me")
+    assert not only_arrived(frozenset({"a"}), frozenset({"me"}), "me")  # and a left
+    assert not only_arrived(frozenset({"a"}), frozenset({"a", "me", "b"}), "me")
+    assert not only_arrived(frozenset({"a"}), frozenset({"a", "b"}), "me")
+
+
+def test_a_members_own_registration_fires_no_rebalance_but_any_other_change_does() -> None:
+    """The member listing watch (armed before the member registers) as `Watches` builds it; the ZooKeeper
+    client is not touched by the callback."""
+    posted: list[Trigger] = []
+    watches = Watches(None, GroupPaths("g"), posted.append, bridge=True, own_id="me")  # type: ignore[arg-type]
+    on_children = watches._members_trigger(Trigger.IDS)
+    on_children(["a"])  # armed
+    on_children(["a", "me"])  # we registered
+    assert posted == []
+    on_children(["a", "me", "b"])
+    on_children(["me", "b"])
+    assert posted == [Trigger.IDS, Trigger.IDS]
