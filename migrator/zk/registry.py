@@ -46,12 +46,23 @@ class Registry:
         """Whether this session's authority node was written: the first publish creates it at once."""
 
     def register(self, registration: Registration) -> None:
+        """A bridge's two nodes in one transaction (one round trip on a joining bridge's way to its first
+        claim, and both or neither); where it fails (a node left by an earlier session of ours, a folder not
+        there yet), one by one, replacing leftovers, `migration/ids` first."""
         self._published = False
         data = self._encode(registration)
         nodes = [self._paths.migration_member(self._cid)] if self._bridge else []
         nodes.append(self._paths.member(self._cid))
+        if len(nodes) > 1 and self._create_together(nodes, data):
+            return
         for path in nodes:
             self._create_ephemeral(path, data)
+
+    def _create_together(self, nodes: list[str], data: bytes) -> bool:
+        transaction = self._zk.transaction()
+        for path in nodes:
+            transaction.create(path, data, ephemeral=True)
+        return not any(isinstance(result, Exception) for result in transaction.commit())
 
     def deregister(self) -> None:
         """Delete our nodes in one pipelined round trip: ZooKeeper applies one session's requests in order, so

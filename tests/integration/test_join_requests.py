@@ -69,3 +69,31 @@ def test_the_first_publication_after_registering_creates_the_authority_node_in_o
     finally:
         zk.stop()
         zk.close()
+
+
+@pytest.mark.integration
+def test_a_bridge_registers_in_one_transaction_and_replaces_a_node_left_by_an_earlier_session(
+    cluster, unique_group, unique_topic, zk_client
+) -> None:
+    zk = connect(cluster.zookeeper)
+    paths = GroupPaths(unique_group)
+    cid = f"{unique_group}_b0"
+    registration = Registration({unique_topic: 1})
+    zk.ensure_path(paths.ids)
+    zk.ensure_path(paths.migration_ids)
+    try:
+        before = Counter(zk.requests_sent)
+        Registry(zk, paths, cid, bridge=True).register(registration)
+        assert Counter(zk.requests_sent) - before == {"Transaction": 1}
+        for path in (paths.member(cid), paths.migration_member(cid)):
+            assert zk.exists(path).ephemeralOwner == zk.client_id[0]
+        zk.delete(paths.member(cid))
+        zk_client.create(paths.member(cid), b"left over", ephemeral=True)  # another session's node
+        zk.delete(paths.migration_member(cid))
+        Registry(zk, paths, cid, bridge=True).register(registration)
+        data, stat = zk.get(paths.member(cid))
+        assert stat.ephemeralOwner == zk.client_id[0] and Registration.decode(data) == registration
+        assert zk.exists(paths.migration_member(cid)).ephemeralOwner == zk.client_id[0]
+    finally:
+        zk.stop()
+        zk.close()
