@@ -171,10 +171,10 @@ class Holdings:
 
         `wait_first`: read every owner node (with a watch) and wait for the previous owners before creating,
         for a claim whose previous owners release at about the same time (a switch): claiming early would
-        only turn into create-conflict-delete-retry churn. Without it (a Kafka assignment, whose previous
-        owners released in the revoke that preceded it) the nodes are created at once, and only a conflict
-        is waited for: one request per partition fewer. Names that follow facts which change (pykafka's
-        leaders) are only given after a wait, so that dialect always waits."""
+        only turn into create-conflict-delete-retry churn. Without it (the first claim after a Kafka
+        assignment, whose previous owners released in the revoke that preceded it) the nodes are created at
+        once, one request per partition fewer, and a conflict fails the claim. Names that follow facts which
+        change (pykafka's leaders) are only given after a wait, so that dialect always waits."""
         t0 = time.monotonic()
         self._settle_deletes()
         if wait_first or not self._paths.naming.names_stable:
@@ -182,11 +182,13 @@ class Holdings:
             if released:
                 self._paths.released(claim)
         else:
-            released = False  # unknown until the creates answer: the offsets are read after them
+            # Kafka handed out this assignment only once every member it took partitions from had answered
+            # its revoke, and a revoke answers after its release's commit (deleting the nodes follows): the
+            # previous owners' last commits are in both stores already.
+            released = True
         t1 = time.monotonic()
         # Once every previous owner's node is seen gone, its last commit is in both stores (a release commits
-        # before it deletes): the offsets can be read while our nodes are being created, not after. Created
-        # without a wait, a node of ours proves the same once its create has answered.
+        # before it deletes): the offsets can be read while our nodes are being created, not after.
         fetching = self._fetch_meanwhile(claim) if released else None
         try:
             result = owners.claim(self._zk, self._paths, claim)

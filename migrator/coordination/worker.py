@@ -430,12 +430,13 @@ class RebalanceWorker:
             if not self.state.registered:
                 return
         started = time.monotonic()
+        outcome = None
         for attempt in range(1, self.s.max_retries + 1):
             if self._stopping.is_set():
                 log.info("shutting down: rebalance (%s) abandoned after %d attempts", label(triggers), attempt - 1)
                 return
             try:
-                outcome = self._attempt(triggers)
+                outcome = self._attempt(triggers, after_conflict=outcome is Attempt.CONFLICT)
             except (ZooKeeperError, KafkaUnavailable) as exc:
                 log.warning("rebalance attempt %d failed: %s", attempt, exc)
                 outcome = Attempt.FAILED
@@ -458,7 +459,9 @@ class RebalanceWorker:
         self._metrics.rebalance_failed()
         self.state.retry_at = self._clock() + self.s.backoff_ms / 1000.0
 
-    def _attempt(self, triggers: Set[Trigger]) -> Attempt:
+    def _attempt(self, triggers: Set[Trigger], *, after_conflict: bool = False) -> Attempt:
+        """One release / compute / claim; `after_conflict`: the previous attempt found partitions still held,
+        so this one's claim waits for the previous owners first whatever the triggers."""
         cid = self.s.consumer_id
         self._holdings.take_laps()  # what releases outside a rebalance measured is not this attempt's
         t_start, cpu_start = time.monotonic(), time.thread_time()
@@ -474,7 +477,9 @@ class RebalanceWorker:
         target, decision = self._target(snap)
         plan = transition(self.owned, target.own)
         laps["decide"] = time.monotonic() - t_snapshot
-        wait_first = claims_wait_first(triggers, prior=self.state.authority, decided=decision.authority)
+        wait_first = after_conflict or claims_wait_first(
+            triggers, prior=self.state.authority, decided=decision.authority
+        )
         if not self._apply(plan, decision, laps, wait_first=wait_first):
             return Attempt.CONFLICT
         changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority

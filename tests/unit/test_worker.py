@@ -253,3 +253,11 @@ def test_a_kafka_assignment_obeyed_as_before_claims_without_waiting_first() -> N
     assert r.holdings.waited_first == [False, False]
     r.worker.step([Changed(Trigger.MODE), KafkaAssigned(tuple(T))])  # an operator's write: others may be releasing
     assert r.holdings.waited_first == [False, False, True]
+
+
+def test_a_claim_that_conflicted_waits_for_the_previous_owners_when_it_tries_again() -> None:
+    r = _kafka_bridge()
+    r.worker.step([KafkaRevoked()])
+    r.holdings.conflicts = 1
+    r.worker.step([KafkaAssigned(tuple(T))])
+    assert r.holdings.waited_first[-2:] == [False, True] and set(r.holdings.owned) == set(T)
