@@ -464,6 +464,8 @@ class RebalanceWorker:
         so this one's claim waits for the previous owners first whatever the triggers."""
         cid = self.s.consumer_id
         self._holdings.take_laps()  # what releases outside a rebalance measured is not this attempt's
+        if self._kafka is not None and Trigger.KAFKA_ASSIGNMENT in triggers:
+            self._kafka.describe_ahead()
         t_start, cpu_start = time.monotonic(), time.thread_time()
         snap, read = self._read_snapshot(triggers)
         unusable = self._check_snapshot(snap)
