@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections import Counter
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from kazoo.client import KazooClient, TransactionRequest
 
@@ -77,19 +76,6 @@ class InterruptSafeClient(KazooClient):
     set_async = queueing_request(KazooClient.set_async)
     delete_async = queueing_request(KazooClient.delete_async)
     reconfig_async = queueing_request(KazooClient.reconfig_async)
-
-    requests_sent: Counter[str]
-    """The requests this client sent, by kazoo's request type (`GetData`, `Create`, `Transaction`, ...): what a
-    member costs ZooKeeper, read by its own tests and benchmarks. Pings and the session's connect are not
-    requests of the application's and are not counted."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.requests_sent = Counter()
-        super().__init__(*args, **kwargs)
-
-    def _call(self, request: Any, async_object: Any) -> Any:
-        self.requests_sent[type(request).__name__] += 1
-        return super()._call(request, async_object)
 
     def transaction(self) -> InterruptSafeTransaction:
         return InterruptSafeTransaction(self)

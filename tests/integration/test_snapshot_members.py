@@ -11,8 +11,7 @@ from kazoo.client import KazooClient
 
 from migrator.kafka.admin import KafkaAdmin
 from migrator.protocol.codecs import Registration
-from migrator.zk.client import connect
-from migrator.zk.interrupts import InterruptSafeClient
+from migrator.zk.client import CountingClient, connect
 from migrator.zk.paths import GroupPaths
 from migrator.zk.snapshot import Snapshot, read_members, read_snapshot
 from tests.helpers.kafka import KafkaCluster, make_topic
@@ -21,10 +20,10 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def counted(cluster: KafkaCluster) -> Iterator[InterruptSafeClient]:
+def counted(cluster: KafkaCluster) -> Iterator[CountingClient]:
     """The product's own client, which counts the requests it sends."""
     client = connect(cluster.zookeeper)
-    assert isinstance(client, InterruptSafeClient)
+    assert isinstance(client, CountingClient)
     try:
         yield client
     finally:
@@ -53,7 +52,7 @@ def _same(a: Snapshot, b: Snapshot) -> None:
 
 
 def test_a_join_reads_the_joiner_alone_and_equals_a_full_read(
-    cluster: KafkaCluster, zk_client: KazooClient, counted: InterruptSafeClient, unique_group: str, unique_topic: str
+    cluster: KafkaCluster, zk_client: KazooClient, counted: CountingClient, unique_group: str, unique_topic: str
 ) -> None:
     paths = _two_members(cluster, zk_client, unique_group, unique_topic)
     zk_client.ensure_path(paths.migration_ids)
@@ -76,7 +75,7 @@ def test_a_join_reads_the_joiner_alone_and_equals_a_full_read(
 
 
 def test_a_member_registered_again_between_two_reads_makes_it_read_everything(
-    cluster: KafkaCluster, zk_client: KazooClient, counted: InterruptSafeClient, unique_group: str, unique_topic: str
+    cluster: KafkaCluster, zk_client: KazooClient, counted: CountingClient, unique_group: str, unique_topic: str
 ) -> None:
     """Deleted and created again with another subscription: the same children, but two changes counted."""
     paths = _two_members(cluster, zk_client, unique_group, unique_topic)
@@ -91,7 +90,7 @@ def test_a_member_registered_again_between_two_reads_makes_it_read_everything(
 def test_a_joiner_the_last_snapshot_cannot_answer_for_makes_it_read_everything(
     cluster: KafkaCluster,
     zk_client: KazooClient,
-    counted: InterruptSafeClient,
+    counted: CountingClient,
     unique_group: str,
     unique_topic: str,
     joiner: str,
