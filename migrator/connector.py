@@ -328,7 +328,12 @@ class ConsumerConnector:
             snapshots=snapshots,
             registry=Registry(self._zk, self.paths, self.consumer_id, bridge, self._registration_codec()),
             watches=Watches(
-                self._zk, self.paths, lambda what: self._post(Changed(what)), bridge, brokers=bool(self._pykafka)
+                self._zk,
+                self.paths,
+                lambda what: self._post(Changed(what)),
+                bridge,
+                brokers=bool(self._pykafka),
+                own_id=self.consumer_id,
             ),
             holdings=self._holdings(fetcher, offsets),
             offsets=offsets,

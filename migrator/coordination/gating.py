@@ -143,3 +143,35 @@ def defers(triggers: Set[Trigger], *, rebalancing_s: float | None, mode_is_kafka
     `DEFER_S`; a mode change is the operator's word and is never deferred."""
     in_rebalance = rebalancing_s is not None and rebalancing_s < DEFER_S
     return bool(triggers) and in_rebalance and mode_is_kafka and not holds and Trigger.MODE not in triggers
+
+
+def claims_wait_first(triggers: Set[Trigger], *, prior: Authority, decided: Authority) -> bool:
+    """Whether a claim waits for the previous owners' nodes to go before creating its own (`Holdings.claim`).
+
+    Not after a Kafka assignment obeyed as before (or at this member's start): every member the Kafka
+    rebalance took partitions from released them in its revoke, before the group's assignment was handed
+    out, so the nodes are gone or going and creating them at once rarely conflicts. Everywhere else, and
+    whenever the mode changed, the previous owners may be releasing at the same moment (a switch): waiting
+    first avoids create-conflict-delete-retry churn."""
+    after_kafka_rebalance = Trigger.KAFKA_ASSIGNMENT in triggers and Trigger.MODE not in triggers
+    kept_kafka = decided is Authority.KAFKA and (prior is Authority.KAFKA or Trigger.START in triggers)
+    return not (after_kafka_rebalance and kept_kafka)
+
+
+MEMBER_TRIGGERS = frozenset({Trigger.IDS, Trigger.MIGRATION_IDS})
+"""The watches on the member listings: what a read of the changed members alone answers."""
+
+
+def reads_members_only(triggers: Set[Trigger], last_usable: bool, last_watched: bool) -> bool:
+    """Whether a rebalance for `triggers` may read only the members that changed since the last snapshot
+    (`zk.snapshot.read_members`), keeping its mode and partitions: when a member listing changed and nothing
+    but a Kafka assignment besides. The mode and every subscribed topic's partitions are watched, each posting
+    its own trigger on a change (the reasoning of `refreshable`), so a batch without those triggers changed
+    neither; a snapshot with parts from the brokers (`last_watched` false) is read whole."""
+    kinds = set(triggers)
+    return (
+        last_usable
+        and last_watched
+        and bool(kinds & MEMBER_TRIGGERS)
+        and kinds <= MEMBER_TRIGGERS | {Trigger.KAFKA_ASSIGNMENT}
+    )

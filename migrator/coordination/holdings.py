@@ -165,16 +165,27 @@ class Holdings:
         self._open(moved, {tp: start[tp] for tp in moved})
         self._laps.update({"move": t1 - t0, "rewrite owners": time.monotonic() - t1})
 
-    def claim(self, claim: Mapping[TopicPartition, ThreadId]) -> bool:
+    def claim(self, claim: Mapping[TopicPartition, ThreadId], *, wait_first: bool = True) -> bool:
         """Create our owner nodes, fetch where to start, and open; False on a conflict (after waiting, at
-        most one back-off, for the conflicting owners to let go)."""
-        # Wait first for the previous owners: in a switch every member releases at about the same time,
-        # and claiming early only turns into create-conflict-delete-retry churn.
+        most one back-off, for the conflicting owners to let go).
+
+        `wait_first`: read every owner node (with a watch) and wait for the previous owners before creating,
+        for a claim whose previous owners release at about the same time (a switch): claiming early would
+        only turn into create-conflict-delete-retry churn. Without it (the first claim after a Kafka
+        assignment, whose previous owners released in the revoke that preceded it) the nodes are created at
+        once, one request per partition fewer, and a conflict fails the claim. Names that follow facts which
+        change (pykafka's leaders) are only given after a wait, so that dialect always waits."""
         t0 = time.monotonic()
         self._settle_deletes()
-        released = owners.wait_until_released(self._zk, self._paths, sorted(claim), self._backoff_s, ours=claim)
-        if released:
-            self._paths.released(claim)
+        if wait_first or not self._paths.naming.names_stable:
+            released = owners.wait_until_released(self._zk, self._paths, sorted(claim), self._backoff_s, ours=claim)
+            if released:
+                self._paths.released(claim)
+        else:
+            # Kafka handed out this assignment only once every member it took partitions from had answered
+            # its revoke, and a revoke answers after its release's commit (deleting the nodes follows): the
+            # previous owners' last commits are in both stores already.
+            released = True
         t1 = time.monotonic()
         # Once every previous owner's node is seen gone, its last commit is in both stores (a release commits
         # before it deletes): the offsets can be read while our nodes are being created, not after.

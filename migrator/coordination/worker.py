@@ -41,12 +41,14 @@ from migrator.coordination.clock import Clock
 from migrator.coordination.gating import (
     DEFER_S,
     Gate,
+    claims_wait_first,
     coalesces,
     defers,
     due,
     gate,
     label,
     publishes,
+    reads_members_only,
     refreshable,
     revoked_holdings,
     tells_listener,
@@ -430,12 +432,13 @@ class RebalanceWorker:
             if not self.state.registered:
                 return
         started = time.monotonic()
+        outcome = None
         for attempt in range(1, self.s.max_retries + 1):
             if self._stopping.is_set():
                 log.info("shutting down: rebalance (%s) abandoned after %d attempts", label(triggers), attempt - 1)
                 return
             try:
-                outcome = self._attempt(triggers)
+                outcome = self._attempt(triggers, after_conflict=outcome is Attempt.CONFLICT)
             except (ZooKeeperError, KafkaUnavailable) as exc:
                 log.warning("rebalance attempt %d failed: %s", attempt, exc)
                 outcome = Attempt.FAILED
@@ -458,9 +461,13 @@ class RebalanceWorker:
         self._metrics.rebalance_failed()
         self.state.retry_at = self._clock() + self.s.backoff_ms / 1000.0
 
-    def _attempt(self, triggers: Set[Trigger]) -> Attempt:
+    def _attempt(self, triggers: Set[Trigger], *, after_conflict: bool = False) -> Attempt:
+        """One release / compute / claim; `after_conflict`: the previous attempt found partitions still held,
+        so this one's claim waits for the previous owners first whatever the triggers."""
         cid = self.s.consumer_id
         self._holdings.take_laps()  # what releases outside a rebalance measured is not this attempt's
+        if self._kafka is not None and Trigger.KAFKA_ASSIGNMENT in triggers:
+            self._kafka.describe_ahead()
         t_start, cpu_start = time.monotonic(), time.thread_time()
         snap, read = self._read_snapshot(triggers)
         unusable = self._check_snapshot(snap)
@@ -474,7 +481,10 @@ class RebalanceWorker:
         target, decision = self._target(snap)
         plan = transition(self.owned, target.own)
         laps["decide"] = time.monotonic() - t_snapshot
-        if not self._apply(plan, decision, laps):
+        wait_first = after_conflict or claims_wait_first(
+            triggers, prior=self.state.authority, decided=decision.authority
+        )
+        if not self._apply(plan, decision, laps, wait_first=wait_first):
             return Attempt.CONFLICT
         changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
         if tells_listener(changed, triggers):
@@ -521,9 +531,11 @@ class RebalanceWorker:
             return Attempt.UNUSABLE
         return None
 
-    def _apply(self, plan: Transition, decision: AuthorityDecision, laps: dict[str, float]) -> bool:
+    def _apply(
+        self, plan: Transition, decision: AuthorityDecision, laps: dict[str, float], *, wait_first: bool = True
+    ) -> bool:
         """Release, move and claim as `plan` says, timing each step into `laps`; False when another member
-        still held a partition to claim."""
+        still held a partition to claim. `wait_first`: see `gating.claims_wait_first`."""
         t_decided = time.monotonic()
         if plan.leaving:
             self._holdings.release(plan.leaving, decision.reason)
@@ -531,20 +543,28 @@ class RebalanceWorker:
         if plan.moves:
             self._holdings.move(plan.moves)
         arriving = {tp: th for tp, th in plan.claim.items() if self.owned.get(tp) != th}
-        claimed = not arriving or self._holdings.claim(arriving)
+        claimed = not arriving or self._holdings.claim(arriving, wait_first=wait_first)
         laps["release"] = t_released - t_decided
         laps["claim"] = time.monotonic() - t_released
         return claimed
 
     def _read_snapshot(self, triggers: Set[Trigger]) -> tuple[Snapshot, str]:
-        """The full snapshot, or the last one when `refreshable` allows (with a fresh mode if the mode
-        changed); and the name of what was read, for the rebalance log."""
+        """The full snapshot; the last one when `refreshable` allows (with a fresh mode if the mode changed);
+        the last one with its changed members read again when `reads_members_only` allows; and the name of what
+        was read, for the rebalance log."""
         last, self._snapshot = self._snapshot, None  # a failed read leaves nothing to reuse
         if last is not None and refreshable(triggers, last.usable, last.watched):
             if Trigger.MODE in triggers:
                 snap, read = self._snapshots.refresh_mode(last), "mode read"
             else:
                 snap, read = last, "snapshot reused"
+            self._snapshot = snap if snap.usable else None
+            return snap, read
+        changed = None
+        if last is not None and self._owner_upkeep is None and reads_members_only(triggers, last.usable, last.watched):
+            changed = self._snapshots.read_members(last)
+        if changed is not None:
+            snap, read = changed, "members read"
         else:
             snap, read = self._snapshots.read(), "snapshot"
             if self._owner_upkeep is not None:

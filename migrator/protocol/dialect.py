@@ -53,6 +53,10 @@ class OwnerRead:
 class OwnerNaming(Protocol):
     """How a member names and fills the owner nodes it creates, waits on and deletes."""
 
+    names_stable: bool
+    """Whether a partition's node name is fixed (Scala), not named after a fact that changes (pykafka's
+    leader), so that a node can be created before the previous one is seen gone."""
+
     def folder(self, topic: str) -> str: ...
 
     def node(self, topic: str, partition: int) -> str: ...
@@ -67,6 +71,8 @@ class OwnerNaming(Protocol):
 
 class ScalaNaming:
     """`owners/<topic>/<partition>` holding the owner's thread id (CONTRACT §1)."""
+
+    names_stable = True
 
     def folder(self, topic: str) -> str:
         return topic
@@ -101,6 +107,8 @@ class PykafkaNaming:
     An owner node that exists keeps its name (we wait on and delete that node: our own, else another
     member's); once the nodes a claim waited for are gone, the new one is named after the partition's
     current leader, as pykafka names it."""
+
+    names_stable = False
 
     def __init__(self, view: LeaderNamedNodes) -> None:
         self._view = view

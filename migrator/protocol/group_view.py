@@ -77,6 +77,9 @@ class GroupView:
     exists: bool = True
     fence: Fence | None = None
     """The `ids` folder's fence, when the reader was asked for it (None: not read)."""
+    ids_cversion: int | None = field(default=None, compare=False)
+    """The `ids` folder's child version as listed (None: not read so): a later listing compares it to know
+    whether it saw every change of membership since (`protocol.membership_delta`)."""
 
     def __post_init__(self) -> None:
         for name in ("authorities", "authority_mzxids", "owners", "offsets"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from migrator.zk.interrupts import InterruptSafeClient
 __all__ = [
     "AUTH_FORMS",
     "CONNECT_FORM",
+    "CountingClient",
     "ZkIdentity",
     "ZkTls",
     "ZooKeeperUnavailable",
@@ -135,6 +137,22 @@ def zk_tls(props: Mapping[str, str]) -> ZkTls | None:
     )
 
 
+class CountingClient(InterruptSafeClient):
+    """The product's client: interrupt-safe, and counting the requests it sends by kazoo's request type
+    (`GetData`, `Create`, `Transaction`, ...) in `requests_sent`: what a member costs ZooKeeper, read by its
+    tests and benchmarks. Pings and the session's connect are not the application's and are not counted."""
+
+    requests_sent: Counter[str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.requests_sent = Counter()
+        super().__init__(*args, **kwargs)
+
+    def _call(self, request: Any, async_object: Any) -> Any:
+        self.requests_sent[type(request).__name__] += 1
+        return super()._call(request, async_object)
+
+
 class ZooKeeperUnavailable(MigratorError):
     """ZooKeeper did not answer within the connect timeout."""
 
@@ -185,7 +203,7 @@ def connect(
     (`migrator.zk.interrupts`)."""
     auth_data, sasl_options = parse_auth(auth)
     quiet = _QuietUntilConnected(logging.getLogger("kazoo.client"), {})
-    client = InterruptSafeClient(
+    client = CountingClient(
         logger=quiet,
         hosts=hosts,
         timeout=session_timeout_s,

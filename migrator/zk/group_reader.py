@@ -37,6 +37,7 @@ from migrator.zk.pipeline import (
     AclReadPipeline,
     KazooPipeline,
     ReadPipeline,
+    VersionedListingPipeline,
     pipeline_of,
 )
 
@@ -66,6 +67,7 @@ class _Partial:
     paths: GroupPaths
     exists: bool = True
     ids: list[str] = field(default_factory=list)
+    ids_cversion: int | None = None
     migration_ids: frozenset[str] = frozenset()
     mode: ModeNode = field(default_factory=ModeNode.absent)
     mode_mtime_ms: int | None = None
@@ -122,6 +124,7 @@ class _Partial:
             offsets=self.offsets,
             exists=self.exists,
             fence=self.fence,
+            ids_cversion=self.ids_cversion,
         )
         leaders = {t: dict(ls) for t, ls in self.leaders.items()}
         nodes = sorted(self.owner_reads, key=lambda r: (r.name.partition, r.name.leader or 0, str(r.name.spelling)))
@@ -167,6 +170,10 @@ def _level1(pipe: ReadPipeline, g: _Partial, full: bool, fence: bool = False) ->
     def on_ids(children: Any) -> None:
         g.ids = [] if children is _NONE else sorted(children)
 
+    def on_versioned_ids(result: Any) -> None:
+        on_ids(_NONE if result is _NONE else result[0])
+        g.ids_cversion = None if result is _NONE else result[1].cversion
+
     def on_migration_ids(children: Any) -> None:
         g.migration_ids = frozenset() if children is _NONE else frozenset(children)
 
@@ -188,7 +195,10 @@ def _level1(pipe: ReadPipeline, g: _Partial, full: bool, fence: bool = False) ->
         g.offset_topics = [] if children is _NONE else sorted(children)
 
     pipe.exists(p.root, on_root)
-    pipe.children(p.ids, on_ids)
+    if isinstance(pipe, VersionedListingPipeline):
+        pipe.children_with_stat(p.ids, on_versioned_ids)
+    else:
+        pipe.children(p.ids, on_ids)
     pipe.children(p.migration_ids, on_migration_ids)
     pipe.get(p.mode, on_mode)
     if fence:

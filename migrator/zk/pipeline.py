@@ -39,6 +39,14 @@ class AclReadPipeline(ReadPipeline, Protocol):
     def acls(self, path: str, on_result: Callable[[Any], None]) -> None: ...
 
 
+@runtime_checkable
+class VersionedListingPipeline(ReadPipeline, Protocol):
+    """A `ReadPipeline` that also lists children with their folder's stat (kazoo's `GetChildren2`, one request
+    as a plain listing): the child version says whether a later listing missed a change."""
+
+    def children_with_stat(self, path: str, on_result: Callable[[Any], None]) -> None: ...
+
+
 def _wait(result: IAsyncResult, timeout_s: float) -> Any:
     """The result, or `MISSING` when the node vanished (a member left between two reads)."""
     try:
@@ -57,6 +65,9 @@ class KazooPipeline:
 
     def children(self, path: str, on_result: Callable[[Any], None]) -> None:
         self._pending.append((self._zk.get_children_async(path), on_result))
+
+    def children_with_stat(self, path: str, on_result: Callable[[Any], None]) -> None:
+        self._pending.append((self._zk.get_children_async(path, include_data=True), on_result))
 
     def get(self, path: str, on_result: Callable[[Any], None]) -> None:
         self._pending.append((self._zk.get_async(path), on_result))

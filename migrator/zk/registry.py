@@ -16,6 +16,7 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from migrator.protocol.codecs import PublishedAuthority, Registration
 from migrator.protocol.events import Trigger
+from migrator.protocol.membership_delta import only_arrived
 from migrator.zk.paths import (
     BROKER_IDS,
     BROKER_TOPICS,
@@ -41,13 +42,27 @@ class Registry:
         self._cid = consumer_id
         self._bridge = bridge
         self._encode = encode
+        self._published = False
+        """Whether this session's authority node was written: the first publish creates it at once."""
 
     def register(self, registration: Registration) -> None:
+        """A bridge's two nodes in one transaction (one round trip on a joining bridge's way to its first
+        claim, and both or neither); where it fails (a node left by an earlier session of ours, a folder not
+        there yet), one by one, replacing leftovers, `migration/ids` first."""
+        self._published = False
         data = self._encode(registration)
         nodes = [self._paths.migration_member(self._cid)] if self._bridge else []
         nodes.append(self._paths.member(self._cid))
+        if len(nodes) > 1 and self._create_together(nodes, data):
+            return
         for path in nodes:
             self._create_ephemeral(path, data)
+
+    def _create_together(self, nodes: list[str], data: bytes) -> bool:
+        transaction = self._zk.transaction()
+        for path in nodes:
+            transaction.create(path, data, ephemeral=True)
+        return not any(isinstance(result, Exception) for result in transaction.commit())
 
     def deregister(self) -> None:
         """Delete our nodes in one pipelined round trip: ZooKeeper applies one session's requests in order, so
@@ -60,12 +75,19 @@ class Registry:
                 result.get()
 
     def publish(self, authority: PublishedAuthority) -> None:
-        if self._bridge:
-            path = self._paths.published_authority(self._cid)
-            try:
-                self._zk.set(path, authority.encode())
-            except NoNodeError:
-                self._create_ephemeral(path, authority.encode())
+        """Write our authority node: created by the first publish after registering (one request, not a write
+        refused for want of the node and a create), written after."""
+        if not self._bridge:
+            return
+        path = self._paths.published_authority(self._cid)
+        if not self._published:
+            self._create_ephemeral(path, authority.encode())
+            self._published = True
+            return
+        try:
+            self._zk.set(path, authority.encode())
+        except NoNodeError:
+            self._create_ephemeral(path, authority.encode())
 
     def _create_ephemeral(self, path: str, data: bytes) -> None:
         """Create, replacing a leftover node of a previous session of ours (same consumer.id)."""
@@ -81,10 +103,18 @@ class Watches:
     """kazoo watch recipes that re-arm themselves (also across sessions) and only post a trigger."""
 
     def __init__(
-        self, zk: KazooClient, paths: GroupPaths, post: Callable[[Trigger], None], bridge: bool, brokers: bool = False
+        self,
+        zk: KazooClient,
+        paths: GroupPaths,
+        post: Callable[[Trigger], None],
+        bridge: bool,
+        brokers: bool = False,
+        own_id: str | None = None,
     ) -> None:
         """`brokers`: also watch `/brokers/ids` and the partition leaders of the watched topics (a dialect whose
-        assignment and owner node names follow the partition leaders)."""
+        assignment and owner node names follow the partition leaders). `own_id`: this member's consumer id,
+        whose own registration changes nothing the worker has not read (`only_arrived`)."""
+        self._own_id = own_id
         self._zk = zk
         self._paths = paths
         self._post = post
@@ -127,7 +157,23 @@ class Watches:
         self._stopped = True
 
     def _children(self, path: str, what: Trigger) -> None:
-        ChildrenWatch(self._zk, path, self._trigger(what))
+        ChildrenWatch(self._zk, path, self._members_trigger(what) if self._own_id else self._trigger(what))
+
+    def _members_trigger(self, what: Trigger) -> Callable[[list[str]], bool | None]:
+        """`_trigger` for a member listing, silent when the only change is this member registering: the watches
+        are armed before it registers, and the worker's first read comes after, so that read already has it
+        (a registration of a new session is followed by a full read of its own)."""
+        post = self._trigger(what)
+        seen: frozenset[str] | None = None
+
+        def on_children(children: list[str]) -> bool | None:
+            nonlocal seen
+            before, seen = seen, frozenset(children)
+            if before is not None and self._own_id is not None and only_arrived(before, seen, self._own_id):
+                return False if self._stopped else None
+            return post(children)
+
+        return on_children
 
     def _on_data(self, what: Trigger) -> Callable[..., bool | None]:
         return self._trigger(what)

@@ -20,8 +20,10 @@ from kazoo.interfaces import IAsyncResult
 
 from migrator.errors import CorruptNodeError
 from migrator.protocol.codecs import ModeNode, Registration
+from migrator.protocol.dialect import member_dialect
 from migrator.protocol.filters import filter_from_registration
 from migrator.protocol.group_view import GroupView, bridge_ids
+from migrator.protocol.membership_delta import Listing, merged, to_read
 from migrator.zk.brokers import topics_partitions
 from migrator.zk.group_reader import read_membership
 from migrator.zk.paths import BROKER_TOPICS, GroupPaths
@@ -46,6 +48,9 @@ class Snapshot:
     """Whether every part was read from ZooKeeper nodes the connector watches: False when a topic list or a
     topic's partitions came from the brokers, or a subscribed topic is missing (it may appear on the
     brokers alone). Only a watched snapshot may be reused for a Kafka rebalance (`refreshable`)."""
+    ids: Listing | None = None
+    """The `ids` folder as listed for this snapshot (None: its child version was not read), from which a later
+    read of changed members starts (`read_members`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "registrations", MappingProxyType(dict(self.registrations)))
@@ -132,9 +137,64 @@ def snapshot_of(
         watched = False
         if not found:
             missing.append(topic)
+    # A member that left between the listing and its read is not in `member_ids`, but the child version counted
+    # its delete: the next `read_members` then finds a change it cannot account for, and reads everything.
+    listing = None if view.ids_cversion is None else Listing(view.member_ids, view.ids_cversion)
     return Snapshot(
-        registrations, migration_ids, mode, subscriptions, partitions, tuple(problems), tuple(missing), watched
+        registrations, migration_ids, mode, subscriptions, partitions, tuple(problems), tuple(missing), watched, listing
     )
+
+
+def read_members(zk: KazooClient, paths: GroupPaths, last: Snapshot) -> Snapshot | None:
+    """`last` with the group's members read again, reading the registrations of only the members that joined
+    since (`protocol.membership_delta`): two pipelined listings and one read per new member, where a full
+    read takes every member's registration, the mode and the topics again. None where that cannot stand for
+    a full read: the listings miss a change, a new registration does not decode (the full read names it),
+    a member subscribes by pattern, or to a topic `last` has no partitions of."""
+    if last.ids is None or not last.usable:
+        return None
+    listing_read = zk.get_children_async(paths.ids, include_data=True)
+    migration_read = zk.get_children_async(paths.migration_ids)
+    try:
+        children, stat = listing_read.get()
+    except NoNodeError:
+        return None
+    try:
+        migration_ids = frozenset(migration_read.get())
+    except NoNodeError:
+        migration_ids = frozenset()
+    now = Listing(frozenset(children), stat.cversion)
+    new = to_read(last.ids, now)
+    if new is None:
+        return None
+    read = _registrations(zk, paths, new)
+    if read is None:
+        return None
+    registrations = merged(last.registrations, now, read)
+    if any(r.is_wildcard for r in registrations.values()):
+        return None
+    subscriptions = {cid: dict(r.subscription) for cid, r in registrations.items()}
+    if not {t for sub in subscriptions.values() for t in sub} <= set(last.partitions):
+        return None
+    listing = Listing(frozenset(registrations), now.cversion)
+    return replace(last, registrations=registrations, migration_ids=migration_ids, subscriptions=subscriptions,
+                   ids=listing)  # fmt: skip
+
+
+def _registrations(zk: KazooClient, paths: GroupPaths, ids: frozenset[str]) -> dict[str, Registration] | None:
+    """The registrations of `ids`, pipelined; one that left meanwhile is left out; None if one does not decode."""
+    reads = {cid: zk.get_async(paths.member(cid)) for cid in sorted(ids)}
+    found: dict[str, Registration] = {}
+    for cid, result in reads.items():
+        try:
+            data, _ = result.get()
+        except NoNodeError:
+            continue
+        try:
+            found[cid] = member_dialect(data)[0]
+        except CorruptNodeError:
+            return None
+    return found
 
 
 def refresh_mode(zk: KazooClient, paths: GroupPaths, last: Snapshot) -> Snapshot:
@@ -178,3 +238,6 @@ class SnapshotReader:
 
     def refresh_mode(self, last: Snapshot) -> Snapshot:
         return refresh_mode(self._zk, self._paths, last)
+
+    def read_members(self, last: Snapshot) -> Snapshot | None:
+        return read_members(self._zk, self._paths, last)

@@ -58,7 +58,7 @@ def snapshot(
 
 
 class FakeSnapshots:
-    """What ZooKeeper holds for the group, as `SnapshotReader` reads it; counts full reads and mode reads."""
+    """What ZooKeeper holds for the group, as `SnapshotReader` reads it; counts full, mode and member reads."""
 
     mode_path = f"/consumers/{GROUP}/migration/mode"
 
@@ -66,6 +66,7 @@ class FakeSnapshots:
         self.current = current
         self.reads = 0
         self.mode_reads = 0
+        self.member_reads = 0
 
     def read(self) -> Snapshot:
         self.reads += 1
@@ -74,6 +75,13 @@ class FakeSnapshots:
     def refresh_mode(self, last: Snapshot) -> Snapshot:
         self.mode_reads += 1
         return replace(last, mode=self.current.mode)
+
+    def read_members(self, last: Snapshot) -> Snapshot | None:
+        """What a read of the changed members finds: the group as it is now (None: no listing to start from)."""
+        if last.ids is None:
+            return None
+        self.member_reads += 1
+        return self.current
 
 
 @dataclass
@@ -108,6 +116,7 @@ class FakeHoldings:
         self.conflicts = 0
         self.released: list[tuple[set[TopicPartition], str]] = []
         self.claims = 0
+        self.waited_first: list[bool] = []
 
     def take_laps(self) -> dict[str, float]:
         return {}
@@ -132,8 +141,9 @@ class FakeHoldings:
     def move(self, moves: Mapping[TopicPartition, ThreadId]) -> None:
         self.owned.update(moves)
 
-    def claim(self, claim: Mapping[TopicPartition, ThreadId]) -> bool:
+    def claim(self, claim: Mapping[TopicPartition, ThreadId], *, wait_first: bool = True) -> bool:
         self.claims += 1
+        self.waited_first.append(wait_first)
         if self.conflicts:
             self.conflicts -= 1
             return False

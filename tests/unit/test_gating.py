@@ -13,11 +13,13 @@ from migrator.coordination.authority import AuthorityDecision, HoldKind
 from migrator.coordination.gating import (
     KAFKA_TRIGGERS,
     Gate,
+    claims_wait_first,
     coalesces,
     due,
     gate,
     label,
     publishes,
+    reads_members_only,
     refreshable,
     releases_on_revoke,
     revoked_holdings,
@@ -205,3 +207,46 @@ def test_a_revoke_releases_what_kafka_takes(owned, revoked, authority, mode_is_k
         assert released == held
     else:
         assert released == {tp: th for tp, th in held.items() if tp in going}
+
+
+def test_a_claim_after_a_kafka_rebalance_obeyed_as_before_creates_at_once() -> None:
+    """The previous owners released in the revoke before the assignment: no wait, one read per partition fewer."""
+    kafka = Authority.KAFKA
+    assert not claims_wait_first({Trigger.KAFKA_ASSIGNMENT}, prior=kafka, decided=kafka)
+    assert not claims_wait_first({Trigger.KAFKA_ASSIGNMENT, Trigger.IDS}, prior=kafka, decided=kafka)
+    assert not claims_wait_first(
+        {Trigger.KAFKA_ASSIGNMENT, Trigger.START}, prior=Authority.ZOOKEEPER, decided=kafka
+    )  # a joining bridge's first claim
+
+
+@pytest.mark.parametrize(
+    ("triggers", "prior", "decided"),
+    [
+        ({Trigger.MODE, Trigger.KAFKA_ASSIGNMENT}, Authority.KAFKA, Authority.KAFKA),  # a switch
+        ({Trigger.KAFKA_ASSIGNMENT}, Authority.ZOOKEEPER, Authority.KAFKA),  # a switch to Kafka
+        ({Trigger.KAFKA_ASSIGNMENT}, Authority.KAFKA, Authority.ZOOKEEPER),  # a fallback
+        ({Trigger.IDS}, Authority.ZOOKEEPER, Authority.ZOOKEEPER),  # a ZooKeeper rebalance
+        ({Trigger.MODE}, Authority.ZOOKEEPER, Authority.KAFKA),
+    ],
+)
+def test_every_other_claim_waits_for_the_previous_owners_first(
+    triggers: set[Trigger], prior: Authority, decided: Authority
+) -> None:
+    assert claims_wait_first(triggers, prior=prior, decided=decided)
+
+
+@given(st.sets(st.sampled_from(list(Trigger))), st.booleans(), st.booleans())
+def test_only_member_listing_changes_read_the_changed_members_alone(
+    triggers: set[Trigger], usable: bool, watched: bool
+) -> None:
+    """Any trigger for a part the members' read does not cover (mode, topics, brokers, a new session, a
+    retry, a Kafka loss, the start) reads the whole snapshot."""
+    expected = (
+        usable
+        and watched
+        and bool(triggers & {Trigger.IDS, Trigger.MIGRATION_IDS})
+        and triggers <= {Trigger.IDS, Trigger.MIGRATION_IDS, Trigger.KAFKA_ASSIGNMENT}
+    )
+    assert reads_members_only(triggers, usable, watched) is expected
+    if Trigger.MODE in triggers or Trigger.START in triggers or Trigger.NEW_SESSION in triggers:
+        assert not reads_members_only(triggers, usable, watched)

@@ -3,9 +3,12 @@ the group, how long a Kafka rebalance counts as in progress, what it keeps when 
 
 from __future__ import annotations
 
+import threading
+
 from migrator.coordination.authority import AuthorityDecision, HoldKind
 from migrator.coordination.kafka_group import DESCRIBE_RETRY_S, REBALANCE_HOLD_S, KafkaGroupTracker, Membership
 from migrator.protocol.codecs import Authority
+from migrator.protocol.kafka import KafkaGroup
 from migrator.protocol.partition import TopicPartition
 from tests.helpers.coordination_fakes import FakeAdmin, FakeClock, FakeMember, snapshot, tracker
 
@@ -172,3 +175,36 @@ def test_kafka_authority_and_other_modes_pass_the_guard_untouched() -> None:
     assert t.guard(WITH_LEGACY, kafka, None) == kafka
     zk_mode = snapshot({"g_b0": {"t": 1}}, bridges={"g_b0"}, mode=b"zookeeper")
     assert t.guard(zk_mode, FALLBACK, None) == FALLBACK
+
+
+class _ThreadNoting(FakeAdmin):
+    """Notes which thread each DescribeGroups ran on."""
+
+    def __init__(self, members: dict[str, tuple[TopicPartition, ...]]) -> None:
+        super().__init__(members)
+        self.threads: list[str] = []
+
+    def describe_group(self, group: str) -> KafkaGroup:
+        self.threads.append(threading.current_thread().name)
+        return super().describe_group(group)
+
+
+def test_a_describe_begun_ahead_answers_the_health_check_of_that_assignment_only() -> None:
+    admin = _ThreadNoting({"g_b0": T[:2], "g_b1": T[2:]})
+    t, _ = _tracker(admin)
+    t.describe_ahead()  # not assigned yet: nothing to describe for
+    t.assigned(T[:2])
+    t.describe_ahead()
+    t.describe_ahead()  # once per assignment
+    assert t.health(BRIDGES)[0].healthy
+    assert admin.threads == ["describe-ahead"]
+    t.describe_ahead()  # described already
+    assert admin.threads == ["describe-ahead"]
+    t.assigned(T[2:])
+    t.describe_ahead()
+    t.revoked(lost=False)  # a rebalance after it began: its answer is of the group before
+    t.assigned(T[:2])
+    assert t.health(BRIDGES)[0].healthy
+    for helper in [th for th in threading.enumerate() if th.name == "describe-ahead"]:
+        helper.join()
+    assert sorted(admin.threads) == sorted(["describe-ahead", "describe-ahead", threading.current_thread().name])

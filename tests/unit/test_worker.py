@@ -27,6 +27,7 @@ from migrator.protocol.events import (
     Shutdown,
     Trigger,
 )
+from migrator.protocol.membership_delta import Listing
 from migrator.protocol.partition import TopicPartition
 from tests.helpers.coordination_fakes import FakeAdmin, Rig, rig, snapshot
 
@@ -253,3 +254,34 @@ def test_an_application_commit_is_answered_before_the_lag_gauge_asks_kafka_for_t
     r.worker.step([request])
     assert r.offsets.commits[-1] == {T[0]: 7, T[1]: 7}
     assert admin.answered_before_lag == [True]
+
+
+def test_a_member_joining_reads_the_changed_members_not_the_whole_snapshot() -> None:
+    listed = replace(snapshot(TWO_MEMBERS), ids=Listing(frozenset(TWO_MEMBERS), 2))
+    r = rig("g_a", listed)
+    r.worker.step([START])
+    three = {**TWO_MEMBERS, "g_c": {"t": 1}}
+    r.snapshots.current = replace(snapshot(three), ids=Listing(frozenset(three), 3))
+    r.worker.step([Changed(Trigger.IDS)])
+    assert (r.snapshots.reads, r.snapshots.member_reads) == (1, 1)
+    assert len(r.holdings.owned) == 2  # what a full read would have decided: 4 partitions over 3 members
+    r.worker.step([Changed(Trigger.IDS), Changed(Trigger.TOPIC)])
+    assert (r.snapshots.reads, r.snapshots.member_reads) == (2, 1)
+
+
+def test_a_kafka_assignment_obeyed_as_before_claims_without_waiting_first() -> None:
+    r = _kafka_bridge()
+    assert r.holdings.waited_first == [False]  # the start's claim after the first assignment
+    r.worker.step([KafkaRevoked()])
+    r.worker.step([KafkaAssigned(tuple(T[:2]))])
+    assert r.holdings.waited_first == [False, False]
+    r.worker.step([Changed(Trigger.MODE), KafkaAssigned(tuple(T))])  # an operator's write: others may be releasing
+    assert r.holdings.waited_first == [False, False, True]
+
+
+def test_a_claim_that_conflicted_waits_for_the_previous_owners_when_it_tries_again() -> None:
+    r = _kafka_bridge()
+    r.worker.step([KafkaRevoked()])
+    r.holdings.conflicts = 1
+    r.worker.step([KafkaAssigned(tuple(T))])
+    assert r.holdings.waited_first[-2:] == [False, True] and set(r.holdings.owned) == set(T)
