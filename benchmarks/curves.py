@@ -46,9 +46,11 @@ pause measured then is the machine's as much as the transition's.
 
 The verdict (`curves_model.checks`), printed at the end and saved in the JSON per size and protocol:
 eager, a bridge join and a bridge leave at most 1.0x a plain join and leave, a switch at most 0.5x a plain
-join; cooperative, staying partitions never paused (longest gap at most twice the record interval) and moved
-ones at most 1.0x a plain cooperative group's; ZooKeeper packets per bridge join at most 20·M + 4·P. Each
-with its median and best round on both sides.
+join; cooperative, staying partitions never paused (longest gap at most twice the record interval, or the
+group's steady gap when longer) and moved ones at most 1.0x a plain cooperative group's; ZooKeeper packets
+per bridge join at most 20·M + 4·P, counted less what the bridges send anyway over as long a window (their
+packets/s over `STEADY_S` in mode kafka with nothing happening: offset commits and pings), the whole
+window's count beside. Each with its median and best round on both sides.
 
 The medians and the best of each size's rounds, the least-squares fits (`FITTED`: pauses against members
 and against partitions, packets per switch, znodes and watches against both, packets per join against
@@ -104,6 +106,7 @@ from benchmarks.curves_model import (
     achieved_rate,
     fit,
     median,
+    net_join_packets,
     partition_rate,
     point_from_json,
     predict,
@@ -220,6 +223,7 @@ class GroupRun:
     note: str | None
     steady_gap_s: float | None
     produced_rate: float | None  # records/s the producer achieved while the group ran (`achieved_rate`)
+    steady_packets_per_s: float | None = None  # ZooKeeper packets/s in mode kafka with nothing happening
 
 
 class OwnRequests:
@@ -344,6 +348,16 @@ def _steady(d: GroupDriver) -> tuple[int, int]:
     return began, time.time_ns()
 
 
+def _steady_packets(c: Cluster, d: GroupDriver) -> float:
+    """The group's ZooKeeper packets per second over `STEADY_S` with nothing happening (offset commits and
+    session pings), once every partition was processed again: what any window holds besides its step."""
+    _steady(d)
+    own = OwnRequests(d.zk)
+    before, began = packets(c), time.monotonic()
+    time.sleep(STEADY_S)
+    return round((packets(c) - before - own.sent) / (time.monotonic() - began), 2)
+
+
 def _switches(c: Cluster, d: GroupDriver, rounds: int) -> list[Pending]:
     """`rounds` switches, to kafka first, then back and forth."""
     own = OwnRequests(d.zk)
@@ -365,13 +379,14 @@ def bridge_group(c: Cluster, size: Size, rounds: int, protocol: Protocol, log_di
         znodes, watches = _counts(c)
         if rounds % 2 == 0:  # the last switch went back to zookeeper: the rebalances are Kafka's
             d.set_mode(Mode.KAFKA, "switch")
+        steady_rate = _steady_packets(c, d)
         steps += _rounds(c, d, "bridge", rounds)
     finally:
         note = _stop(producer, sampler)
         close_group(d)
     gap = steady_gap(d.log.records(), *steady)
     return GroupRun(finished(steps, d, sampler), znodes - znodes0, watches - watches0, note, gap,
-                    achieved_rate(sampler.samples))  # fmt: skip
+                    achieved_rate(sampler.samples), steady_rate)  # fmt: skip
 
 
 def plain_group(c: Cluster, size: Size, rounds: int, protocol: Protocol) -> GroupRun:
@@ -408,7 +423,9 @@ def point_of(base: Point, bridges: GroupRun, plain: GroupRun) -> Point:
                    plain_zk_packets_per_join=median(of(Kind.PLAIN_JOIN, "zk_packets")),
                    transitions=(*bridges.transitions, *plain.transitions), note="; ".join(notes) or None,
                    steady_gap_s=bridges.steady_gap_s, plain_steady_gap_s=plain.steady_gap_s,
-                   produced_rate=(bridges.produced_rate, plain.produced_rate))  # fmt: skip
+                   produced_rate=(bridges.produced_rate, plain.produced_rate),
+                   zk_steady_packets_per_s=bridges.steady_packets_per_s,
+                   join_packets_net=net_join_packets(bridges.transitions, bridges.steady_packets_per_s))  # fmt: skip
 
 
 def measure(c: Cluster, members: int, partitions: int, rounds: int, protocol: Protocol = Protocol.EAGER,
@@ -544,7 +561,8 @@ def join_packets_line(p: Point) -> str:
     low, high = square_join_packets(p.members, p.partitions)
     return (f"{p.members}x{p.partitions}: ZooKeeper packets per bridge join median {p.zk_packets_per_join} (rounds "
             f"{list(p.join_packets)}); 20*M + 4*P = {predicted_join_packets(p.members, p.partitions)} "
-            f"(x{p.zk_packets_join_vs_predicted}); 10-16*M^2 + 4-6*P = {low}-{high}")  # fmt: skip
+            f"(x{p.zk_packets_join_vs_predicted}); less the steady {p.zk_steady_packets_per_s}/s over each "
+            f"window {list(p.join_packets_net)}; 10-16*M^2 + 4-6*P = {low}-{high}")  # fmt: skip
 
 
 def warm_up(c: Cluster, timeout_s: float = 180.0) -> None:

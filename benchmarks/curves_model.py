@@ -166,6 +166,8 @@ class Point:
     steady_gap_s: float | None = None  # the bridges' longest gap of any partition with nothing happening
     plain_steady_gap_s: float | None = None  # the plain group's: the measurement's floor beside the resolution
     produced_rate: tuple[float | None, ...] = ()  # records/s the producer achieved: bridges' run, plain's
+    zk_steady_packets_per_s: float | None = None  # the bridges' packets/s in mode kafka with nothing happening
+    join_packets_net: tuple[float, ...] = ()  # each join's packets less the steady rate over its window
 
 
 def median(values: Sequence[float | int | None]) -> float | None:
@@ -289,9 +291,26 @@ def _staying(p: Point, who: str, kinds: Sequence[Kind], floor_s: float | None) -
                  None if r is None else r <= 1.0, floor_s)  # fmt: skip
 
 
-def _packets(p: Point) -> Check:
-    predicted = predicted_join_packets(p.members, p.partitions)
-    return check("ZooKeeper packets per bridge join", list(p.join_packets), "20*M + 4*P", [predicted], 1.0)
+def net_join_packets(transitions: Sequence[Transition], steady_per_s: float | None) -> tuple[float, ...]:
+    """Each bridge join's packets less what the group sends anyway over as long a window (its offset
+    commits and session pings at the steady rate): the packets the join itself caused."""
+    if steady_per_s is None:
+        return ()
+    joins = [t for t in transitions if t.kind == Kind.BRIDGE_JOIN]
+    return tuple(round(t.zk_packets - steady_per_s * t.window_s, 1) for t in joins)
+
+
+def _packets(p: Point) -> list[Check]:
+    """Packets per join against 20·M + 4·P: those the join caused (window less the steady rate), and the
+    raw window's beside them, which also holds the commits and pings that fall in it."""
+    predicted = [predicted_join_packets(p.members, p.partitions)]
+    raw = check("ZooKeeper packets per bridge join, whole window", list(p.join_packets), "20*M + 4*P", predicted,
+                1.0)  # fmt: skip
+    if not p.join_packets_net:
+        return [raw]
+    net = check("ZooKeeper packets per bridge join, less the steady rate", list(p.join_packets_net), "20*M + 4*P",
+                predicted, 1.0)  # fmt: skip
+    return [net, raw]
 
 
 def checks(p: Point) -> list[Check]:
@@ -303,14 +322,14 @@ def checks(p: Point) -> list[Check]:
     leave = check("bridge leave", _of(p, Kind.BRIDGE_LEAVE, "pause_s"), "plain leave",
                   _of(p, Kind.PLAIN_LEAVE, "pause_s"), 1.0)  # fmt: skip
     if p.protocol is Protocol.EAGER:
-        return [join, leave, switch, _packets(p)]
+        return [join, leave, switch, *_packets(p)]
     moved = [check(f"bridge {what}: moved partitions' pause", _of(p, bridge, "moved_pause_s"),
                    f"plain {what}: moved partitions' pause", _of(p, plain, "moved_pause_s"), 1.0)
              for what, bridge, plain in (("join", Kind.BRIDGE_JOIN, Kind.PLAIN_JOIN),
                                          ("leave", Kind.BRIDGE_LEAVE, Kind.PLAIN_LEAVE))]  # fmt: skip
     staying = [_staying(p, "bridges", (Kind.BRIDGE_JOIN, Kind.BRIDGE_LEAVE), p.steady_gap_s),
                _staying(p, "plain group", (Kind.PLAIN_JOIN, Kind.PLAIN_LEAVE), p.plain_steady_gap_s)]  # fmt: skip
-    return [*staying, *moved, join, leave, switch, _packets(p)]
+    return [*staying, *moved, join, leave, switch, *_packets(p)]
 
 
 def verdict(p: Point) -> dict[str, Any]:

@@ -13,7 +13,9 @@ from benchmarks.curves_model import (
     Transition,
     achieved_rate,
     checks,
+    net_join_packets,
     point_from_json,
+    replace,
     resolution_s,
     steady_gap,
     verdict,
@@ -48,7 +50,8 @@ def eager_point() -> Point:
 
 def test_eager_figures_stand_beside_their_baselines_with_their_goals() -> None:
     by_figure = {c.figure: c for c in checks(with_minimums(eager_point()))}
-    assert list(by_figure) == ["bridge join", "bridge leave", "switch", "ZooKeeper packets per bridge join"]
+    packets_figure = "ZooKeeper packets per bridge join, whole window"
+    assert list(by_figure) == ["bridge join", "bridge leave", "switch", packets_figure]
     join = by_figure["bridge join"]
     assert (join.value, join.value_min, join.baseline_value, join.baseline_min) == (0.6, 0.5, 1.1, 1.0)
     assert (join.ratio, join.ratio_min, join.goal, join.ok) == (0.545, 0.5, 1.0, True)
@@ -56,7 +59,7 @@ def test_eager_figures_stand_beside_their_baselines_with_their_goals() -> None:
     assert (leave.value, leave.baseline_value, leave.ratio, leave.ok) == (1.2, 1.0, 1.2, False)
     switch = by_figure["switch"]  # a switch's goal is half a plain join
     assert (switch.value, switch.goal, switch.ratio, switch.ok) == (0.4, 0.5, 0.364, True)
-    packets = by_figure["ZooKeeper packets per bridge join"]
+    packets = by_figure[packets_figure]
     assert (packets.value, packets.baseline_value, packets.ok) == (150, 20 * 8 + 4 * 128, True)
 
 
@@ -126,3 +129,17 @@ def test_the_steady_gap_is_the_longest_any_partition_waited_in_a_quiet_window() 
     assert steady_gap(processed, 95 * ms, 200 * ms) == 0.099  # 1 -> 100 ended in the window (91 -> 150 too)
     assert steady_gap(processed, 120 * ms, 200 * ms) == 0.059  # 91 -> 150, from a record before the window
     assert steady_gap(processed, 500 * ms, 600 * ms) is None
+
+
+def test_packets_per_join_are_judged_less_the_groups_steady_rate_over_each_window() -> None:
+    def join(packets: int, window_s: float) -> Transition:
+        return Transition(Kind.BRIDGE_JOIN, 0.3, packets, (), (), {}, window_s)
+
+    joins = (join(900, 2.0), join(1000, 3.0), Transition(Kind.SWITCH, 0.1, 500, (), (), {}, 1.0))
+    assert net_join_packets(joins, 100.0) == (700.0, 700.0)
+    assert net_join_packets(joins, None) == ()
+    p = Point(8, 128, join_packets=(900, 1000), join_packets_net=(700.0, 700.0))
+    net, raw = [c for c in checks(p) if "packets" in c.figure]
+    assert (net.value, net.baseline_value, net.ok) == (700.0, 672, False)
+    assert (raw.value, raw.ok) == (950.0, False)
+    assert [c.ok for c in checks(replace(p, join_packets_net=(600.0, 650.0))) if "packets" in c.figure] == [True, False]
