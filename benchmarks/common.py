@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import platform
+import random
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ from typing import Any
 from benchmarks.member_process import MemberSpec, RemoteMember
 from migrator.demo.group import create_topic
 from migrator.demo.steps import GroupDriver, Sizing
-from migrator.demo.workload import QUIET_LOGGER, LiveLog, SequencedProducer
+from migrator.demo.workload import PLAIN_HEARTBEAT_MS, QUIET_LOGGER, LiveLog, SequencedProducer
 from migrator.devcluster.ports import four_letter_word
 from migrator.kafka.admin import KafkaAdmin
 from migrator.zk.client import connect
@@ -124,6 +125,13 @@ def join(d: GroupDriver, kind: str, name: str) -> int:
     member = d.start(kind, name)
     assert isinstance(member, RemoteMember)
     return member.wait_subscribed()
+
+
+def at_random_heartbeat_phase() -> None:
+    """Sleep a random part of one heartbeat interval. A Kafka rebalance starts at the other members' next
+    heartbeat, whose phase the previous rebalance set: a trigger a fixed time after it would hand each group a
+    phase of its own, and their pauses a difference that is the benchmark's, not the members'."""
+    time.sleep(random.uniform(0.0, PLAIN_HEARTBEAT_MS / 1000))
 
 
 def close_group(d: GroupDriver) -> None:

@@ -20,7 +20,8 @@ the server's znode and watch counts are read before the members start and after 
 bridge joins and then leaves as an application is stopped (SIGTERM: its stream loop ends, it commits and
 shuts down), `rounds` times (the join's and the leave's pauses, and the packets over each); the baseline is
 a group of plain confluent-kafka consumers of the same size that one more plain consumer joins and leaves
-(SIGTERM too), `rounds` times. `--protocols cooperative` gives the bridges' embedded members and the plain
+(SIGTERM too), `rounds` times; each join and leave comes a random part of a heartbeat interval after the
+previous step (`at_random_heartbeat_phase`). `--protocols cooperative` gives the bridges' embedded members and the plain
 consumers `partition.assignment.strategy=cooperative-sticky` (`curves_model.ASSIGNOR`); eager is `range`.
 Pauses are `migrator.observe.pause`'s, as in `switch_pause`. The producer writes at most `TOTAL_RATE`
 records/s in round robin, so at 1,024 partitions a partition gets a record every ~0.3 s: that per-partition
@@ -85,6 +86,7 @@ from benchmarks.common import (
     Cluster,
     Size,
     add_cluster_args,
+    at_random_heartbeat_phase,
     close_group,
     cluster,
     group_driver,
@@ -330,8 +332,10 @@ def _rounds(c: Cluster, d: GroupDriver, kind: str, rounds: int) -> list[Pending]
     joined, left = (Kind.PLAIN_JOIN, Kind.PLAIN_LEAVE) if kind == "plain" else (Kind.BRIDGE_JOIN, Kind.BRIDGE_LEAVE)
     for n in range(rounds):
         name = f"joiner{n}"
+        at_random_heartbeat_phase()
         steps.append(_window(c, own, d, joined, lambda name=name: d.step(
             "rebalance", f"{kind} {name} joins", lambda: join(d, kind, name))))  # fmt: skip
+        at_random_heartbeat_phase()
         steps.append(_window(c, own, d, left, lambda name=name: d.step(
             "rebalance", f"{kind} {name} leaves", lambda: leave(d, name))))  # fmt: skip
     return steps

@@ -28,7 +28,6 @@ over everything produced and processed (with the owner nodes' timeline for the Z
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -39,6 +38,7 @@ from benchmarks.common import (
     Cluster,
     Size,
     add_cluster_args,
+    at_random_heartbeat_phase,
     close_group,
     cluster,
     group_driver,
@@ -50,7 +50,6 @@ from benchmarks.common import (
 from benchmarks.member_process import RemoteMember
 from migrator.demo.group import wait_for
 from migrator.demo.steps import GroupDriver, Step
-from migrator.demo.workload import PLAIN_HEARTBEAT_MS
 from migrator.observe import OwnersWatcher, judge
 from migrator.observe.pause import longest_gap
 from migrator.observe.records import Processed
@@ -147,7 +146,7 @@ def roll(c: Cluster, group: str, size: Size, restarted: int, log_dir: str | None
             d.set_mode(Mode.KAFKA, "setup")
         for i in range(restarted):
             old, new = f"m{i}", f"m{i}r"
-            time.sleep(random.uniform(0.0, PLAIN_HEARTBEAT_MS / 1000))  # a phase of the heartbeats at random
+            at_random_heartbeat_phase()
             left = d.step("restart", f"SIGTERM {old}", lambda old=old: leave(d, old))  # type: ignore[misc]
             joined = d.step("restart", f"{new} starts", lambda new=new: join(d, kind, new))  # type: ignore[misc]
             restarts.append((old, left, joined))
