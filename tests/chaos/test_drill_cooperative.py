@@ -114,18 +114,27 @@ def test_bridges_hand_over_to_cooperative_confluent_consumers_and_take_back(dril
 
 
 def test_a_cooperative_group_rides_out_a_broker_restart(drill_on: Callable[..., Drill]) -> None:
+    """Static bridges (group.instance.id) beside a cooperative plain consumer: a broker restart mid-migration,
+    then a static bridge's restart, which takes its partitions back while the others keep theirs."""
     drill = drill_on(brokers=1)
     drill.start()
     names = ["b0", "b1"]
     for name in names:
-        drill.spawn_bridge(name, streams=1, **BRIDGE)
+        drill.spawn_bridge(name, streams=1, **STATIC)
     set_mode(drill.zk, drill.group, "kafka")
     drill.settle("kafka", names)
     drill.plain("p0", COOPERATIVE)
     bridges_own(drill, drill.partitions - drill.partitions // 3)
     drill.outage("broker-1", 5.0)
     drill.resumes(timeout=60)
-    bridges_own(drill, drill.partitions - drill.partitions // 3)
+    before = bridges_own(drill, drill.partitions - drill.partitions // 3)
+    drill.leave("b1")  # a static member's restart, the broker's restart behind it
+    drill.spawn_bridge("b1", streams=1, **STATIC)
+    after = bridges_own(drill, drill.partitions - drill.partitions // 3)
+    assert {p: n[0] for p, n in after.items()} == {p: n[0] for p, n in before.items()}, (
+        f"partitions moved while the static member restarted: {before} -> {after}"
+    )
+    drill.resumes(timeout=60)
     verdict = drill.finish(excuse_violation=plain_consumers_own_no_nodes)
     print(f"duplicates after the broker restart: {len(verdict.duplicates)}")
 
