@@ -403,9 +403,9 @@ class EmbeddedMember:
         self._fenced = True
         reason = (
             f"the embedded member was fenced: another Kafka consumer joined the group with its group.instance.id "
-            f"{self._instance_id!r} ({error.name()}); every bridge needs a consumer.id of its own, so look for a "
-            "second instance with this one's consumer.id; this bridge releases its partitions and stays out of "
-            "Kafka coordination until it is restarted"
+            f"{self._instance_id!r} (FENCED_INSTANCE_ID, {error.name()}); every bridge needs a consumer.id of its "
+            "own, so look for a second instance with this one's consumer.id; this bridge releases its partitions "
+            "and stays out of Kafka coordination until it is restarted"
         )
         log.error("%s", reason)
         self._post(KafkaLost(reason))
