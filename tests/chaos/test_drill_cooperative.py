@@ -113,16 +113,21 @@ def test_bridges_hand_over_to_cooperative_confluent_consumers_and_take_back(dril
     assert not verdict.duplicates, verdict.summary()
 
 
-def test_a_cooperative_group_rides_out_a_broker_restart(drill_on: Callable[..., Drill]) -> None:
-    """Static bridges (group.instance.id) beside a cooperative plain consumer: a broker restart mid-migration,
-    then a static bridge's restart, which takes its partitions back while the others keep theirs."""
-    drill = drill_on(brokers=1)
+def static_bridges_under_kafka(drill: Drill) -> None:
+    """Start the drill with static bridges b0 and b1 settled under Kafka authority."""
     drill.start()
     names = ["b0", "b1"]
     for name in names:
         drill.spawn_bridge(name, streams=1, **STATIC)
     set_mode(drill.zk, drill.group, "kafka")
     drill.settle("kafka", names)
+
+
+def test_a_cooperative_group_rides_out_a_broker_restart(drill_on: Callable[..., Drill]) -> None:
+    """Static bridges (group.instance.id) beside a cooperative plain consumer: a broker restart mid-migration,
+    then a static bridge's restart, which takes its partitions back while the others keep theirs."""
+    drill = drill_on(brokers=1)
+    static_bridges_under_kafka(drill)
     drill.plain("p0", COOPERATIVE)
     bridges_own(drill, drill.partitions - drill.partitions // 3)
     drill.outage("broker-1", 5.0)
@@ -151,12 +156,7 @@ def test_a_duplicated_instance_id_fences_the_bridge_which_says_so_and_releases(d
     partition it owned, which the other instance now has. Nothing can keep the two instances from processing
     those partitions side by side for a moment, so only there overlaps and duplicates are excused; nothing is
     lost."""
-    drill.start()
-    names = ["b0", "b1"]
-    for name in names:
-        drill.spawn_bridge(name, streams=1, **STATIC)
-    set_mode(drill.zk, drill.group, "kafka")
-    drill.settle("kafka", names)
+    static_bridges_under_kafka(drill)
     b1, instance = drill.procs["b1"], "b1"  # a static bridge's group.instance.id is its consumer.id
     drill.plain("dup", COOPERATIVE, instance_id=instance)
 
