@@ -5,7 +5,8 @@ A cooperative rebalance revokes only what moves: a bridge releases just those pa
 new ones, so the owner nodes of the partitions that stay with it are never deleted or re-created (their
 ZooKeeper creation zxid does not change). The rolling replacement of the bridges by plain consumers and the
 way back, the switch both ways, a broker restart mid-migration and a static member's restart all lose
-nothing and process nothing twice.
+nothing and process nothing twice. Static bridges ride out a broker restart (in an eager group too, for
+comparison), and one whose group.instance.id another consumer takes says so and releases.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.timeout(30
 COOPERATIVE = "cooperative-sticky"
 BRIDGE = {"coordination.migration.partition.assignment.strategy": COOPERATIVE}
 STATIC = {**BRIDGE, "migration.static.membership": "true"}
+EAGER_STATIC = {"migration.static.membership": "true"}  # the eager default, range,roundrobin
 
 
 def owner_nodes(drill: Drill) -> dict[int, tuple[str, int]]:
@@ -113,29 +115,34 @@ def test_bridges_hand_over_to_cooperative_confluent_consumers_and_take_back(dril
     assert not verdict.duplicates, verdict.summary()
 
 
-def static_bridges_under_kafka(drill: Drill) -> None:
-    """Start the drill with static bridges b0 and b1 settled under Kafka authority."""
+def static_bridges_under_kafka(drill: Drill, props: dict[str, str] = STATIC) -> None:
+    """Start the drill with static bridges b0 and b1 (with `props`) settled under Kafka authority."""
     drill.start()
     names = ["b0", "b1"]
     for name in names:
-        drill.spawn_bridge(name, streams=1, **STATIC)
+        drill.spawn_bridge(name, streams=1, **props)
     set_mode(drill.zk, drill.group, "kafka")
     drill.settle("kafka", names)
 
 
-def test_a_cooperative_group_rides_out_a_broker_restart(drill_on: Callable[..., Drill]) -> None:
-    """Static bridges (group.instance.id) beside a cooperative plain consumer: a broker restart mid-migration,
-    then a static bridge's restart, which takes its partitions back while the others keep theirs."""
+@pytest.mark.parametrize(
+    ("props", "peer"), [(STATIC, COOPERATIVE), (EAGER_STATIC, "range")], ids=["cooperative", "eager"]
+)
+def test_a_static_group_rides_out_a_broker_restart(
+    drill_on: Callable[..., Drill], props: dict[str, str], peer: str
+) -> None:
+    """Static bridges (group.instance.id) beside a plain consumer of the same protocol: a broker restart
+    mid-migration, then a static bridge's restart, which takes its partitions back while the others keep theirs."""
     drill = drill_on(brokers=1)
-    static_bridges_under_kafka(drill)
-    drill.plain("p0", COOPERATIVE)
+    static_bridges_under_kafka(drill, props)
+    drill.plain("p0", peer)
     bridges_own(drill, drill.partitions - drill.partitions // 3)
     drill.outage("broker-1", 5.0)
     drill.resumes(timeout=60)
     before = bridges_own(drill, drill.partitions - drill.partitions // 3)
     restarted_ns = time.time_ns()
     drill.leave("b1")  # a static member's restart, the broker's restart behind it: a clean step
-    drill.spawn_bridge("b1", streams=1, **STATIC)
+    drill.spawn_bridge("b1", streams=1, **props)
     after = bridges_own(drill, drill.partitions - drill.partitions // 3)
     assert {p: n[0] for p, n in after.items()} == {p: n[0] for p, n in before.items()}, (
         f"partitions moved while the static member restarted: {before} -> {after}"
