@@ -64,10 +64,11 @@ def make_consumer(args: argparse.Namespace):
     )
 
 
-def around_broker_race(call, attempts: int = 5):
+def around_broker_race(call, attempts: int = 20):
     """`call()`'s result, calling again while pykafka 2.8.0 trips over its own broker refresh: after a broker
     restart its metadata thread can change `cluster.brokers` while a commit or a rebalance iterates it to find
-    the group coordinator (RuntimeError: dictionary changed size during iteration)."""
+    the group coordinator (RuntimeError: dictionary changed size during iteration). The refresh can go on
+    for seconds on a loaded machine, hence up to 20 attempts 0.2 s apart."""
     for attempt in range(attempts):
         try:
             return call()
