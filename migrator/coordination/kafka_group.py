@@ -179,6 +179,9 @@ class KafkaGroupTracker:
             self._describe_retry_at = self._clock() + DESCRIBE_RETRY_S  # the guard does not ask again now
             return KafkaHealth(joined=False, reason=str(exc), unanswered=True), None
         missing = snap.registered_bridges - group.client_ids
+        if missing and group is self._described:
+            group = self._described_again(group)
+            missing = snap.registered_bridges - group.client_ids
         if self._consumer_id in missing:
             return KafkaHealth(joined=False, reason="this bridge is not in the described Kafka group"), group
         return KafkaHealth(joined=True, missing_bridges=missing), group
@@ -205,6 +208,19 @@ class KafkaGroupTracker:
                 return group  # mid-rebalance: its outcome reaches us as an event, describe again then
             self._described = group
         return self._described
+
+    def _described_again(self, cached: KafkaGroup) -> KafkaGroup:
+        """The group described now, when the one described since our last assignment lacks a registered
+        bridge: a bridge registers only once its member has an assignment, and a rebalance that gives our
+        member nothing new (a cooperative one, or one whose assignment has not reached us yet) leaves that
+        description from before the bridge joined. Falling back on it would stop every partition for a
+        member that is in the group. The cached description stays when Kafka does not answer."""
+        fresh = self._describe_afresh()
+        if fresh is None:
+            return cached
+        if fresh.stable:
+            self._described = fresh
+        return fresh
 
     def _describe_afresh(self) -> KafkaGroup | None:
         """DescribeGroups through the admin client, which works whether or not the embedded member could join.

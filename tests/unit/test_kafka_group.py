@@ -84,6 +84,24 @@ def test_a_bridge_missing_from_the_group_is_named() -> None:
     assert not t2.health(BRIDGES)[0].joined  # this bridge itself is not in the described group
 
 
+def test_a_bridge_that_joined_after_the_cached_description_is_not_taken_for_missing() -> None:
+    admin = FakeAdmin({"g_b0": T})
+    t, _ = _tracker(admin)
+    t.assigned(T)
+    only_us = snapshot({"g_b0": {"t": 1}}, bridges={"g_b0"}, mode=b"kafka")
+    assert t.health(only_us)[0].healthy
+    # g_b1 joined in a cooperative rebalance that gave our member nothing new, then registered
+    admin.members = {"g_b0": T[:3], "g_b1": T[3:]}
+    health, group = t.health(BRIDGES)
+    assert health.healthy and group is not None and group.client_ids == {"g_b0", "g_b1"}
+    asked = admin.describes
+    assert t.health(BRIDGES)[0].healthy and admin.describes == asked  # the fresh stable description is kept
+    admin.members = {"g_b0": T}  # g_b1 left the Kafka group but is still registered
+    t.assigned(T)
+    health, _ = t.health(BRIDGES)
+    assert health.missing_bridges == {"g_b1"}
+
+
 def test_a_revoke_holds_as_a_rebalance_in_progress_only_for_a_while() -> None:
     t, clock = _tracker(FakeAdmin({"g_b0": T}))
     t.assigned(T)
