@@ -89,6 +89,10 @@ class LiveLog(ProcessingLog):
 
 
 _TRANSIENT = (KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION)
+_GENERATION_LOST = frozenset({KafkaError.ILLEGAL_GENERATION, KafkaError.UNKNOWN_MEMBER_ID,
+                              KafkaError.REBALANCE_IN_PROGRESS})  # fmt: skip
+"""Commit refusals of a member the group moved past: its partitions are someone else's already, so an
+application drops the offsets (their next owner starts from the last commit) and goes on consuming."""
 """What a broker that has just restarted can answer before it knows its topics again ("partition count
 changed from 8 to 0"): a record refused so is sent again, since the topic is back within seconds."""
 
@@ -286,7 +290,8 @@ class ConnectorMember:
 class PlainConsumer:
     """KIP-125's KC: a confluent-kafka consumer with `group.id`, processing on its own poll thread and
     committing exactly what it processed on every revoke and at close, so a clean leave hands over where it
-    stopped. It records its Kafka assignment over time (`assigned`), which the timeline draws."""
+    stopped; a commit refused because the group moved past this member is dropped, as an application does.
+    It records its Kafka assignment over time (`assigned`), which the timeline draws."""
 
     def __init__(
         self,
@@ -339,7 +344,12 @@ class PlainConsumer:
         keys = {(p.topic, p.partition) for p in only} if only is not None else set(self._processed)
         offsets = [KafkaTopicPartition(t, p, o) for (t, p), o in self._processed.items() if (t, p) in keys]
         if offsets:
-            consumer.commit(offsets=offsets, asynchronous=False)
+            try:
+                consumer.commit(offsets=offsets, asynchronous=False)
+            except KafkaException as exc:
+                if exc.args[0].code() not in _GENERATION_LOST:
+                    raise
+                logging.getLogger(QUIET_LOGGER).info("%s: commit refused (%s); consuming on", self.name, exc)
         for key in keys:
             self._processed.pop(key, None)
 
