@@ -96,13 +96,9 @@ class PykafkaMember(PeerProcess):
 class ConfluentMember(PeerProcess):
     """A plain confluent-kafka consumer process (`tests/peers/confluent_member.py`), client.id `name`."""
 
-    def __init__(
-        self, bootstrap: str, group: str, topic: str, name: str, log: Path, strategy: str = "range",
-        instance_id: str = "",
-    ) -> None:  # fmt: skip
+    def __init__(self, bootstrap: str, group: str, topic: str, name: str, log: Path, strategy: str = "range") -> None:
         cmd = [sys.executable, str(PEERS / "confluent_member.py"), "--bootstrap", bootstrap, "--group", group,
-               "--topic", topic, "--name", name, "--log", str(log), "--strategy", strategy,
-               "--instance-id", instance_id]  # fmt: skip
+               "--topic", topic, "--name", name, "--log", str(log), "--strategy", strategy]  # fmt: skip
         super().__init__(cmd, log)
 
 
