@@ -341,12 +341,17 @@ def _rounds(c: Cluster, d: GroupDriver, kind: str, rounds: int) -> list[Pending]
     return steps
 
 
-def _steady(d: GroupDriver) -> tuple[int, int]:
-    """`STEADY_S` with nothing happening, once every partition was processed since the group converged: the
-    window whose longest gap is the group's floor."""
+def _converged(d: GroupDriver) -> None:
+    """Wait until every partition was processed since now: the group has converged."""
     since = time.time_ns()
     wait_for(lambda: len(d.log.resumed_since(since)) >= d.sizing.partitions, d.sizing.step_timeout_s,
              "every partition processed once the group converged", interval_s=0.05)  # fmt: skip
+
+
+def _steady(d: GroupDriver) -> tuple[int, int]:
+    """`STEADY_S` with nothing happening, once the group converged: the window whose longest gap is the
+    group's floor."""
+    _converged(d)
     began = time.time_ns()
     time.sleep(STEADY_S)
     return began, time.time_ns()
@@ -354,8 +359,8 @@ def _steady(d: GroupDriver) -> tuple[int, int]:
 
 def _steady_packets(c: Cluster, d: GroupDriver) -> float:
     """The group's ZooKeeper packets per second over `STEADY_S` with nothing happening (offset commits and
-    session pings), once every partition was processed again: what any window holds besides its step."""
-    _steady(d)
+    session pings), once it converged: what any window holds besides its step."""
+    _converged(d)
     own = OwnRequests(d.zk)
     before, began = packets(c), time.monotonic()
     time.sleep(STEADY_S)

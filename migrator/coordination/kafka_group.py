@@ -144,8 +144,8 @@ class KafkaGroupTracker:
 
     def describe_ahead(self) -> None:
         """Begin describing the group on a helper thread, for the health check of the decision under way: it
-        then overlaps the snapshot read instead of following it (a joining bridge's first decision waited for
-        it, 313 ms under load). Only once per assignment, and not while a failed describe is being waited out."""
+        then overlaps the snapshot read instead of following it. Only once per assignment, and not while a
+        failed describe is being waited out."""
         admin = self._admin
         if admin is None or self.membership is not Membership.ASSIGNED:
             return
