@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -26,6 +27,12 @@ from migrator.observe.records import Handle, Processed
 from migrator.protocol.dialect import Dialect
 
 QUIET_LOGGER = "migrator.demo.librdkafka"
+REQUESTS_PER_CONNECTION = 400.0
+"""Produce requests per second one producer connection is given at most. librdkafka sends each partition's
+records in a request of their own (librdkafka issue #1700) and a broker serves one connection's requests one
+at a time, so thousands of single records a second over hundreds of partitions queue on one connection: any
+hiccup of the broker then leaves every partition waiting behind the others for seconds, which consumers see
+as a pause that is the producer's."""
 """librdkafka's logs go here (silenced unless --debug): a leaving member's connection chatter is expected.
 Repeats are merged as for the bridges' clients: a producer retrying a stopped broker would otherwise log
 every few hundred milliseconds, and bury a failing test's report under hundreds of identical lines."""
@@ -97,6 +104,12 @@ application drops the offsets (their next owner starts from the last commit) and
 changed from 8 to 0"): a record refused so is sent again, since the topic is back within seconds."""
 
 
+def connections_for(rate: float, partitions: int) -> int:
+    """How many producer connections keep each under `REQUESTS_PER_CONNECTION` when every record of `rate` a
+    second goes to the next of `partitions` in turn (a request each), and no more than there are partitions."""
+    return max(1, min(partitions, math.ceil(rate / REQUESTS_PER_CONNECTION)))
+
+
 class SequencedProducer:
     """Produces `seq-<n>` records at about `rate` per second in a background thread, spreading them over the
     partitions in explicit round robin (so each partition gets a record every `partitions / rate` s, which
@@ -104,9 +117,13 @@ class SequencedProducer:
     (topic, partition, offset): what the verdict compares against."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, rate: float, batch: int = 1) -> None:
-        self._producer = Producer(
-            {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2, "logger": logging.getLogger(QUIET_LOGGER)}
-        )
+        config = {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "linger.ms": 2,
+            "logger": logging.getLogger(QUIET_LOGGER),
+        }
+        self._producers = [Producer(config) for _ in range(connections_for(rate, partitions))]
         self._topic = topic
         self._partitions = partitions
         self._batch = max(1, batch)
@@ -132,16 +149,31 @@ class SequencedProducer:
         """Queue one record; False only when the producer stopped while the topic was unknown."""
         while True:
             try:
-                self._producer.produce(self._topic, value=value, partition=partition, on_delivery=self._on_delivery)
+                self._producer_of(partition).produce(
+                    self._topic, value=value, partition=partition, on_delivery=self._on_delivery
+                )
                 return True
             except BufferError:  # the local queue is full: let deliveries drain, then retry
-                self._producer.poll(0.05)
+                self._poll(0.05)
             except KafkaException as exc:
                 if exc.args[0].code() not in _TRANSIENT:
                     raise
                 if self._stop.is_set():
                     return False
-                self._producer.poll(0.1)
+                self._poll(0.1)
+
+    def _producer_of(self, partition: int) -> Producer:
+        """Each partition always through the same connection, so its records keep their order."""
+        return self._producers[partition % len(self._producers)]
+
+    def _poll(self, timeout_s: float) -> None:
+        """Serve every connection's delivery reports; only the first waits up to `timeout_s`."""
+        for i, producer in enumerate(self._producers):
+            producer.poll(timeout_s if i == 0 else 0)
+
+    def _flush(self, deadline: float) -> int:
+        """Flush every connection by `deadline`; the records still undelivered."""
+        return sum(producer.flush(max(0.0, deadline - time.monotonic())) for producer in self._producers)
 
     def _take_resends(self) -> list[tuple[int, bytes]]:
         with self._lock:
@@ -159,7 +191,7 @@ class SequencedProducer:
                 if not self._produce(next(partition), f"seq-{self.sent}".encode()):
                     return
                 self.sent += 1
-            self._producer.poll(0)
+            self._poll(0)
             next_at += self._interval
             delay = next_at - time.monotonic()
             if delay > 0:
@@ -176,11 +208,13 @@ class SequencedProducer:
         self._stop.set()
         self._thread.join(timeout=10)
         deadline = time.monotonic() + flush_timeout_s
-        remaining = self._producer.flush(flush_timeout_s)
+        remaining = self._flush(deadline)
         while (resend := self._take_resends()) and time.monotonic() < deadline:
             for target, value in resend:
-                self._producer.produce(self._topic, value=value, partition=target, on_delivery=self._on_delivery)
-            remaining = self._producer.flush(max(0.0, deadline - time.monotonic()))
+                self._producer_of(target).produce(
+                    self._topic, value=value, partition=target, on_delivery=self._on_delivery
+                )
+            remaining = self._flush(deadline)
         with self._lock:
             if self._resend:
                 self.errors.append(f"{len(self._resend)} records still rejected as unknown at the end")
