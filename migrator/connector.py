@@ -395,12 +395,14 @@ class ConsumerConnector:
 
     def _join_kafka_group(self, member: EmbeddedMember, admin: KafkaAdmin, topics: list[str]) -> None:
         """Start the embedded member and wait up to `JOIN_WAIT_S` for its first assignment, warming up the admin
-        client meanwhile; a member not in the group by then joins later, and the worker obeys ZooKeeper until
-        it has."""
+        client and reading the group meanwhile; a member not in the group by then joins later, and the worker
+        obeys ZooKeeper until it has."""
         member.start(topics)
         deadline = time.monotonic() + JOIN_WAIT_S
         warming = threading.Thread(target=_warm_up, args=(admin, self.group, topics), name="warm-up", daemon=True)
         warming.start()
+        assert self._worker is not None
+        self._worker.preread()  # the group's other members revoke meanwhile: the JoinGroup waits for them
         if not member.joined.wait(JOIN_WAIT_S):
             log.warning("embedded member not in the Kafka group after %.0fs; obeying ZooKeeper", JOIN_WAIT_S)
         warming.join(max(0.0, deadline - time.monotonic()))

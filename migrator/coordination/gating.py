@@ -160,18 +160,22 @@ def claims_wait_first(triggers: Set[Trigger], *, prior: Authority, decided: Auth
 
 MEMBER_TRIGGERS = frozenset({Trigger.IDS, Trigger.MIGRATION_IDS})
 """The watches on the member listings: what a read of the changed members alone answers."""
+MEMBERS_READ_TRIGGERS = MEMBER_TRIGGERS | {Trigger.START}
+"""... and the start, when the group was read while the embedded member joined (`RebalanceWorker.preread`):
+this member's own registration and whoever registered since are then all that is new."""
 
 
 def reads_members_only(triggers: Set[Trigger], last_usable: bool, last_watched: bool) -> bool:
     """Whether a rebalance for `triggers` may read only the members that changed since the last snapshot
-    (`zk.snapshot.read_members`), keeping its mode and partitions: when a member listing changed and nothing
-    but a Kafka assignment besides. The mode and every subscribed topic's partitions are watched, each posting
-    its own trigger on a change (the reasoning of `refreshable`), so a batch without those triggers changed
-    neither; a snapshot with parts from the brokers (`last_watched` false) is read whole."""
+    (`zk.snapshot.read_members`), keeping its mode and partitions: when a member listing changed (or the
+    connector starts over a snapshot read moments before) and nothing but a Kafka assignment besides. The
+    mode and every subscribed topic's partitions are watched, each posting its own trigger on a change (the
+    reasoning of `refreshable`), so a batch without those triggers changed neither; a snapshot
+    with parts from the brokers (`last_watched` false) is read whole."""
     kinds = set(triggers)
     return (
         last_usable
         and last_watched
-        and bool(kinds & MEMBER_TRIGGERS)
-        and kinds <= MEMBER_TRIGGERS | {Trigger.KAFKA_ASSIGNMENT}
+        and bool(kinds & MEMBERS_READ_TRIGGERS)
+        and kinds <= MEMBERS_READ_TRIGGERS | {Trigger.KAFKA_ASSIGNMENT}
     )

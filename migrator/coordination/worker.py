@@ -240,6 +240,22 @@ class RebalanceWorker:
         `create_message_streams` returns (as with the Scala connector)."""
         self._register()
 
+    def preread(self) -> None:
+        """Before the worker starts, while the embedded member joins the Kafka group: read the group and watch
+        its topics as an attempt does. The first rebalance, after the assignment every partition of the group
+        waits on, then reads only the members registered since (`gating.reads_members_only`), this one among
+        them, instead of everything; a change of mode or partitions meanwhile posts its trigger, which reads
+        everything again."""
+        if self._owner_upkeep is not None:  # names that follow the leaders are only given after a full read
+            return
+        try:
+            snap = self._snapshots.read()
+        except ZooKeeperError:
+            return  # the first rebalance reads everything, as without this
+        if snap.usable:
+            self._watch_topics(snap)
+            self._snapshot = snap
+
     def _run(self) -> None:
         # The first evaluation goes through the queue, after anything posted before the thread started
         # (a bridge's first Kafka assignment in particular): deciding without it would obey ZooKeeper and
@@ -514,9 +530,7 @@ class RebalanceWorker:
         """Watch the subscribed topics, log the missing ones; `Attempt.UNUSABLE` when the snapshot cannot be
         decided over (corrupt, or this member not registered yet)."""
         cid = self.s.consumer_id
-        self._watches.watch_topics(snap.subscriptions.get(cid, {}), self._registration.is_wildcard)
-        for other in snap.subscriptions.values():
-            self._watches.watch_topics(other, False)
+        self._watch_topics(snap)
         if snap.missing_topics != self._missing_topics:
             self._missing_topics = snap.missing_topics
             if snap.missing_topics:
@@ -530,6 +544,11 @@ class RebalanceWorker:
             log.info("not registered in ZooKeeper yet; rebalance waits")
             return Attempt.UNUSABLE
         return None
+
+    def _watch_topics(self, snap: Snapshot) -> None:
+        self._watches.watch_topics(snap.subscriptions.get(self.s.consumer_id, {}), self._registration.is_wildcard)
+        for other in snap.subscriptions.values():
+            self._watches.watch_topics(other, False)
 
     def _apply(
         self, plan: Transition, decision: AuthorityDecision, laps: dict[str, float], *, wait_first: bool = True

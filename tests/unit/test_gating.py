@@ -240,13 +240,16 @@ def test_only_member_listing_changes_read_the_changed_members_alone(
     triggers: set[Trigger], usable: bool, watched: bool
 ) -> None:
     """Any trigger for a part the members' read does not cover (mode, topics, brokers, a new session, a
-    retry, a Kafka loss, the start) reads the whole snapshot."""
-    expected = (
-        usable
-        and watched
-        and bool(triggers & {Trigger.IDS, Trigger.MIGRATION_IDS})
-        and triggers <= {Trigger.IDS, Trigger.MIGRATION_IDS, Trigger.KAFKA_ASSIGNMENT}
-    )
+    retry, a Kafka loss) reads the whole snapshot; the start reads the members alone over the snapshot read
+    while the embedded member joined."""
+    members = {Trigger.IDS, Trigger.MIGRATION_IDS, Trigger.START}
+    expected = usable and watched and bool(triggers & members) and triggers <= members | {Trigger.KAFKA_ASSIGNMENT}
     assert reads_members_only(triggers, usable, watched) is expected
-    if Trigger.MODE in triggers or Trigger.START in triggers or Trigger.NEW_SESSION in triggers:
+    if Trigger.MODE in triggers or Trigger.NEW_SESSION in triggers:
         assert not reads_members_only(triggers, usable, watched)
+
+
+def test_a_bridge_starting_on_its_first_assignment_reads_the_members_alone() -> None:
+    """The joining bridge's first rebalance, on the path every partition of the group waits on, reads only
+    the members registered since its read during the Kafka join."""
+    assert reads_members_only({Trigger.START, Trigger.KAFKA_ASSIGNMENT}, True, True)
