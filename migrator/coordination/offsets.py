@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
+from migrator.kafka.commit import GenerationMoved
 from migrator.metrics import ConnectorMetrics
 from migrator.protocol import stores
 from migrator.protocol.partition import TopicPartition
@@ -63,7 +64,10 @@ def member_or_simple_commit(
 
     def commit(offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
         deadline = clock() + timeout_s
-        accepted = member(offsets, timeout_s)
+        try:
+            accepted = member(offsets, timeout_s)
+        except GenerationMoved:  # the member is between generations: pykafka's kind of commit may still land
+            accepted = set()
         rest = {tp: o for tp, o in offsets.items() if tp not in accepted}
         left_s = deadline - clock()
         return accepted | (simple(rest, left_s) if rest and left_s > 0 else set())
@@ -72,12 +76,21 @@ def member_or_simple_commit(
 
 
 def retries_left(
-    attempt: int, max_retries: int, now: float, backoff_s: float, deadline: float, *, releasing: bool
+    attempt: int,
+    max_retries: int,
+    now: float,
+    backoff_s: float,
+    deadline: float,
+    *,
+    releasing: bool,
+    generation_moved: bool = False,
 ) -> bool:
     """Whether a refused Kafka commit is tried once more after `backoff_s`: never past `deadline`; within it, up
     to `max_retries` times, or as often as fits when `releasing` a partition whose next owner reads Kafka only
-    (see the module docstring)."""
-    if now + backoff_s >= deadline:
+    (see the module docstring). `generation_moved`: a commit that releases nothing was refused for the
+    member's generation; it cannot succeed before the member's next assignment, which waits for this worker,
+    and the next commit carries its offsets, so it is not tried again."""
+    if now + backoff_s >= deadline or generation_moved:
         return False
     return releasing or attempt < max_retries
 
@@ -137,7 +150,7 @@ class OffsetStore:
             return True
         accepted = set(todo)
         if self._use_kafka and self._kafka_available():
-            accepted = self._commit_kafka(todo, releasing and self._durable_release)
+            accepted = self._commit_kafka(todo, releasing=releasing)
         elif self._use_kafka:
             self._metrics.committed("kafka", False)
         self.remember({tp: o for tp, o in todo.items() if tp not in accepted})
@@ -164,23 +177,31 @@ class OffsetStore:
             if offset > max(self._unstored.get(tp, -1), self._committed.get(tp, -1)):
                 self._unstored[tp] = offset
 
-    def _commit_kafka(self, todo: Mapping[TopicPartition, int], releasing: bool) -> set[TopicPartition]:
+    def _commit_kafka(self, todo: Mapping[TopicPartition, int], *, releasing: bool) -> set[TopicPartition]:
         """Retries as `retries_left` allows, all within `commit_timeout_s`; a retry that could not start before
-        then is not made."""
+        then is not made. `releasing`: the owner nodes go next, so a refusal for the generation is retried too."""
         assert self._kafka is not None
+        durable = releasing and self._durable_release
         deadline = self._clock() + self._commit_timeout_s
-        accepted = set(self._kafka.commit(todo, self._commit_timeout_s))
+        accepted, moved = self._try_kafka(todo, self._commit_timeout_s)
         remaining = {tp: o for tp, o in todo.items() if tp not in accepted}
         attempt = 0
         while remaining and retries_left(
-            attempt, self._retries, self._clock(), self._backoff_s, deadline, releasing=releasing
+            attempt,
+            self._retries,
+            self._clock(),
+            self._backoff_s,
+            deadline,
+            releasing=durable,
+            generation_moved=moved and not releasing,
         ):
             attempt += 1
             self._sleep(self._backoff_s)
-            accepted |= self._kafka.commit(remaining, deadline - self._clock())
+            more, moved = self._try_kafka(remaining, deadline - self._clock())
+            accepted |= more
             remaining = {tp: o for tp, o in remaining.items() if tp not in accepted}
         self._metrics.committed("kafka", not remaining)
-        if remaining:
+        if remaining and not moved:  # a refusal for the generation is logged by `_try_kafka`, and routine
             log.warning(
                 "Kafka refused offsets of %d partitions (or did not take them within %gs); they are not written to "
                 "ZooKeeper either",
@@ -188,6 +209,15 @@ class OffsetStore:
                 self._commit_timeout_s,
             )
         return accepted
+
+    def _try_kafka(self, todo: Mapping[TopicPartition, int], timeout_s: float) -> tuple[set[TopicPartition], bool]:
+        """One Kafka commit: the partitions accepted, and whether it was refused for the member's generation."""
+        assert self._kafka is not None
+        try:
+            return set(self._kafka.commit(todo, timeout_s)), False
+        except GenerationMoved as refusal:
+            log.info("%s; the next commit after the assignment takes these offsets", refusal)
+            return set(), True
 
     def fetch(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         wanted = sorted(set(tps))

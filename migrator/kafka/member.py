@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from migrator.kafka.commit import commit_sync
+from migrator.kafka.commit import member_commit_sync
 from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside
 from migrator.logs import librdkafka_logger
 from migrator.protocol.events import Event, KafkaAssigned, KafkaLost, KafkaRevoked
@@ -173,14 +173,15 @@ class EmbeddedMember:
         that waits here must go on answering ZooKeeper and mode events. librdkafka's synchronous commit has no
         timeout of its own and retries while the group's coordinator loads, so the poll thread may stay in it;
         until it is out, later commits are refused at once instead of queueing behind it (each would cost the
-        caller its whole wait, and could land after a newer one)."""
+        caller its whole wait, and could land after a newer one). `GenerationMoved` when Kafka refused it for
+        the member's generation."""
         stuck = self._unanswered_commit
         if stuck is not None and not stuck.done():
             log.info("Kafka offset commit refused: an earlier commit is still waiting for Kafka")
             return set()
         self._unanswered_commit = None
         try:
-            return self._call(lambda: commit_sync(self._consumer, offsets), timeout_s)
+            return self._call(lambda: member_commit_sync(self._consumer, offsets), timeout_s)
         except _Unanswered as exc:
             if not exc.future.cancel():  # the poll thread is in it: it may end later, or never
                 self._unanswered_commit = exc.future

@@ -101,7 +101,7 @@ class StandInConsumer:
 
 
 class SlowCommits:
-    """Stands in for `commit_sync`: the first commit stays in 'librdkafka' until `release` is set."""
+    """Stands in for `member_commit_sync`: the first commit stays in 'librdkafka' until `release` is set."""
 
     def __init__(self) -> None:
         self.release = threading.Event()
@@ -119,7 +119,7 @@ def member(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[EmbeddedMember, Sl
     """A member whose poll thread serves queued calls once `serving` is set, as `_run` does between polls."""
     commits = SlowCommits()
     monkeypatch.setattr(member_module, "Consumer", StandInConsumer)
-    monkeypatch.setattr(member_module, "commit_sync", commits)
+    monkeypatch.setattr(member_module, "member_commit_sync", commits)
     m = EmbeddedMember({"client.id": "c"}, 100, lambda _event: None)
     serving, stop = threading.Event(), threading.Event()
 

@@ -1,0 +1,117 @@
+"""A member's commit that Kafka refused for its generation is not retried: it cannot succeed before the
+member's next assignment, and that assignment waits for the worker making the commit (a cooperative
+survivor held its claims 400 ms behind such retries). Pure logic on a hand-moved clock."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import cast
+
+from confluent_kafka import KafkaError
+from hypothesis import given
+from hypothesis import strategies as st
+from kazoo.client import KazooClient
+
+from migrator.coordination.offsets import OffsetStore, member_or_simple_commit, retries_left
+from migrator.kafka.commit import GenerationMoved
+from migrator.metrics import ConnectorMetrics
+from migrator.protocol import stores
+from migrator.protocol.partition import TopicPartition
+from migrator.zk.paths import GroupPaths
+from tests.helpers.coordination_fakes import FakeClock
+
+TP = TopicPartition("t", 0)
+
+
+class RebalancingGroup:
+    """Kafka answering REBALANCE_IN_PROGRESS to the member's first `refusals` commits."""
+
+    def __init__(self, clock: FakeClock, refusals: int) -> None:
+        self.clock = clock
+        self.refusals = refusals
+        self.attempts = 0
+        self.stored: dict[TopicPartition, int] = {}
+
+    def commit(self, offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
+        self.attempts += 1
+        self.clock.advance(0.01)
+        if self.refusals:
+            self.refusals -= 1
+            raise GenerationMoved(KafkaError.REBALANCE_IN_PROGRESS)
+        self.stored.update(offsets)
+        return set(offsets)
+
+    def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
+        return {tp: self.stored[tp] for tp in tps if tp in self.stored}
+
+
+def store(kafka: RebalancingGroup, clock: FakeClock, durable_release: bool = False) -> OffsetStore:
+    return OffsetStore(
+        cast(KazooClient, None),  # Kafka alone: ZooKeeper is not touched
+        GroupPaths("g"),
+        stores.OffsetStore.KAFKA,
+        False,
+        kafka,
+        ConnectorMetrics("g", "c"),
+        max_retries=5,
+        backoff_ms=200,
+        commit_timeout_s=10.0,
+        durable_release=durable_release,
+        clock=clock,
+        sleep=clock.advance,
+    )
+
+
+def test_a_periodic_commit_refused_for_the_generation_is_tried_once_and_kept_for_the_next() -> None:
+    clock = FakeClock()
+    kafka = RebalancingGroup(clock, refusals=1)
+    offsets = store(kafka, clock)
+    started = clock()
+
+    assert offsets.commit({TP: 347}) is False
+
+    assert kafka.attempts == 1
+    assert clock() - started < 0.2  # no backoff slept: the worker is free for the assignment
+    assert offsets.commit({TP: 347}) is True  # the next commit, after the assignment, stores it
+    assert kafka.stored == {TP: 347}
+
+
+def test_a_durable_release_still_retries_through_a_rebalance() -> None:
+    clock = FakeClock()
+    kafka = RebalancingGroup(clock, refusals=3)
+    offsets = store(kafka, clock, durable_release=True)
+
+    assert offsets.commit({TP: 12}, releasing=True) is True
+
+    assert kafka.attempts == 4
+    assert kafka.stored == {TP: 12}
+
+
+def test_pykafka_commits_go_generation_less_when_the_member_is_between_generations() -> None:
+    clock = FakeClock()
+    member = RebalancingGroup(clock, refusals=1)
+    simple = RebalancingGroup(clock, refusals=0)
+
+    assert member_or_simple_commit(member.commit, simple.commit, clock)({TP: 9}, 10.0) == {TP}
+    assert simple.stored == {TP: 9}
+
+
+def test_a_release_refused_for_the_generation_is_retried() -> None:
+    clock = FakeClock()
+    kafka = RebalancingGroup(clock, refusals=2)
+    offsets = store(kafka, clock)
+
+    assert offsets.commit({TP: 5}, releasing=True) is True
+
+    assert kafka.attempts == 3
+
+
+@given(
+    attempt=st.integers(min_value=0, max_value=10),
+    now=st.floats(min_value=0, max_value=20),
+    releasing=st.booleans(),
+)
+def test_a_refusal_for_the_generation_of_a_commit_releasing_nothing_is_never_retried(
+    attempt: int, now: float, releasing: bool
+) -> None:
+    assert not retries_left(attempt, 5, now, 0.2, 10.0, releasing=releasing, generation_moved=True)
