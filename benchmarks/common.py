@@ -169,13 +169,3 @@ def save(name: str, doc: dict[str, Any]) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
     return path
-
-
-def quiet() -> None:
-    """Library chatter (kazoo reconnects, librdkafka disconnects of leaving members) is not a result."""
-    import logging
-
-    from migrator.demo.workload import QUIET_LOGGER
-
-    for name in ("kazoo", QUIET_LOGGER, "migrator"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)

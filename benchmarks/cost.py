@@ -38,9 +38,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
-from benchmarks.common import RESULTS, ROOT, Cluster, add_cluster_args, cluster, quiet, ratio, save, unique
+from benchmarks.common import RESULTS, ROOT, Cluster, add_cluster_args, cluster, ratio, save, unique
 from migrator.demo.group import create_topic
-from migrator.demo.workload import QUIET_LOGGER
+from migrator.demo.workload import QUIET_LOGGER, quiet_libraries
 from migrator.kafka.admin import KafkaAdmin
 from migrator.zk.client import connect
 
@@ -297,7 +297,7 @@ def run(c: Cluster, quick: bool = False, profile: bool = False, compare: Sequenc
         name: str | None = None, one_stream: bool = False, split_plain: bool = False) -> dict[str, object]:  # fmt: skip
     """Every kind of `kinds` (and each `compare` checkout's connectors) side by side at each of `loads` (all by
     default); `name`: the results file (default `cost` or `cost-quick`)."""
-    quiet()
+    quiet_libraries()
     warmup_s, default_window_s = (4.0, 15.0) if quick else (8.0, 30.0)
     window_s = window_s or default_window_s
     chosen = [(load, rate) for load, rate in LOADS if not loads or load in loads]

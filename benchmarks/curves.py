@@ -92,7 +92,6 @@ from benchmarks.common import (
     group_driver,
     join,
     packets,
-    quiet,
     save,
     unique,
 )
@@ -127,7 +126,7 @@ from benchmarks.member_process import RemoteMember
 from benchmarks.rolling_restart import leave
 from migrator.demo.group import wait_for
 from migrator.demo.steps import GroupDriver, Step
-from migrator.demo.workload import QUIET_LOGGER, SequencedProducer
+from migrator.demo.workload import QUIET_LOGGER, SequencedProducer, quiet_libraries
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.observe.pause import first_starts
 from migrator.observe.records import Processed
@@ -601,7 +600,7 @@ def run(c: Cluster, quick: bool = False, sizes: list[tuple[int, int]] | None = N
     """Measure each size under each protocol and save after each; `keep`: start from the saved points, the
     sizes measured now replacing theirs (to add a size that failed, each with its own baseline). The verdicts
     of every protocol are printed at the end."""
-    quiet()
+    quiet_libraries()
     rounds = rounds or (QUICK_ROUNDS if quick else ROUNDS)
     points = {p: saved_points(suffix_of(p, quick)) if keep else [] for p in protocols}
     docs: dict[Protocol, dict[str, Any]] = {}

@@ -27,7 +27,14 @@ from dataclasses import astuple, dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from migrator.demo.workload import PLAIN_HEARTBEAT_MS, ConnectorMember, LiveLog, MemberInfo, PlainConsumer
+from migrator.demo.workload import (
+    PLAIN_HEARTBEAT_MS,
+    ConnectorMember,
+    LiveLog,
+    MemberInfo,
+    PlainConsumer,
+    quiet_libraries,
+)
 from migrator.observe.records import Handle, Processed, ProcessingLog
 
 FORWARD_S = 0.005  # batching of processed records: well below the pause resolution (10 ms)
@@ -71,11 +78,9 @@ class _Outbox(ProcessingLog):
 def _child(spec: MemberSpec, conn: Connection) -> None:
     import logging
 
-    from benchmarks.common import quiet
-
     terminated = threading.Event()
     signal.signal(signal.SIGTERM, lambda _sig, _frame: terminated.set())  # only a flag: the app acts on it
-    quiet()
+    quiet_libraries()
     if spec.log_dir:
         handler = logging.FileHandler(f"{spec.log_dir}/{spec.name}.log")
         handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(message)s"))

@@ -20,9 +20,9 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from benchmarks.common import Cluster, add_cluster_args, cluster, quiet, ratio, save, unique
+from benchmarks.common import Cluster, add_cluster_args, cluster, ratio, save, unique
 from migrator.demo.group import create_topic
-from migrator.demo.workload import SequencedProducer, bridge_props
+from migrator.demo.workload import SequencedProducer, bridge_props, quiet_libraries
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe import load_many
 from migrator.observe.pause import pause_after, summary
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     add_cluster_args(parser)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
-    quiet()
+    quiet_libraries()
     with cluster(args.zookeeper, args.bootstrap_servers) as c:
         result = run(c, 2 if args.quick else args.rounds)
     path = save("pykafka_switch-quick" if args.quick else "pykafka_switch", {"partitions": PARTITIONS, **result})

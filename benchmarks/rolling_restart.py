@@ -43,13 +43,13 @@ from benchmarks.common import (
     cluster,
     group_driver,
     join,
-    quiet,
     ratio,
     save,
 )
 from benchmarks.member_process import RemoteMember
 from migrator.demo.group import wait_for
 from migrator.demo.steps import GroupDriver, Step
+from migrator.demo.workload import quiet_libraries
 from migrator.observe import OwnersWatcher, judge
 from migrator.observe.pause import longest_gap
 from migrator.observe.records import Processed
@@ -204,7 +204,7 @@ def _rounded(x: float | None) -> float | None:
 def run(
     c: Cluster, quick: bool = False, log_dir: str | None = None, groups: tuple[str, ...] = GROUPS
 ) -> dict[str, Any]:
-    quiet()
+    quiet_libraries()
     groups = (BASELINE, *(g for g in groups if g != BASELINE))
     results = {g: roll(c, g, SIZE, 1 if quick else SIZE.members, log_dir) for g in groups}
     base = results[BASELINE]

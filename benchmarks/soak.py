@@ -44,8 +44,8 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from benchmarks.common import quiet, save, unique
-from migrator.demo.workload import SequencedProducer, bridge_props
+from benchmarks.common import save, unique
+from migrator.demo.workload import SequencedProducer, bridge_props, quiet_libraries
 from migrator.devcluster import DevCluster
 from migrator.devcluster.proxy import SilentProxy
 from migrator.errors import EXIT_OK, EXIT_REFUSED, EnvironmentProblem
@@ -473,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.minutes <= 0:
         print(f"error: --minutes must be positive, got {args.minutes}", file=sys.stderr)
         return 2
-    quiet()
+    quiet_libraries()
     doc = run(SoakConfig(minutes=args.minutes, seed=args.seed), keep=args.keep)
     path = save(args.name, doc)
     print({k: v for k, v in doc.items() if k not in ("faults", "config", "crashes")})

@@ -21,19 +21,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import (
-    Cluster,
-    Size,
-    add_cluster_args,
-    close_group,
-    cluster,
-    group_driver,
-    join,
-    quiet,
-    ratio,
-    save,
-)
+from benchmarks.common import Cluster, Size, add_cluster_args, close_group, cluster, group_driver, join, ratio, save
 from migrator.demo.group import wait_for
+from migrator.demo.workload import quiet_libraries
 from migrator.observe.pause import summary
 from migrator.protocol.codecs import Mode
 
@@ -95,7 +85,7 @@ def measure(c: Cluster, size: Size, rounds: int = 10, log_dir: str | None = None
 
 
 def run(c: Cluster, quick: bool = False, sizes: list[Size] | None = None, log_dir: str | None = None) -> dict[str, Any]:
-    quiet()
+    quiet_libraries()
     rounds = 4 if quick else 10
     results = [measure(c, s, rounds, log_dir) for s in (sizes or (QUICK_SIZES if quick else SIZES))]
     for r in results:

@@ -24,10 +24,10 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer
 
-from benchmarks.common import Cluster, add_cluster_args, cluster, quiet, ratio, save, unique
+from benchmarks.common import Cluster, add_cluster_args, cluster, ratio, save, unique
 from migrator import ConsumerConnector
 from migrator.demo.group import create_topic
-from migrator.demo.workload import CONNECTOR_PROPS, QUIET_LOGGER, bridge_props
+from migrator.demo.workload import CONNECTOR_PROPS, QUIET_LOGGER, bridge_props, quiet_libraries
 from migrator.kafka.admin import KafkaAdmin
 from migrator.zk.client import connect
 from migrator.zk.paths import GroupPaths
@@ -149,7 +149,7 @@ def profiled(c: Cluster, topic: str, count: int, top: int = 25) -> list[str]:
 
 
 def run(c: Cluster, quick: bool = False, records: int | None = None) -> dict[str, Any]:
-    quiet()
+    quiet_libraries()
     count = records or (100_000 if quick else 1_000_000)
     topic = unique("tp")
     zk = connect(c.zookeeper)

@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.common import Cluster, add_cluster_args, cluster, packets, quiet, ratio, save, unique
+from benchmarks.common import Cluster, add_cluster_args, cluster, packets, ratio, save, unique
 from migrator import ConsumerConnector
 from migrator.demo.group import create_topic, wait_for
-from migrator.demo.workload import CONNECTOR_PROPS, QUIET_LOGGER, bridge_props
+from migrator.demo.workload import CONNECTOR_PROPS, QUIET_LOGGER, bridge_props, quiet_libraries
 from migrator.kafka.admin import KafkaAdmin
 from migrator.ops import modes
 from migrator.protocol.codecs import Mode
@@ -61,7 +61,7 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(c: Cluster, quick: bool = False) -> dict[str, Any]:
-    quiet()
+    quiet_libraries()
     rounds = 2 if quick else 6
     topic = unique("zkload")
     zk = connect(c.zookeeper)

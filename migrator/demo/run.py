@@ -18,7 +18,14 @@ from migrator.demo.group import create_topic, wait_for
 from migrator.demo.report import Outcome, document, judge_run, step_pauses, table, write_json
 from migrator.demo.steps import FULL, QUICK, GroupDriver, Sizing
 from migrator.demo.timeline import PLOT_HINT, available, draw, segments
-from migrator.demo.workload import QUIET_LOGGER, LiveLog, MemberKind, SequencedProducer, layout_properties
+from migrator.demo.workload import (
+    QUIET_LOGGER,
+    LiveLog,
+    MemberKind,
+    SequencedProducer,
+    layout_properties,
+    quiet_libraries,
+)
 from migrator.kafka.admin import KafkaAdmin
 from migrator.observe import OwnerInterval, OwnersWatcher
 from migrator.protocol.codecs import Mode
@@ -64,8 +71,7 @@ def _cluster(zookeeper: str | None, bootstrap: str | None, echo: Echo) -> Iterat
 
 def _quiet(debug: bool) -> None:
     if not debug:
-        for name in ("kazoo", QUIET_LOGGER, "migrator"):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
+        quiet_libraries()
 
 
 def run_demo(

@@ -27,16 +27,25 @@ from migrator.observe.records import Handle, Processed
 from migrator.protocol.dialect import Dialect
 
 QUIET_LOGGER = "migrator.demo.librdkafka"
+"""librdkafka's logs go here (silenced unless --debug): a leaving member's connection chatter is expected.
+Repeats are merged as for the bridges' clients: a producer retrying a stopped broker would otherwise log
+every few hundred milliseconds, and bury a failing test's report under hundreds of identical lines."""
+logs.install((QUIET_LOGGER,))
+
+
+def quiet_libraries() -> None:
+    """Library chatter (kazoo reconnects, librdkafka disconnects of leaving members, the members' own logs)
+    is not a result: silence it for a demo or benchmark run."""
+    for name in ("kazoo", QUIET_LOGGER, "migrator"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 REQUESTS_PER_CONNECTION = 400.0
 """Produce requests per second one producer connection is given at most. librdkafka sends each partition's
 records in a request of their own (librdkafka issue #1700) and a broker serves one connection's requests one
 at a time, so thousands of single records a second over hundreds of partitions queue on one connection: any
 hiccup of the broker then leaves every partition waiting behind the others for seconds, which consumers see
 as a pause that is the producer's."""
-"""librdkafka's logs go here (silenced unless --debug): a leaving member's connection chatter is expected.
-Repeats are merged as for the bridges' clients: a producer retrying a stopped broker would otherwise log
-every few hundred milliseconds, and bury a failing test's report under hundreds of identical lines."""
-logs.install((QUIET_LOGGER,))
 
 CONNECTOR_PROPS = {
     "auto.offset.reset": "smallest",
