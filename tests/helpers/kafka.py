@@ -7,6 +7,7 @@ the migrator reads partitions from ZooKeeper while consumers read them from the 
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import queue
 import threading
 import time
@@ -255,14 +256,43 @@ class PollingMember:
         self._halt.set()
         self._thread.join(15)
 
-    def close(self, *, block: bool = True) -> None:
-        """Leave the group. A stalled member's close() may wait for a rebalance it never serves; `block=False`
-        leaves that wait to a daemon thread."""
+    def close(self) -> None:
+        """Leave the group (a stalled member may wait here for a rebalance it never serves: see `StalledMember`)."""
         self.stall()
-        if block:
-            self._consumer.close()
-        else:
-            threading.Thread(target=self._consumer.close, daemon=True).start()
+        self._consumer.close()
+
+
+def _stalling_member(
+    bootstrap: str, group: str, topic: str, client_id: str, config: dict[str, int], stall: Any
+) -> None:
+    """The child of `StalledMember`: a `PollingMember` that stops polling once `stall` is set, and waits to be
+    killed."""
+    member = PollingMember(bootstrap, group, topic, client_id, config=config)
+    stall.wait()
+    member.stall()
+    time.sleep(3600)
+
+
+class StalledMember:
+    """A `PollingMember` in a process of its own that stops polling on `stall()` and is killed by `kill()`. A
+    stalled member's close() waits inside librdkafka's rebalance callback while holding the GIL, which can
+    deadlock a test's own librdkafka clients; killed in its own process, it leaves the group by its session
+    timeout instead."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, client_id: str, config: dict[str, int]) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self._stall = ctx.Event()
+        self._process = ctx.Process(
+            target=_stalling_member, args=(bootstrap, group, topic, client_id, config, self._stall), daemon=True
+        )
+        self._process.start()
+
+    def stall(self) -> None:
+        self._stall.set()
+
+    def kill(self) -> None:
+        self._process.kill()
+        self._process.join(10)
 
 
 COORDINATOR_RETURNS: Mapping[str, object] = {

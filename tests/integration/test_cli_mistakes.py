@@ -30,7 +30,7 @@ from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
 from tests.helpers import cli
 from tests.helpers.fake_group import PLAIN, FakeGroup
-from tests.helpers.kafka import PollingMember, make_topic
+from tests.helpers.kafka import StalledMember, make_topic
 from tests.helpers.wait import wait_until
 
 PARTITIONS = 3
@@ -340,18 +340,22 @@ def test_demo_without_matplotlib_keeps_its_verdict(cluster: Any, tmp_path: Path)
 # --- --wait: a rebalancing group, a timeout's reason, Ctrl-C after the write ------------------------------
 
 
-def _stalled_member(bootstrap: str, group: str, topic: str, with_: set[str]) -> PollingMember:
+def _stalled_member(bootstrap: str, group: str, topic: str, with_: set[str]) -> StalledMember:
     """A plain member that polls until the group is stable with it and `with_`, then stops polling: the next
     rebalance waits for it (up to its max.poll.interval.ms), so the Kafka group stays PREPARING_REBALANCING
     long enough to be seen, then drops it and settles."""
-    member = PollingMember(bootstrap, group, topic, "stalled-app", config={"max.poll.interval.ms": STALL_MS})
+    member = StalledMember(bootstrap, group, topic, "stalled-app", config={"max.poll.interval.ms": STALL_MS})
     admin = KafkaAdmin(bootstrap)
 
     def stable() -> bool:
         kafka = admin.describe_group(group)
         return kafka.stable and kafka.client_ids == {*with_, "stalled-app"}
 
-    wait_until(stable, timeout=90, interval=0.2, what="the stalled member in a stable group")
+    try:
+        wait_until(stable, timeout=90, interval=0.2, what="the stalled member in a stable group")
+    except AssertionError:
+        member.kill()
+        raise
     member.stall()
     return member
 
@@ -380,7 +384,7 @@ def test_set_mode_kafka_on_a_rebalancing_group(
         assert "it is rebalancing" not in waited.stderr and "switch complete" in waited.stdout
         assert zk_client.get(fake_group.paths.mode)[0] == b"kafka"
     finally:
-        stalled.close(block=False)  # it may wait in close() for a rebalance it never serves
+        stalled.kill()
 
 
 def _switching(cluster: Any, zk: KazooClient, fake: FakeGroup, *extra: str) -> tuple[str, subprocess.Popen[str]]:
