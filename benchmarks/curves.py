@@ -533,8 +533,9 @@ def plot_resumes(points: Sequence[Point], note: str, suffix: str) -> str:
     return str(path.relative_to(RESULTS.parent.parent))
 
 
-def report(points: Sequence[Point], rounds: int, suffix: str) -> dict[str, Any]:
-    """Plots, fits, verdicts and the extrapolation to `PAPER_SIZE`, saved as results/curves<suffix>.json."""
+def report(points: Sequence[Point], rounds: int, suffix: str, measured_at: str | None = None) -> dict[str, Any]:
+    """Plots, fits, verdicts and the extrapolation to `PAPER_SIZE`, saved as results/curves<suffix>.json;
+    `measured_at`: when the points were measured, if not now (a replot)."""
     points = [with_minimums(p) for p in points]
     fits = {f"{f} ~ {' + '.join(terms)}": fit(points, f, terms) for f, terms in FITTED}
     members, partitions = PAPER_SIZE
@@ -544,6 +545,8 @@ def report(points: Sequence[Point], rounds: int, suffix: str) -> dict[str, Any]:
     doc = {"rounds": rounds, "total_rate": TOTAL_RATE, "join_packets": joins,
            "verdicts": [verdict(p) for p in points], "points": [asdict(p) for p in points], "fits": fits,
            f"at_{members}x{partitions}": at, "plots": pngs}  # fmt: skip
+    if measured_at is not None:
+        doc["measured_at"] = measured_at
     for line in joins:
         print(line, flush=True)
     print(f"saved {save('curves' + suffix, doc)} and {', '.join(pngs)}", flush=True)
@@ -638,7 +641,8 @@ def replot(quick: bool = False) -> list[dict[str, Any]]:
         path = RESULTS / f"curves{suffix_of(protocol, quick)}.json"
         if path.exists():
             saved = json.loads(path.read_text())
-            docs.append(report(saved_points(suffix_of(protocol, quick)), saved["rounds"], suffix_of(protocol, quick)))
+            suffix = suffix_of(protocol, quick)
+            docs.append(report(saved_points(suffix), saved["rounds"], suffix, saved.get("measured_at")))
     print_verdicts(docs)
     return docs
 
