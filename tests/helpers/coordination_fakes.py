@@ -15,12 +15,15 @@ from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener
 from migrator.coordination.kafka_group import KafkaGroupTracker
+from migrator.coordination.offsets import KafkaOffsets, OffsetStore
 from migrator.coordination.worker import RebalanceWorker, WorkerParts, WorkerSettings
 from migrator.kafka.admin import KafkaUnavailable
 from migrator.metrics import ConnectorMetrics
+from migrator.protocol import stores
 from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration
 from migrator.protocol.kafka import KafkaGroup, KafkaGroupState, KafkaMember, RebalanceProtocol
 from migrator.protocol.partition import TopicPartition
+from migrator.zk.paths import GroupPaths
 from migrator.zk.snapshot import Snapshot
 
 GROUP = "g"
@@ -37,6 +40,27 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+def kafka_only_store(
+    kafka: KafkaOffsets, clock: FakeClock, *, durable_release: bool, dual_commit: bool = False
+) -> OffsetStore:
+    """An offset store over `kafka` alone (ZooKeeper is not touched), on `clock`: 5 retries 200 ms apart within
+    a 10 s commit timeout."""
+    return OffsetStore(
+        cast(Any, None),
+        GroupPaths("g"),
+        stores.OffsetStore.KAFKA,
+        dual_commit,
+        kafka,
+        ConnectorMetrics("g", "c"),
+        max_retries=5,
+        backoff_ms=200,
+        commit_timeout_s=10.0,
+        durable_release=durable_release,
+        clock=clock,
+        sleep=clock.advance,
+    )
 
 
 def snapshot(

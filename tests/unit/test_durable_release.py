@@ -9,17 +9,12 @@ handed over an old offset and that owner processed the records again. Pure logic
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast
 
 import pytest
-from kazoo.client import KazooClient
 
-from migrator.coordination.offsets import OffsetStore, member_or_simple_commit, retries_left
-from migrator.metrics import ConnectorMetrics
-from migrator.protocol import stores
+from migrator.coordination.offsets import member_or_simple_commit, retries_left
 from migrator.protocol.partition import TopicPartition
-from migrator.zk.paths import GroupPaths
-from tests.helpers.coordination_fakes import FakeClock
+from tests.helpers.coordination_fakes import FakeClock, kafka_only_store
 
 TP = TopicPartition("t", 0)
 
@@ -44,27 +39,10 @@ class BusyGroup:
         return {tp: self.stored[tp] for tp in tps if tp in self.stored}
 
 
-def store(kafka: BusyGroup, clock: FakeClock, durable_release: bool, dual_commit: bool = False) -> OffsetStore:
-    return OffsetStore(
-        cast(KazooClient, None),  # Kafka alone: ZooKeeper is not touched
-        GroupPaths("g"),
-        stores.OffsetStore.KAFKA,
-        dual_commit,
-        kafka,
-        ConnectorMetrics("g", "c"),
-        max_retries=5,
-        backoff_ms=200,
-        commit_timeout_s=10.0,
-        durable_release=durable_release,
-        clock=clock,
-        sleep=clock.advance,
-    )
-
-
 def test_a_release_retries_until_kafka_takes_the_offsets_within_the_commit_timeout() -> None:
     clock = FakeClock()
     kafka = BusyGroup(clock, refusals=12)  # about 3 s of a member that has not left yet: more than 5 retries
-    offsets = store(kafka, clock, durable_release=True)
+    offsets = kafka_only_store(kafka, clock, durable_release=True)
     started = clock()
 
     assert offsets.commit({TP: 347}, releasing=True) is True
@@ -76,7 +54,7 @@ def test_a_release_retries_until_kafka_takes_the_offsets_within_the_commit_timeo
 def test_a_release_gives_up_at_the_commit_timeout() -> None:
     clock = FakeClock()
     kafka = BusyGroup(clock, refusals=10_000)
-    offsets = store(kafka, clock, durable_release=True)
+    offsets = kafka_only_store(kafka, clock, durable_release=True)
     started = clock()
 
     assert offsets.commit({TP: 347}, releasing=True) is False
@@ -87,7 +65,7 @@ def test_a_release_gives_up_at_the_commit_timeout() -> None:
 def test_other_commits_keep_max_retries(durable_release: bool, releasing: bool) -> None:
     clock = FakeClock()
     kafka = BusyGroup(clock, refusals=12)
-    offsets = store(kafka, clock, durable_release=durable_release)
+    offsets = kafka_only_store(kafka, clock, durable_release=durable_release)
 
     assert offsets.commit({TP: 5}, releasing=releasing) is False
     assert kafka.refusals == 12 - 6  # the first try and 5 retries
@@ -96,7 +74,10 @@ def test_other_commits_keep_max_retries(durable_release: bool, releasing: bool) 
 def test_a_store_with_zookeeper_beside_kafka_does_not_wait_on_release() -> None:
     """ZooKeeper is the hand-over there (dual commit): a refused Kafka commit is not worth holding the node."""
     assert (
-        store(BusyGroup(FakeClock(), 0), FakeClock(), durable_release=True, dual_commit=True)._durable_release is False
+        kafka_only_store(
+            BusyGroup(FakeClock(), 0), FakeClock(), durable_release=True, dual_commit=True
+        )._durable_release
+        is False
     )
 
 

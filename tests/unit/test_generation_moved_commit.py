@@ -5,20 +5,15 @@ survivor held its claims 400 ms behind such retries). Pure logic on a hand-moved
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast
 
 from confluent_kafka import KafkaError
 from hypothesis import given
 from hypothesis import strategies as st
-from kazoo.client import KazooClient
 
-from migrator.coordination.offsets import OffsetStore, member_or_simple_commit, retries_left
+from migrator.coordination.offsets import member_or_simple_commit, retries_left
 from migrator.kafka.commit import GenerationMoved
-from migrator.metrics import ConnectorMetrics
-from migrator.protocol import stores
 from migrator.protocol.partition import TopicPartition
-from migrator.zk.paths import GroupPaths
-from tests.helpers.coordination_fakes import FakeClock
+from tests.helpers.coordination_fakes import FakeClock, kafka_only_store
 
 TP = TopicPartition("t", 0)
 
@@ -45,27 +40,10 @@ class RebalancingGroup:
         return {tp: self.stored[tp] for tp in tps if tp in self.stored}
 
 
-def store(kafka: RebalancingGroup, clock: FakeClock, durable_release: bool = False) -> OffsetStore:
-    return OffsetStore(
-        cast(KazooClient, None),  # Kafka alone: ZooKeeper is not touched
-        GroupPaths("g"),
-        stores.OffsetStore.KAFKA,
-        False,
-        kafka,
-        ConnectorMetrics("g", "c"),
-        max_retries=5,
-        backoff_ms=200,
-        commit_timeout_s=10.0,
-        durable_release=durable_release,
-        clock=clock,
-        sleep=clock.advance,
-    )
-
-
 def test_a_periodic_commit_refused_for_the_generation_is_tried_once_and_kept_for_the_next() -> None:
     clock = FakeClock()
     kafka = RebalancingGroup(clock, refusals=1)
-    offsets = store(kafka, clock)
+    offsets = kafka_only_store(kafka, clock, durable_release=False)
     started = clock()
 
     assert offsets.commit({TP: 347}) is False
@@ -79,7 +57,7 @@ def test_a_periodic_commit_refused_for_the_generation_is_tried_once_and_kept_for
 def test_a_durable_release_still_retries_through_a_rebalance() -> None:
     clock = FakeClock()
     kafka = RebalancingGroup(clock, refusals=3)
-    offsets = store(kafka, clock, durable_release=True)
+    offsets = kafka_only_store(kafka, clock, durable_release=True)
 
     assert offsets.commit({TP: 12}, releasing=True) is True
 
@@ -99,7 +77,7 @@ def test_pykafka_commits_go_generation_less_when_the_member_is_between_generatio
 def test_a_release_refused_for_the_generation_is_retried() -> None:
     clock = FakeClock()
     kafka = RebalancingGroup(clock, refusals=2)
-    offsets = store(kafka, clock)
+    offsets = kafka_only_store(kafka, clock, durable_release=False)
 
     assert offsets.commit({TP: 5}, releasing=True) is True
 
