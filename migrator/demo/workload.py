@@ -22,6 +22,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator import ConsumerConnector, logs
 from migrator.consumer.stream import KafkaStream
+from migrator.kafka.commit import GENERATION_MOVED_CODES
 from migrator.observe import ProcessingLog
 from migrator.observe.records import Handle, Processed
 from migrator.protocol.dialect import Dialect
@@ -105,10 +106,6 @@ class LiveLog(ProcessingLog):
 
 
 _TRANSIENT = (KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION)
-_GENERATION_LOST = frozenset({KafkaError.ILLEGAL_GENERATION, KafkaError.UNKNOWN_MEMBER_ID,
-                              KafkaError.REBALANCE_IN_PROGRESS})  # fmt: skip
-"""Commit refusals of a member the group moved past: its partitions are someone else's already, so an
-application drops the offsets (their next owner starts from the last commit) and goes on consuming."""
 """What a broker that has just restarted can answer before it knows its topics again ("partition count
 changed from 8 to 0"): a record refused so is sent again, since the topic is back within seconds."""
 
@@ -390,8 +387,10 @@ class PlainConsumer:
             try:
                 consumer.commit(offsets=offsets, asynchronous=False)
             except KafkaException as exc:
-                if exc.args[0].code() not in _GENERATION_LOST:
+                if exc.args[0].code() not in GENERATION_MOVED_CODES:
                     raise
+                # the group moved past this member: those partitions are someone else's already, so an
+                # application drops the offsets (their next owner starts from the last commit) and consumes on
                 logging.getLogger(QUIET_LOGGER).info("%s: commit refused (%s); consuming on", self.name, exc)
         for key in keys:
             self._processed.pop(key, None)
