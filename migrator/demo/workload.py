@@ -193,11 +193,15 @@ class SequencedProducer:
             for target, value in self._take_resends():
                 if not self._produce(target, value):
                     return
+            used: set[Producer] = set()
             for _ in range(self._batch):
-                if not self._produce(next(partition), f"seq-{self.sent}".encode()):
+                target = next(partition)
+                if not self._produce(target, f"seq-{self.sent}".encode()):
                     return
                 self.sent += 1
-            self._poll(0)
+                used.add(self._producer_of(target))
+            for producer in used:  # the others are served when their turn in the round robin comes
+                producer.poll(0)
             next_at += self._interval
             delay = next_at - time.monotonic()
             if delay > 0:
