@@ -189,7 +189,12 @@ class ConsumerConfig:
     offsets_channel_socket_timeout_ms: int = _prop(
         "offsets.channel.socket.timeout.ms", 10000, minimum=1, doc="Timeout of an offsets request to Kafka."
     )
-    offsets_commit_max_retries: int = _prop("offsets.commit.max.retries", 5, doc="Retries of a failed offset commit.")
+    offsets_commit_max_retries: int = _prop(
+        "offsets.commit.max.retries",
+        5,
+        doc="Retries of a failed offset commit. A bridge's periodic commit that Kafka refused because a rebalance "
+        "moved the group past its generation is not retried: the next commit carries those offsets.",
+    )
     dual_commit_enabled: bool = _prop(
         "dual.commit.enabled",
         derive=lambda v: v["offsets_storage"] == "kafka",
