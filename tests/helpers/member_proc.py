@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+STACK_DUMP_S = 1.0
+"""How long a member that did not stop gets to write its threads' stacks (SIGUSR1) before it is killed."""
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -105,11 +107,15 @@ class MemberProcess:
         return f"{self.consumer_id} (pid {self.pid}) {status}; stderr: {' | '.join(tail) or '(empty)'}"
 
     def stop(self, timeout_s: float = 60.0) -> int | None:
-        """SIGTERM (a clean leave); the exit code, or None if it did not end within `timeout_s` (then killed)."""
+        """SIGTERM (a clean leave); the exit code, or None if it did not end within `timeout_s` (then its threads'
+        stacks are dumped to its stderr file with SIGUSR1, and it is killed)."""
         self.proc.send_signal(signal.SIGTERM)
         try:
             return self.proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGUSR1)
+            time.sleep(STACK_DUMP_S)
             self.kill()
             return None
 
@@ -135,8 +141,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # A crash inside librdkafka (SIGSEGV, SIGABRT) then leaves every thread's Python stack in the stderr file.
+    # A crash inside librdkafka (SIGSEGV, SIGABRT) then leaves every thread's Python stack in the stderr file,
+    # and so does a member that does not stop (`MemberProcess.stop` sends SIGUSR1 before it kills).
     faulthandler.enable()
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     args = parse_args(argv)
     if args.log_level:  # timed lines, so a kept stderr file tells which fault preceded what the processing log shows
         logging.basicConfig(level=args.log_level, datefmt="%H:%M:%S",
