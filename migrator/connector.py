@@ -40,7 +40,13 @@ from migrator.zk.brokers import registered_brokers, wait_for_brokers
 from migrator.zk.client import connect
 from migrator.zk.errors import ZooKeeperError
 from migrator.zk.paths import BROKER_IDS, GroupPaths
-from migrator.zk.pykafka_group import PykafkaSnapshotReader, PykafkaView, open_pykafka_group, rename_own_nodes
+from migrator.zk.pykafka_group import (
+    PykafkaSnapshotReader,
+    PykafkaView,
+    claim_or_give_way,
+    open_pykafka_group,
+    rename_own_nodes,
+)
 from migrator.zk.registry import Registry, Watches
 from migrator.zk.session import SessionState
 from migrator.zk.snapshot import SnapshotReader
@@ -391,6 +397,7 @@ class ConsumerConnector:
             backoff_s=cfg.rebalance_backoff_ms / 1000.0,
             resolve_start=self._resolve_start,
             commit_on_release=cfg.auto_commit_enable,
+            claim_owners=partial(claim_or_give_way, self._zk, self.paths, self._pykafka) if self._pykafka else None,
         )
 
     def _join_kafka_group(self, member: EmbeddedMember, admin: KafkaAdmin, topics: list[str]) -> None:

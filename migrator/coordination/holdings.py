@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
+from functools import partial
 
 from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 IN_FLIGHT_WAIT_S = 30.0  # how long a release waits for a record in an application thread's hands
 
 StartResolver = Callable[[Mapping[TopicPartition, int]], dict[TopicPartition, int]]
+OwnerClaimer = Callable[[Mapping[TopicPartition, ThreadId]], owners.ClaimResult]
+"""Creates the owner nodes of a claim: `owners.claim`, or a dialect's claim whose node names do not exclude
+each other by themselves (`zk.pykafka_group.claim_or_give_way`)."""
 
 
 class Holdings:
@@ -53,6 +57,7 @@ class Holdings:
         backoff_s: float,
         resolve_start: StartResolver,
         commit_on_release: bool,
+        claim_owners: OwnerClaimer | None = None,
     ) -> None:
         """`commit_on_release` is `auto.commit.enable`: without it only the application's
         `commit_offsets()` commits (as in Scala), e.g. from `before_releasing_partitions`."""
@@ -66,6 +71,7 @@ class Holdings:
         self._backoff_s = backoff_s
         self._resolve_start = resolve_start
         self._commit_on_release = commit_on_release
+        self._claim_owners = claim_owners or partial(owners.claim, zk, paths)
         self.listener = ConsumerRebalanceListener()
         self.owned: dict[TopicPartition, ThreadId] = {}
         self._laps: dict[str, float] = {}
@@ -191,7 +197,7 @@ class Holdings:
         # before it deletes): the offsets can be read while our nodes are being created, not after.
         fetching = self._fetch_meanwhile(claim) if released else None
         try:
-            result = owners.claim(self._zk, self._paths, claim)
+            result = self._claim_owners(claim)
         except BaseException:
             self._settle(fetching, claim)
             raise

@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from migrator.errors import CorruptNodeError
@@ -69,6 +70,34 @@ class OwnerNode:
         """None for any other name (e.g. a Scala owner node, which is the bare partition id)."""
         match = _OWNER_NODE_RE.match(name)
         return cls(int(match.group(1)), int(match.group(2))) if match else None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionNode:
+    """One owner node of a partition as read: its name, its owner's consumer id, and when ZooKeeper created it
+    (the node's czxid: ZooKeeper orders every create)."""
+
+    name: str
+    owner: str
+    created: int
+
+
+def claimed_first(ours: PartitionNode, nodes: Iterable[PartitionNode]) -> PartitionNode | None:
+    """The earliest node of `ours`'s partition another member created before `ours`, if any.
+
+    Owner nodes named after leaders do not exclude each other: two members whose views of a partition's
+    leader differ create two names, and both creates succeed. So a claim looks at the partition's nodes after
+    creating its own, and the later one gives way: a member holding the partition always keeps a node created
+    before any later claim's (`rename_waits`), so at most one claim survives."""
+    earlier = [n for n in nodes if n.owner != ours.owner and n.created < ours.created]
+    return min(earlier, key=lambda n: n.created, default=None)
+
+
+def rename_waits(owner: str, nodes: Iterable[PartitionNode]) -> bool:
+    """Whether a member renaming its node of a partition takes the new name back and keeps the old one: while
+    another member's node of the partition exists, that member's claim gives way only on seeing a node of
+    ours created before its own (`claimed_first`), and only the old one surely was."""
+    return any(n.owner != owner for n in nodes)
 
 
 def encode_registration(topic: str) -> bytes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,12 +21,31 @@ from migrator.protocol.codecs import Registration
 from migrator.protocol.dialect import Dialect, OwnerRead, PykafkaNaming
 from migrator.protocol.layout_dialect import GroupLayout
 from migrator.protocol.partition import TopicPartition
-from migrator.protocol.pykafka_layout import OwnerNode, Spelling, encode_owner
+from migrator.protocol.pykafka_layout import (
+    OwnerNode,
+    PartitionNode,
+    Spelling,
+    claimed_first,
+    decode_owner,
+    encode_owner,
+    rename_waits,
+)
+from migrator.zk import owners
 from migrator.zk.group_reader import read_group_with_layout
+from migrator.zk.owners import ClaimResult
 from migrator.zk.paths import GroupPaths
 from migrator.zk.snapshot import Snapshot, SnapshotReader, snapshot_of
 
-__all__ = ["OwnerClaim", "PykafkaNaming", "PykafkaSnapshotReader", "PykafkaView", "open_pykafka_group"]
+__all__ = [
+    "OwnerClaim",
+    "PykafkaNaming",
+    "PykafkaSnapshotReader",
+    "PykafkaView",
+    "claim_or_give_way",
+    "open_pykafka_group",
+    "partition_nodes",
+    "rename_own_nodes",
+]
 
 log = logging.getLogger(__name__)
 
@@ -96,29 +115,90 @@ def rename_own_nodes(zk: KazooClient, paths: GroupPaths, view: PykafkaView) -> N
     node it claims: a pykafka member only conflicts on that exact name, so a node of ours named after an
     old leader would not keep it from claiming the partition while we still process it. The new node is
     created before the old one is deleted, so the partition is never without our node. If another member
-    already holds the new name, ours stays as it is (that member claimed a partition we hold).
+    already holds the new name, or another member's node of the partition exists beside ours, ours stays as it
+    is (that member claimed a partition we hold, and gives way on seeing our older node: `claimed_first`).
 
     The rebalance calls it right after reading its snapshot (which refreshed `view`), before it assigns."""
     folder = paths.owners_topic(view.topic)
-    owner = encode_owner(view.consumer_id)
     for partition, name in sorted(view.nodes.items()):
         current = view.leader_name(partition)
         if name == current or view.leaders.get(partition, -1) < 0:
             continue
+        if _renamed(zk, folder, view.consumer_id, OwnerNode(view.leaders[partition], partition), name):
+            view.nodes[partition] = current
+            log.info("owner node of partition %d renamed %s -> %s: its leader moved", partition, name, current)
+
+
+def _renamed(zk: KazooClient, folder: str, consumer_id: str, new: OwnerNode, old: str) -> bool:
+    """Create `new` for our node `old`, then delete `old`; False (and `old` kept) where `old` is not ours, the
+    new name is taken, or another member's node of the partition exists (`rename_waits`)."""
+    owner = encode_owner(consumer_id)
+    try:
+        data, _ = zk.get(f"{folder}/{old}")
+        if data != owner:
+            return False
+        zk.create(f"{folder}/{new.name}", owner, ephemeral=True)
+    except NoNodeError:
+        return False
+    except NodeExistsError:
+        log.warning("owner node %s/%s exists beside ours (%s): not renamed", folder, new.name, old)
+        return False
+    nodes = partition_nodes(zk, folder, {new.partition}).get(new.partition, [])
+    if rename_waits(consumer_id, nodes):
+        with contextlib.suppress(NoNodeError):
+            zk.delete(f"{folder}/{new.name}")
+        log.info(
+            "owner node %s/%s not renamed to %s yet: another member claims its partition too", folder, old, new.name
+        )
+        return False
+    with contextlib.suppress(NoNodeError):
+        zk.delete(f"{folder}/{old}")
+    return True
+
+
+def partition_nodes(zk: KazooClient, folder: str, partitions: Iterable[int]) -> dict[int, list[PartitionNode]]:
+    """The owner nodes of those of `partitions` that have more than one in `folder` (one listing, then the
+    nodes read pipelined); a partition with a single node is left out."""
+    wanted = set(partitions)
+    names: dict[int, list[str]] = {}
+    for name in zk.get_children(folder):
+        node = OwnerNode.parse(name)
+        if node is not None and node.partition in wanted:
+            names.setdefault(node.partition, []).append(name)
+    reads = {(p, n): zk.get_async(f"{folder}/{n}") for p, ns in names.items() if len(ns) > 1 for n in ns}
+    nodes: dict[int, list[PartitionNode]] = {}
+    for (partition, name), result in reads.items():
         try:
-            data, _ = zk.get(f"{folder}/{name}")
-            if data != owner:
-                continue
-            zk.create(f"{folder}/{current}", owner, ephemeral=True)
+            data, stat = result.get()
         except NoNodeError:
             continue
-        except NodeExistsError:
-            log.warning("owner node %s/%s exists beside ours (%s): not renamed", folder, current, name)
-            continue
-        with contextlib.suppress(NoNodeError):
-            zk.delete(f"{folder}/{name}")
-        view.nodes[partition] = current
-        log.info("owner node of partition %d renamed %s -> %s: its leader moved", partition, name, current)
+        nodes.setdefault(partition, []).append(PartitionNode(name, decode_owner(data), stat.czxid))
+    return nodes
+
+
+def claim_or_give_way(
+    zk: KazooClient, paths: GroupPaths, view: PykafkaView, wanted: Mapping[TopicPartition, ThreadId]
+) -> ClaimResult:
+    """`owners.claim`, then a look at each claimed partition's nodes: where another member created one before
+    ours (its view of the leader gave it another name, so both creates succeeded), ours is deleted and the
+    partition is a conflict, to be waited for under that member's node name (`claimed_first`)."""
+    result = owners.claim(zk, paths, wanted)
+    folder = paths.owners_topic(view.topic)
+    nodes = partition_nodes(zk, folder, {tp.partition for tp in result.claimed}) if result.claimed else {}
+    first: dict[TopicPartition, PartitionNode] = {}
+    for tp in result.claimed:
+        ours = [n for n in nodes.get(tp.partition, []) if n.name == paths.naming.node(tp.topic, tp.partition)]
+        earlier = claimed_first(ours[0], nodes[tp.partition]) if ours else None
+        if earlier is not None:
+            first[tp] = earlier
+    if not first:
+        return result
+    owners.release(zk, paths, {tp: result.claimed[tp] for tp in first})
+    for tp, node in first.items():
+        view.nodes[tp.partition] = node.name
+    log.info("%d partitions claimed by another member first under another leader's name; giving way", len(first))
+    claimed = {tp: thread for tp, thread in result.claimed.items() if tp not in first}
+    return ClaimResult(claimed, {**result.conflicts, **{tp: node.owner for tp, node in first.items()}})
 
 
 class PykafkaSnapshotReader(SnapshotReader):
