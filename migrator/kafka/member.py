@@ -112,7 +112,10 @@ class EmbeddedMember:
         self._fenced = False  # another consumer joined with our group.instance.id; the client is dead
         self._coordinator_up = True
         """Whether the group coordinator is reachable as far as the poll thread knows: False from a report of no
-        broker, or statistics saying otherwise, until statistics show it up again or an assignment comes."""
+        broker, or statistics saying otherwise, until statistics show it up again or an assignment comes. Only
+        a static member with statistics on watches it: without them, nothing would show an outage shorter than
+        the session over."""
+        self._watches_coordinator = bool(self._instance_id) and int(conf["statistics.interval.ms"]) > 0
         self._stranding = StrandingWatch(conf.get("bootstrap.servers", ""))
         self._consumer = self._new_client()
         self._topics: Sequence[str] | None = None
@@ -350,7 +353,7 @@ class EmbeddedMember:
         """Statistics client number `client` reported (on the poll thread): whether it is stranded, and for a
         static member whether its coordinator is up (`commit_bar`)."""
         self._stranding.observe(client, statistics)
-        if self._instance_id and self._stranding.is_current(client):
+        if self._watches_coordinator and self._stranding.is_current(client):
             self._coordinator_up = coordinator_up_in(statistics) is not False
 
     def _replace_if_stranded(self) -> None:
@@ -434,7 +437,8 @@ class EmbeddedMember:
         elif fault is GroupFault.FENCED:
             self._on_fenced(error)
         elif fault in (GroupFault.UNAVAILABLE, GroupFault.NO_BROKER):
-            self._coordinator_up = self._coordinator_up and fault is not GroupFault.NO_BROKER
+            if self._watches_coordinator and fault is GroupFault.NO_BROKER:
+                self._coordinator_up = False
             log.warning("Kafka coordination unavailable: %s", error)
             reason = f"{error.name()} ({error.code()}): {error.str()}"
             self._post(KafkaLost(reason, connection=fault is GroupFault.NO_BROKER))

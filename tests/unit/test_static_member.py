@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pytest
 from confluent_kafka import KafkaError
@@ -39,6 +39,18 @@ def test_every_other_error_passes(code: int, static: bool) -> None:
     assert group_fault_of(code, static=static) is GroupFault.PASSING
 
 
+def commits_sent(monkeypatch: pytest.MonkeyPatch) -> list[Mapping[TopicPartition, int]]:
+    """The commits the member hands librdkafka from now on (none of them is sent)."""
+    sent: list[Mapping[TopicPartition, int]] = []
+
+    def send(_consumer: object, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]:
+        sent.append(offsets)
+        return set()
+
+    monkeypatch.setattr(member_module, "member_commit_sync", send)
+    return sent
+
+
 @pytest.fixture
 def events() -> list[Event]:
     return []
@@ -70,8 +82,7 @@ def test_a_static_member_that_lost_its_assignment_neither_waits_for_the_release_
 ) -> None:
     """librdkafka heartbeats with its reset member id while the lost callback runs, and a commit carries it
     too: for a static member the broker answers both with FENCED_INSTANCE_ID, fatal to the client."""
-    committed: list[object] = []
-    monkeypatch.setattr(member_module, "member_commit_sync", lambda _c, offsets: committed.append(offsets) or set())
+    committed = commits_sent(monkeypatch)
     monkeypatch.setattr(member_module, "REVOKE_WAIT_S", 0.0)  # a callback that waits gives up at once, loudly
     caplog.set_level(logging.ERROR, logger=member_module.__name__)
     member._on_revoke(member._consumer, [], lost=True)
@@ -95,8 +106,7 @@ def test_a_static_member_withholds_commits_from_no_broker_until_its_coordinator_
     """librdkafka holds a commit for an unreachable coordinator longer than the session lasts, then sends it
     with the reset member id: a static member must not hand it one then (and refuses as for the generation,
     so the offsets wait for its next commit)."""
-    committed: list[object] = []
-    monkeypatch.setattr(member_module, "member_commit_sync", lambda _c, offsets: committed.append(offsets) or set())
+    committed = commits_sent(monkeypatch)
     client = 1  # the member's first client, its current one
     member._on_error(KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1 brokers are down"))
     for report in (None, statistics("wait-broker-transport", "DOWN"), statistics("up", "DOWN")):
@@ -127,3 +137,17 @@ def test_statistics_show_the_coordinator_up_only_with_the_group_up_and_a_broker_
     assert coordinator_up_in(statistics("wait-coord", "UP")) is False
     assert coordinator_up_in(json.dumps({"brokers": {}})) is None  # not a group member's
     assert coordinator_up_in("not json") is None
+
+
+def test_a_static_member_without_statistics_does_not_withhold_for_a_coordinator_it_could_not_see_return() -> None:
+    events: list[Event] = []
+    conf = {"bootstrap.servers": "127.0.0.1:1", "group.id": "g", "group.instance.id": INSTANCE,
+            "statistics.interval.ms": "0"}  # fmt: skip
+    member = EmbeddedMember(conf, 1000, events.append)
+    try:
+        member._on_error(KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1 brokers are down"))
+        with pytest.raises(CommitWithheld) as withheld:  # for its generation only: it never joined
+            member.commit({TopicPartition("t", 0): 5}, timeout_s=1.0)
+        assert withheld.value.code == KafkaError._ASSIGNMENT_LOST
+    finally:
+        member.close()
