@@ -57,3 +57,13 @@ def _commit(consumer: Consumer, offsets: Mapping[TopicPartition, int]) -> tuple[
     refused = [tp.error.code() for tp in results if tp.error is not None]
     accepted = {TopicPartition(tp.topic, tp.partition) for tp in results if tp.error is None}
     return accepted, refused[0] if refused else None
+
+
+class CommitWithheld(GenerationMoved):
+    """The embedded member did not hand the commit to librdkafka (`group_errors.commit_bar` says why): Kafka
+    would refuse it for the generation, or librdkafka would hold it for a coordinator that a static member's
+    session may not outlive. Like `GenerationMoved`, the next commit after the assignment carries the offsets."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(code)
+        self.args = (f"Kafka offset commit withheld by the embedded member: {reason}",)

@@ -31,8 +31,9 @@ from typing import Any, TypeVar
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from migrator.kafka.commit import member_commit_sync
-from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside
+from migrator.kafka.commit import CommitWithheld, member_commit_sync
+from migrator.kafka.group_errors import CommitBar, GroupFault, commit_bar, group_fault_of
+from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside, coordinator_up_in
 from migrator.logs import librdkafka_logger
 from migrator.protocol.events import Event, KafkaAssigned, KafkaLost, KafkaRevoked
 from migrator.protocol.kafka import RebalanceProtocol, rebalance_protocol
@@ -43,7 +44,6 @@ log = logging.getLogger(__name__)
 # Eager protocols that plain confluent-kafka (range,roundrobin) and Java (range,cooperative-sticky)
 # consumers share: the group agrees on range. `cooperative-sticky` alone makes the member cooperative.
 DEFAULT_ASSIGNMENT_STRATEGY = "range,roundrobin"
-UNAVAILABLE_CODES = {KafkaError.GROUP_MAX_SIZE_REACHED, KafkaError._ALL_BROKERS_DOWN, KafkaError._FATAL}
 REVOKE_WAIT_S = 240.0  # below the default max.poll.interval.ms, so the broker does not evict us meanwhile
 SERVE_S = 0.05  # how often the poll thread serves queued calls while it waits in a revoke callback
 CALL_WAIT_S = 0.2  # the poll thread waits in poll at most this long, then serves queued calls
@@ -106,6 +106,16 @@ class EmbeddedMember:
         self.protocol = rebalance_protocol(self._strategy)
         self._cooperative = self.protocol is RebalanceProtocol.COOPERATIVE
         """Assignments and revocations name only the partitions that move (KIP-429)."""
+        self._instance_id = str(conf.get("group.instance.id") or "")
+        """A static member's (KIP-345) group.instance.id; empty for a dynamic member."""
+        self._lost = False  # the assignment was revoked as lost, and no new one came since: no generation
+        self._fenced = False  # another consumer joined with our group.instance.id; the client is dead
+        self._coordinator_up = True
+        """Whether the group coordinator is reachable as far as the poll thread knows: False from a report of no
+        broker, or statistics saying otherwise, until statistics show it up again or an assignment comes. Only
+        a static member with statistics on watches it: without them, nothing would show an outage shorter than
+        the session over."""
+        self._watches_coordinator = bool(self._instance_id) and int(conf["statistics.interval.ms"]) > 0
         self._stranding = StrandingWatch(conf.get("bootstrap.servers", ""))
         self._consumer = self._new_client()
         self._topics: Sequence[str] | None = None
@@ -181,7 +191,7 @@ class EmbeddedMember:
             return set()
         self._unanswered_commit = None
         try:
-            return self._call(lambda: member_commit_sync(self._consumer, offsets), timeout_s)
+            return self._call(lambda: self._commit_now(offsets), timeout_s)
         except _Unanswered as exc:
             if not exc.future.cancel():  # the poll thread is in it: it may end later, or never
                 self._unanswered_commit = exc.future
@@ -189,6 +199,17 @@ class EmbeddedMember:
             return set()
         except TimeoutError:  # the member is leaving the group
             return set()
+
+    def _commit_now(self, offsets: Mapping[TopicPartition, int]) -> set[TopicPartition]:
+        """On the poll thread: the commit, unless `commit_bar` withholds it (`CommitWithheld`). A static
+        member's commit that librdkafka would hold, or send with a reset member id, gets the client fenced."""
+        static = bool(self._instance_id)
+        generation = not (self._lost or self._fenced or (static and not self._consumer.memberid()))
+        bar = commit_bar(generation=generation, static=static, coordinator_up=self._coordinator_up)
+        if bar is not None:
+            code = KafkaError._WAIT_COORD if bar is CommitBar.NO_COORDINATOR else KafkaError._ASSIGNMENT_LOST
+            raise CommitWithheld(code, bar.value)
+        return member_commit_sync(self._consumer, offsets)
 
     def _call(self, fn: Callable[[], T], timeout_s: float) -> T:
         if threading.current_thread() is self._thread or not self._thread.is_alive():
@@ -325,8 +346,15 @@ class EmbeddedMember:
                 self._on_error(error)
 
         return Consumer(
-            {**self._conf, "error_cb": on_error, "stats_cb": lambda stats: self._stranding.observe(client, stats)}
+            {**self._conf, "error_cb": on_error, "stats_cb": lambda stats: self._on_statistics(client, stats)}
         )
+
+    def _on_statistics(self, client: int, statistics: str) -> None:
+        """Statistics client number `client` reported (on the poll thread): whether it is stranded, and for a
+        static member whether its coordinator is up (`commit_bar`)."""
+        self._stranding.observe(client, statistics)
+        if self._watches_coordinator and self._stranding.is_current(client):
+            self._coordinator_up = coordinator_up_in(statistics) is not False
 
     def _replace_if_stranded(self) -> None:
         """On the poll thread: a client neither connected nor trying while a broker answers never joins the group
@@ -361,6 +389,8 @@ class EmbeddedMember:
         consumer.pause(partitions)
         self._assignment = tuple(sorted(added))
         self._member_id = consumer.memberid() or ""
+        self._lost = False
+        self._coordinator_up = True  # it has just answered our SyncGroup
         self._assignments += 1
         self._refused = False
         # one line per Kafka rebalance: when the group formed is what an outage's timeline needs
@@ -376,10 +406,17 @@ class EmbeddedMember:
         if not lost and self._cooperative:  # only these go; the rest stays assigned (and untouched)
             revoked = frozenset(TopicPartition(p.topic, p.partition) for p in partitions)
         self._assignment = () if revoked is None else tuple(tp for tp in self._assignment if tp not in revoked)
+        self._lost = self._lost or lost
         if self._closing.is_set():
             return
         event = KafkaRevoked(lost=lost, partitions=revoked)
         log.debug("embedded member revoked %d partitions%s", len(partitions), " (lost)" if lost else "")
+        if lost and self._instance_id:
+            # While this callback runs, librdkafka heartbeats with the member id it has just reset, which the
+            # broker answers FENCED_INSTANCE_ID for a static member once the coordinator is back: fatal to the
+            # client. A lost assignment is the group's already, so nothing in Kafka waits for the release.
+            self._post(event)
+            return
         # Wake the wait below the moment the worker is done: the group's JoinGroup waits for this callback.
         event.done.add_done_callback(lambda _done: self._calls.put((lambda: None, Future())))
         self._post(event)
@@ -394,16 +431,37 @@ class EmbeddedMember:
         self._on_revoke(consumer, partitions, lost=True)
 
     def _on_error(self, error: KafkaError) -> None:
-        if error.code() == KafkaError.INCONSISTENT_GROUP_PROTOCOL:
+        fault = group_fault_of(error.code(), static=bool(self._instance_id))
+        if fault is GroupFault.DISAGREEMENT:
             self._post(KafkaLost(self._disagreement(error)))
-        elif error.code() in UNAVAILABLE_CODES:
+        elif fault is GroupFault.FENCED:
+            self._on_fenced(error)
+        elif fault in (GroupFault.UNAVAILABLE, GroupFault.NO_BROKER):
+            if self._watches_coordinator and fault is GroupFault.NO_BROKER:
+                self._coordinator_up = False
             log.warning("Kafka coordination unavailable: %s", error)
             reason = f"{error.name()} ({error.code()}): {error.str()}"
-            self._post(KafkaLost(reason, connection=error.code() == KafkaError._ALL_BROKERS_DOWN))
+            self._post(KafkaLost(reason, connection=fault is GroupFault.NO_BROKER))
         else:
             # librdkafka reports each failed reconnect here, many a second while a broker is down: through its
             # logger, whose filter passes one line per condition and window with the count of the rest
             librdkafka_logger().info("embedded member: %s", error)
+
+    def _on_fenced(self, error: KafkaError) -> None:
+        """Another consumer joined the group with our group.instance.id, and librdkafka stopped our client for
+        good: one error line naming the instance id, and the loss of coordination, on which the worker releases
+        every partition. Not rejoined: a new client would fence the other instance in turn."""
+        if self._fenced:
+            return
+        self._fenced = True
+        reason = (
+            f"the embedded member was fenced: another Kafka consumer joined the group with its group.instance.id "
+            f"{self._instance_id!r} (FENCED_INSTANCE_ID, {error.name()}); every bridge needs a consumer.id of its "
+            "own, so look for a second instance with this one's consumer.id; this bridge releases its partitions "
+            "and stays out of Kafka coordination until it is restarted"
+        )
+        log.error("%s", reason)
+        self._post(KafkaLost(reason))
 
     def _disagreement(self, error: KafkaError) -> str:
         """The broker refused our JoinGroup because the group's members offer none of our assignors: one clear

@@ -22,6 +22,7 @@ __all__ = [
     "StrandingWatch",
     "bootstrap_answers",
     "close_aside",
+    "coordinator_up_in",
     "reach_of",
 ]
 
@@ -62,14 +63,31 @@ def reach_of(statistics: str) -> Reach | None:
     neither its re-bootstrap on "all brokers down" (no broker goes down any more) nor its re-bootstrap timer
     (armed by a metadata request) fires: no fetch error, no record, for good."""
     try:
-        brokers = json.loads(statistics).get("brokers")
+        return _reach_in(json.loads(statistics))
     except (ValueError, AttributeError):
         return None
+
+
+def _reach_in(parsed: Any) -> Reach | None:
+    brokers = parsed.get("brokers")
     if not isinstance(brokers, dict):
         return None
     real = [b for b in brokers.values() if isinstance(b, dict) and b.get("source") in _REAL_BROKER_SOURCES]
     attempts = tuple(sorted((str(b.get("name")), str(b.get("state")), int(b.get("connects") or 0)) for b in real))
     return Reach(any(b.get("state") == "UP" for b in real), attempts)
+
+
+def coordinator_up_in(statistics: str) -> bool | None:
+    """Whether a consumer's librdkafka statistics JSON shows its group coordinator up (the group's state `up`)
+    and a real broker connected; None when it names no group."""
+    try:
+        parsed = json.loads(statistics)
+        group, reach = parsed.get("cgrp"), _reach_in(parsed)
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(group, dict):
+        return None
+    return group.get("state") == "up" and reach is not None and reach.connected
 
 
 @dataclass(frozen=True, slots=True)

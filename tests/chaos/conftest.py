@@ -24,6 +24,7 @@ from kazoo.exceptions import KazooException, NoNodeError
 from migrator.observe import (
     Duplicate,
     JsonlTail,
+    Overlap,
     OwnersWatcher,
     OwnerViolation,
     Processed,
@@ -153,12 +154,12 @@ class Drill:
         self._tails.append(JsonlTail(path))
         return proc
 
-    def plain(self, name: str, strategy: str = "range") -> MemberProcess:
+    def plain(self, name: str, strategy: str = "range", instance_id: str = "") -> MemberProcess:
         """A plain confluent-kafka consumer in its own process (`tests/peers/confluent_member.py`), client.id
-        `name`, judged with the members: a team's replacement for the bridges."""
+        `name`, judged with the members: a team's replacement for the bridges; static with `instance_id`."""
         path = self._next_log(name)
         return self._track(name, path, ConfluentMember(self.cluster.bootstrap_servers, self.group, self.topic, name,
-                                                       path, strategy))  # fmt: skip
+                                                       path, strategy, instance_id))  # fmt: skip
 
     def assert_alive(self) -> None:
         """No member process died (only `kill` ends one on purpose, and it forgets it first)."""
@@ -337,9 +338,11 @@ class Drill:
         allow_duplicate: Callable[[Duplicate], bool] | None = None,
         drain_s: float = 60.0,
         excuse_violation: Callable[[OwnerViolation], bool] | None = None,
+        excuse_overlap: Callable[[Overlap], bool] | None = None,
     ) -> Verdict:
         """Stop producing, wait for every record, stop everyone cleanly, and judge the whole run; the owner
-        violations `excuse_violation` accepts are left out of the verdict (the drill counts them itself)."""
+        violations `excuse_violation` accepts, and the overlaps `excuse_overlap` accepts, are left out of the
+        verdict (the drill counts them itself)."""
         assert self.producer is not None and self.watcher is not None, "start() first"
         # After a broker restart, acks=all requests wait for the ISR to shrink or the broker to catch up
         # (replica.lag.time.max.ms is 30 s): give deliveries longer than the default 30 s.
@@ -356,6 +359,8 @@ class Drill:
         if excuse_violation is not None:
             kept = [v for v in verdict.owner_violations if not excuse_violation(v)]
             verdict = dataclasses.replace(verdict, owner_violations=kept)
+        if excuse_overlap is not None:
+            verdict = dataclasses.replace(verdict, overlaps=[o for o in verdict.overlaps if not excuse_overlap(o)])
         print(f"\n{self.group}: {verdict.summary()}; {time.monotonic() - self.started_at:.1f}s")
         assert verdict.ok, verdict.summary()
         return verdict

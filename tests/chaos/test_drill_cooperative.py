@@ -5,7 +5,8 @@ A cooperative rebalance revokes only what moves: a bridge releases just those pa
 new ones, so the owner nodes of the partitions that stay with it are never deleted or re-created (their
 ZooKeeper creation zxid does not change). The rolling replacement of the bridges by plain consumers and the
 way back, the switch both ways, a broker restart mid-migration and a static member's restart all lose
-nothing and process nothing twice.
+nothing and process nothing twice. Static bridges ride out a broker restart (in an eager group too, for
+comparison), and one whose group.instance.id another consumer takes says so and releases.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from migrator.observe.verdict import OwnerViolation
+from migrator.observe.verdict import Overlap, OwnerViolation
 from tests.helpers import cli
 from tests.helpers.bridge import set_mode
 from tests.helpers.wait import wait_until
@@ -30,6 +31,7 @@ pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.timeout(30
 COOPERATIVE = "cooperative-sticky"
 BRIDGE = {"coordination.migration.partition.assignment.strategy": COOPERATIVE}
 STATIC = {**BRIDGE, "migration.static.membership": "true"}
+EAGER_STATIC = {"migration.static.membership": "true"}  # the eager default, range,roundrobin
 
 
 def owner_nodes(drill: Drill) -> dict[int, tuple[str, int]]:
@@ -59,7 +61,7 @@ def bridges_own(drill: Drill, *counts: int, quiet_s: float = 2.0) -> dict[int, t
 def plain_consumers_own_no_nodes(violation: OwnerViolation) -> bool:
     """Plain Kafka consumers process without owner nodes, by design: the observer's overlap check (two
     processors of one partition at once) is what judges them beside the bridges."""
-    return violation.record.member.startswith(("p0@", "p1@"))
+    return violation.record.member.startswith(("p0@", "p1@", "dup@"))
 
 
 def kept_their_nodes(before: dict[int, tuple[str, int]], after: dict[int, tuple[str, int]]) -> None:
@@ -113,21 +115,74 @@ def test_bridges_hand_over_to_cooperative_confluent_consumers_and_take_back(dril
     assert not verdict.duplicates, verdict.summary()
 
 
-def test_a_cooperative_group_rides_out_a_broker_restart(drill_on: Callable[..., Drill]) -> None:
-    drill = drill_on(brokers=1)
+def static_bridges_under_kafka(drill: Drill, props: dict[str, str] = STATIC) -> None:
+    """Start the drill with static bridges b0 and b1 (with `props`) settled under Kafka authority."""
     drill.start()
     names = ["b0", "b1"]
     for name in names:
-        drill.spawn_bridge(name, streams=1, **BRIDGE)
+        drill.spawn_bridge(name, streams=1, **props)
     set_mode(drill.zk, drill.group, "kafka")
     drill.settle("kafka", names)
-    drill.plain("p0", COOPERATIVE)
+
+
+@pytest.mark.parametrize(
+    ("props", "peer"), [(STATIC, COOPERATIVE), (EAGER_STATIC, "range")], ids=["cooperative", "eager"]
+)
+def test_a_static_group_rides_out_a_broker_restart(
+    drill_on: Callable[..., Drill], props: dict[str, str], peer: str
+) -> None:
+    """Static bridges (group.instance.id) beside a plain consumer of the same protocol: a broker restart
+    mid-migration, then a static bridge's restart, which takes its partitions back while the others keep theirs."""
+    drill = drill_on(brokers=1)
+    static_bridges_under_kafka(drill, props)
+    drill.plain("p0", peer)
     bridges_own(drill, drill.partitions - drill.partitions // 3)
     drill.outage("broker-1", 5.0)
     drill.resumes(timeout=60)
-    bridges_own(drill, drill.partitions - drill.partitions // 3)
-    verdict = drill.finish(excuse_violation=plain_consumers_own_no_nodes)
+    before = bridges_own(drill, drill.partitions - drill.partitions // 3)
+    restarted_ns = time.time_ns()
+    drill.leave("b1")  # a static member's restart, the broker's restart behind it: a clean step
+    drill.spawn_bridge("b1", streams=1, **props)
+    after = bridges_own(drill, drill.partitions - drill.partitions // 3)
+    assert {p: n[0] for p, n in after.items()} == {p: n[0] for p, n in before.items()}, (
+        f"partitions moved while the static member restarted: {before} -> {after}"
+    )
+    b0 = f"{drill.cid('b0')}-"
+    assert {p: n for p, n in after.items() if n[0].startswith(b0)} == {
+        p: n for p, n in before.items() if n[0].startswith(b0)
+    }, "b0 released partitions while the static member restarted"
+    drill.resumes(timeout=60)
+    verdict = drill.finish(allow_duplicate=lambda d: d.by[-1].start_ns < restarted_ns,
+                           excuse_violation=plain_consumers_own_no_nodes)  # fmt: skip
     print(f"duplicates after the broker restart: {len(verdict.duplicates)}")
+
+
+def test_a_duplicated_instance_id_fences_the_bridge_which_says_so_and_releases(drill: Drill) -> None:
+    """A consumer started by mistake with a static bridge's group.instance.id (its consumer.id) fences the bridge
+    out of the Kafka group: the bridge stays up, says once which instance id is duplicated, and releases every
+    partition it owned, which the other instance now has. Nothing can keep the two instances from processing
+    those partitions side by side for a moment, so only there overlaps and duplicates are excused; nothing is
+    lost."""
+    static_bridges_under_kafka(drill)
+    b1, instance = drill.procs["b1"], "b1"  # a static bridge's group.instance.id is its consumer.id
+    drill.plain("dup", COOPERATIVE, instance_id=instance)
+
+    def fenced_lines() -> list[str]:
+        lines = b1.stderr_path.read_text(errors="replace").splitlines()
+        return [line for line in lines if " ERROR the embedded member was fenced" in line and repr(instance) in line]
+
+    wait_until(fenced_lines, 60, what="b1's error line naming its group.instance.id")
+    wait_until(lambda: not drill.owned_by("b1"), 60, what="b1 to release its partitions")
+    drill.assert_alive()
+    drill.resumes(timeout=60)
+    assert len(fenced_lines()) == 1, fenced_lines()
+
+    def between_the_two_instances(overlap: Overlap) -> bool:
+        return {overlap.first.member.split("@")[0], overlap.second.member.split("@")[0]} == {drill.cid("b1"), "dup"}
+
+    verdict = drill.finish(allow_duplicate=lambda _d: True, excuse_violation=plain_consumers_own_no_nodes,
+                           excuse_overlap=between_the_two_instances)  # fmt: skip
+    print(f"{drill.group}: {len(verdict.duplicates)} duplicates between the two instances")
 
 
 def status(drill: Drill) -> dict[str, Any]:

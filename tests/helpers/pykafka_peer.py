@@ -96,9 +96,13 @@ class PykafkaMember(PeerProcess):
 class ConfluentMember(PeerProcess):
     """A plain confluent-kafka consumer process (`tests/peers/confluent_member.py`), client.id `name`."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str, name: str, log: Path, strategy: str = "range") -> None:
+    def __init__(
+        self, bootstrap: str, group: str, topic: str, name: str, log: Path, strategy: str = "range",
+        instance_id: str = "",
+    ) -> None:  # fmt: skip
         cmd = [sys.executable, str(PEERS / "confluent_member.py"), "--bootstrap", bootstrap, "--group", group,
-               "--topic", topic, "--name", name, "--log", str(log), "--strategy", strategy]  # fmt: skip
+               "--topic", topic, "--name", name, "--log", str(log), "--strategy", strategy,
+               "--instance-id", instance_id]  # fmt: skip
         super().__init__(cmd, log)
 
 

@@ -4,9 +4,9 @@
 
 What a team migrating off pykafka would run: `range` assignment by default, so it shares a group with bridges'
 embedded members and managed pykafka consumers; `--strategy cooperative-sticky` for a cooperative group
-(KIP-429). It commits what it processed every second, in its revoke callback (before anyone else gets the
-revoked partitions) and on stop. Every processed record is appended
-to FILE (`migrator.observe.records`), member `<name>@<pid>`. Prints `ready <name>`; SIGTERM stops it cleanly.
+(KIP-429); `--instance-id` makes it a static member. It commits what it processed every second, in its revoke
+callback (before anyone else gets the revoked partitions) and on stop. Every processed record is appended to FILE
+(`migrator.observe.records`), member `<name>@<pid>`. Prints `ready <name>`; SIGTERM stops it cleanly.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def parse_args() -> argparse.Namespace:
     for name in ("bootstrap", "group", "topic", "name", "log"):
         p.add_argument(f"--{name}", required=True)
     p.add_argument("--strategy", default="range", help="partition.assignment.strategy")
+    p.add_argument("--instance-id", default="", help="group.instance.id (KIP-345 static membership)")
     return p.parse_args()
 
 
@@ -63,7 +64,8 @@ def main() -> int:
     consumer = Consumer({"bootstrap.servers": args.bootstrap, "group.id": args.group, "client.id": args.name,
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
                          "partition.assignment.strategy": args.strategy, "session.timeout.ms": 10000,
-                         "heartbeat.interval.ms": 500})  # fmt: skip
+                         "heartbeat.interval.ms": 500, **({"group.instance.id": args.instance_id} if args.instance_id
+                                                           else {})})  # fmt: skip
     committer = Committer(consumer)
     consumer.subscribe([args.topic], on_revoke=lambda *_: committer.commit())
     log = ProcessingLog(args.log)
