@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
+from confluent_kafka import KafkaError
+
 from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
 from migrator.consumer.listener import ConsumerRebalanceListener
@@ -18,6 +20,7 @@ from migrator.coordination.kafka_group import KafkaGroupTracker
 from migrator.coordination.offsets import KafkaOffsets, OffsetStore
 from migrator.coordination.worker import RebalanceWorker, WorkerParts, WorkerSettings
 from migrator.kafka.admin import KafkaUnavailable
+from migrator.kafka.commit import GenerationMoved
 from migrator.metrics import ConnectorMetrics
 from migrator.protocol import stores
 from migrator.protocol.codecs import ModeNode, PublishedAuthority, Registration
@@ -40,6 +43,36 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+class RefusingKafka:
+    """Kafka offsets refusing the first `refusals` commits, each answered after `round_trip_s` on `clock`: by
+    accepting none (a generation-less commit while the group has a member), or with `GenerationMoved` (a
+    member's commit during a rebalance, REBALANCE_IN_PROGRESS)."""
+
+    def __init__(
+        self, clock: FakeClock, refusals: int, *, generation_moved: bool = False, round_trip_s: float = 0.05
+    ) -> None:
+        self.clock = clock
+        self.refusals = refusals
+        self.generation_moved = generation_moved
+        self.round_trip_s = round_trip_s
+        self.attempts = 0
+        self.stored: dict[TopicPartition, int] = {}
+
+    def commit(self, offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
+        self.attempts += 1
+        self.clock.advance(self.round_trip_s)
+        if self.refusals:
+            self.refusals -= 1
+            if self.generation_moved:
+                raise GenerationMoved(KafkaError.REBALANCE_IN_PROGRESS)
+            return set()
+        self.stored.update(offsets)
+        return set(offsets)
+
+    def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
+        return {tp: self.stored[tp] for tp in tps if tp in self.stored}
 
 
 def kafka_only_store(

@@ -14,34 +14,14 @@ import pytest
 
 from migrator.coordination.offsets import member_or_simple_commit, retries_left
 from migrator.protocol.partition import TopicPartition
-from tests.helpers.coordination_fakes import FakeClock, kafka_only_store
+from tests.helpers.coordination_fakes import FakeClock, RefusingKafka, kafka_only_store
 
 TP = TopicPartition("t", 0)
 
 
-class BusyGroup:
-    """Kafka refusing generation-less commits (at once, after a round trip) until the group empties."""
-
-    def __init__(self, clock: FakeClock, refusals: int) -> None:
-        self.clock = clock
-        self.refusals = refusals
-        self.stored: dict[TopicPartition, int] = {}
-
-    def commit(self, offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
-        self.clock.advance(0.05)
-        if self.refusals:
-            self.refusals -= 1
-            return set()
-        self.stored.update(offsets)
-        return set(offsets)
-
-    def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
-        return {tp: self.stored[tp] for tp in tps if tp in self.stored}
-
-
 def test_a_release_retries_until_kafka_takes_the_offsets_within_the_commit_timeout() -> None:
     clock = FakeClock()
-    kafka = BusyGroup(clock, refusals=12)  # about 3 s of a member that has not left yet: more than 5 retries
+    kafka = RefusingKafka(clock, refusals=12)  # about 3 s of a member that has not left yet: more than 5 retries
     offsets = kafka_only_store(kafka, clock, durable_release=True)
     started = clock()
 
@@ -53,7 +33,7 @@ def test_a_release_retries_until_kafka_takes_the_offsets_within_the_commit_timeo
 
 def test_a_release_gives_up_at_the_commit_timeout() -> None:
     clock = FakeClock()
-    kafka = BusyGroup(clock, refusals=10_000)
+    kafka = RefusingKafka(clock, refusals=10_000)
     offsets = kafka_only_store(kafka, clock, durable_release=True)
     started = clock()
 
@@ -64,7 +44,7 @@ def test_a_release_gives_up_at_the_commit_timeout() -> None:
 @pytest.mark.parametrize(("durable_release", "releasing"), [(True, False), (False, True)])
 def test_other_commits_keep_max_retries(durable_release: bool, releasing: bool) -> None:
     clock = FakeClock()
-    kafka = BusyGroup(clock, refusals=12)
+    kafka = RefusingKafka(clock, refusals=12)
     offsets = kafka_only_store(kafka, clock, durable_release=durable_release)
 
     assert offsets.commit({TP: 5}, releasing=releasing) is False
@@ -75,7 +55,7 @@ def test_a_store_with_zookeeper_beside_kafka_does_not_wait_on_release() -> None:
     """ZooKeeper is the hand-over there (dual commit): a refused Kafka commit is not worth holding the node."""
     assert (
         kafka_only_store(
-            BusyGroup(FakeClock(), 0), FakeClock(), durable_release=True, dual_commit=True
+            RefusingKafka(FakeClock(), 0), FakeClock(), durable_release=True, dual_commit=True
         )._durable_release
         is False
     )

@@ -4,45 +4,19 @@ survivor held its claims 400 ms behind such retries). Pure logic on a hand-moved
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from confluent_kafka import KafkaError
 from hypothesis import given
 from hypothesis import strategies as st
 
 from migrator.coordination.offsets import member_or_simple_commit, retries_left
-from migrator.kafka.commit import GenerationMoved
 from migrator.protocol.partition import TopicPartition
-from tests.helpers.coordination_fakes import FakeClock, kafka_only_store
+from tests.helpers.coordination_fakes import FakeClock, RefusingKafka, kafka_only_store
 
 TP = TopicPartition("t", 0)
 
 
-class RebalancingGroup:
-    """Kafka answering REBALANCE_IN_PROGRESS to the member's first `refusals` commits."""
-
-    def __init__(self, clock: FakeClock, refusals: int) -> None:
-        self.clock = clock
-        self.refusals = refusals
-        self.attempts = 0
-        self.stored: dict[TopicPartition, int] = {}
-
-    def commit(self, offsets: Mapping[TopicPartition, int], timeout_s: float) -> set[TopicPartition]:
-        self.attempts += 1
-        self.clock.advance(0.01)
-        if self.refusals:
-            self.refusals -= 1
-            raise GenerationMoved(KafkaError.REBALANCE_IN_PROGRESS)
-        self.stored.update(offsets)
-        return set(offsets)
-
-    def committed(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
-        return {tp: self.stored[tp] for tp in tps if tp in self.stored}
-
-
 def test_a_periodic_commit_refused_for_the_generation_is_tried_once_and_kept_for_the_next() -> None:
     clock = FakeClock()
-    kafka = RebalancingGroup(clock, refusals=1)
+    kafka = RefusingKafka(clock, refusals=1, generation_moved=True, round_trip_s=0.01)
     offsets = kafka_only_store(kafka, clock, durable_release=False)
     started = clock()
 
@@ -56,7 +30,7 @@ def test_a_periodic_commit_refused_for_the_generation_is_tried_once_and_kept_for
 
 def test_a_durable_release_still_retries_through_a_rebalance() -> None:
     clock = FakeClock()
-    kafka = RebalancingGroup(clock, refusals=3)
+    kafka = RefusingKafka(clock, refusals=3, generation_moved=True, round_trip_s=0.01)
     offsets = kafka_only_store(kafka, clock, durable_release=True)
 
     assert offsets.commit({TP: 12}, releasing=True) is True
@@ -67,8 +41,8 @@ def test_a_durable_release_still_retries_through_a_rebalance() -> None:
 
 def test_pykafka_commits_go_generation_less_when_the_member_is_between_generations() -> None:
     clock = FakeClock()
-    member = RebalancingGroup(clock, refusals=1)
-    simple = RebalancingGroup(clock, refusals=0)
+    member = RefusingKafka(clock, refusals=1, generation_moved=True, round_trip_s=0.01)
+    simple = RefusingKafka(clock, refusals=0, generation_moved=True, round_trip_s=0.01)
 
     assert member_or_simple_commit(member.commit, simple.commit, clock)({TP: 9}, 10.0) == {TP}
     assert simple.stored == {TP: 9}
@@ -76,7 +50,7 @@ def test_pykafka_commits_go_generation_less_when_the_member_is_between_generatio
 
 def test_a_release_refused_for_the_generation_is_retried() -> None:
     clock = FakeClock()
-    kafka = RebalancingGroup(clock, refusals=2)
+    kafka = RefusingKafka(clock, refusals=2, generation_moved=True, round_trip_s=0.01)
     offsets = kafka_only_store(kafka, clock, durable_release=False)
 
     assert offsets.commit({TP: 5}, releasing=True) is True
