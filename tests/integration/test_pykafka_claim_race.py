@@ -1,9 +1,7 @@
 """Two bridges in the pykafka dialect whose views of a partition's leader differ claim it under two names, on
 the real ZooKeeper: owner nodes named after leaders do not exclude each other, so the later claim gives way
 (`claim_or_give_way`), and a member renaming its node after a leader move keeps its older node while another
-member's node of the partition exists (`rename_own_nodes`). Seen in the leader-moves drill: a bridge whose
-snapshot predated the move created `1-2` just after the holder renamed its `1-2` to `2-2`, and both processed
-partition 2."""
+member's node of the partition exists (`rename_own_nodes`): at most one of them processes the partition."""
 
 from __future__ import annotations
 
