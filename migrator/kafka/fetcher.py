@@ -36,7 +36,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.kafka.commit import commit_sync
 from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of, leaderless
-from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside
+from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside, reach_of
 from migrator.logs import librdkafka_logger
 from migrator.protocol.message import Chunk, Message
 from migrator.protocol.partition import TopicPartition
@@ -202,7 +202,7 @@ class Fetcher:
         """On the polling thread (under `_poll_lock`), from inside a `consume` of client number `client`. Only
         while partitions are routed: an idle client connects to no broker, and needs none."""
         if self._routes:
-            self._stranding.observe(client, statistics)
+            self._stranding.observe(client, reach_of(statistics))
         else:
             self._stranding.reset()
 

@@ -33,7 +33,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from migrator.kafka.commit import CommitWithheld, member_commit_sync
 from migrator.kafka.group_errors import CommitBar, GroupFault, commit_bar, group_fault_of
-from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside, coordinator_up_in
+from migrator.kafka.stranding import STATISTICS_MS, StrandingWatch, close_aside, statistics_of
 from migrator.logs import librdkafka_logger
 from migrator.protocol.events import Event, KafkaAssigned, KafkaLost, KafkaRevoked
 from migrator.protocol.kafka import RebalanceProtocol, rebalance_protocol
@@ -352,9 +352,10 @@ class EmbeddedMember:
     def _on_statistics(self, client: int, statistics: str) -> None:
         """Statistics client number `client` reported (on the poll thread): whether it is stranded, and for a
         static member whether its coordinator is up (`commit_bar`)."""
-        self._stranding.observe(client, statistics)
+        report = statistics_of(statistics)
+        self._stranding.observe(client, report.reach)
         if self._watches_coordinator and self._stranding.is_current(client):
-            self._coordinator_up = coordinator_up_in(statistics) is not False
+            self._coordinator_up = report.coordinator_up is not False
 
     def _replace_if_stranded(self) -> None:
         """On the poll thread: a client neither connected nor trying while a broker answers never joins the group

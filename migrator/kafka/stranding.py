@@ -17,13 +17,14 @@ from typing import Any
 __all__ = [
     "STATISTICS_MS",
     "STRANDED_S",
+    "ClientStatistics",
     "Reach",
     "Stranding",
     "StrandingWatch",
     "bootstrap_answers",
     "close_aside",
-    "coordinator_up_in",
     "reach_of",
+    "statistics_of",
 ]
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,28 @@ class Reach:
     attempts: tuple[tuple[str, str, int], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ClientStatistics:
+    """What one librdkafka statistics report says that the bridge acts on, parsed once per report: the client's
+    `Reach` (None when it names no brokers) and whether its group coordinator is up (None when it names no
+    group: not a group member's report)."""
+
+    reach: Reach | None
+    coordinator_up: bool | None
+
+
+def statistics_of(statistics: str) -> ClientStatistics:
+    """The `ClientStatistics` in a librdkafka statistics JSON (nothing known from one that does not parse)."""
+    try:
+        parsed = json.loads(statistics)
+    except ValueError:
+        return ClientStatistics(None, None)
+    if not isinstance(parsed, dict):
+        return ClientStatistics(None, None)
+    reach = _reach_in(parsed)
+    return ClientStatistics(reach, _coordinator_up(parsed.get("cgrp"), reach))
+
+
 def reach_of(statistics: str) -> Reach | None:
     """The `Reach` in a librdkafka statistics JSON; None when it names no brokers.
 
@@ -62,13 +85,10 @@ def reach_of(statistics: str) -> Reach | None:
     held by a reference, but is never connected again. With no broker to ask, the client sends nothing, so
     neither its re-bootstrap on "all brokers down" (no broker goes down any more) nor its re-bootstrap timer
     (armed by a metadata request) fires: no fetch error, no record, for good."""
-    try:
-        return _reach_in(json.loads(statistics))
-    except (ValueError, AttributeError):
-        return None
+    return statistics_of(statistics).reach
 
 
-def _reach_in(parsed: Any) -> Reach | None:
+def _reach_in(parsed: dict[str, Any]) -> Reach | None:
     brokers = parsed.get("brokers")
     if not isinstance(brokers, dict):
         return None
@@ -77,14 +97,7 @@ def _reach_in(parsed: Any) -> Reach | None:
     return Reach(any(b.get("state") == "UP" for b in real), attempts)
 
 
-def coordinator_up_in(statistics: str) -> bool | None:
-    """Whether a consumer's librdkafka statistics JSON shows its group coordinator up (the group's state `up`)
-    and a real broker connected; None when it names no group."""
-    try:
-        parsed = json.loads(statistics)
-        group, reach = parsed.get("cgrp"), _reach_in(parsed)
-    except (ValueError, AttributeError):
-        return None
+def _coordinator_up(group: object, reach: Reach | None) -> bool | None:
     if not isinstance(group, dict):
         return None
     return group.get("state") == "up" and reach is not None and reach.connected
@@ -155,10 +168,10 @@ class StrandingWatch:
     def is_current(self, client: int) -> bool:
         return client == self._client
 
-    def observe(self, client: int, statistics: str) -> None:
-        """`statistics` reported by client number `client`."""
+    def observe(self, client: int, reach: Reach | None) -> None:
+        """`reach`, from the statistics client number `client` reported."""
         if self.is_current(client):
-            self._stranding = self._stranding.observe(reach_of(statistics), time.monotonic())
+            self._stranding = self._stranding.observe(reach, time.monotonic())
 
     def reset(self) -> None:
         """Forget what was seen: the client need not be connected now (e.g. it has nothing to fetch)."""

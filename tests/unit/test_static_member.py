@@ -16,7 +16,7 @@ from migrator.kafka import member as member_module
 from migrator.kafka.commit import CommitWithheld
 from migrator.kafka.group_errors import CommitBar, GroupFault, commit_bar, group_fault_of
 from migrator.kafka.member import EmbeddedMember
-from migrator.kafka.stranding import coordinator_up_in
+from migrator.kafka.stranding import ClientStatistics, statistics_of
 from migrator.protocol.events import Event, KafkaLost, KafkaRevoked
 from migrator.protocol.partition import TopicPartition
 
@@ -132,11 +132,11 @@ def test_only_a_member_with_a_generation_commits_and_a_static_one_only_to_a_coor
 
 
 def test_statistics_show_the_coordinator_up_only_with_the_group_up_and_a_broker_connected() -> None:
-    assert coordinator_up_in(statistics("up", "UP")) is True
-    assert coordinator_up_in(statistics("up", "DOWN")) is False
-    assert coordinator_up_in(statistics("wait-coord", "UP")) is False
-    assert coordinator_up_in(json.dumps({"brokers": {}})) is None  # not a group member's
-    assert coordinator_up_in("not json") is None
+    assert statistics_of(statistics("up", "UP")).coordinator_up is True
+    assert statistics_of(statistics("up", "DOWN")).coordinator_up is False
+    assert statistics_of(statistics("wait-coord", "UP")).coordinator_up is False
+    assert statistics_of(json.dumps({"brokers": {}})).coordinator_up is None  # not a group member's
+    assert statistics_of("not json") == statistics_of("[]") == ClientStatistics(None, None)
 
 
 def test_a_static_member_without_statistics_does_not_withhold_for_a_coordinator_it_could_not_see_return() -> None:

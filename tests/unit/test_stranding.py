@@ -46,12 +46,12 @@ def test_an_unreachable_broker_that_is_retried_or_a_connected_one_restarts_the_c
 def test_a_watch_ignores_a_replaced_clients_statistics_and_waits_while_no_bootstrap_server_answers() -> None:
     watch = StrandingWatch("127.0.0.1:1")  # nothing listens there
     first = watch.new_client()
-    watch.observe(first, _statistics())
+    watch.observe(first, reach_of(_statistics()))
     second = watch.new_client()
-    watch.observe(first, _statistics())  # late, from the replaced client
+    watch.observe(first, reach_of(_statistics()))  # late, from the replaced client
     assert watch.is_current(second) and not watch.is_current(first)
     assert watch.stranded_for() == 0.0
-    watch.observe(second, _statistics())
+    watch.observe(second, reach_of(_statistics()))
     watch._stranding = Stranding(since=watch._stranding.since - STRANDED_S, attempts=())  # the grace has passed
     assert not watch.replace_due()  # every broker is down: no new client, and the clock starts again
     assert watch.stranded_for() == 0.0
