@@ -25,12 +25,12 @@ import operator
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby, repeat
 from typing import Any, Protocol, cast
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException
 from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
@@ -161,6 +161,29 @@ class Fetcher:
 
     def start(self) -> None:
         self._thread.start()
+
+    def connect(self, topics: Sequence[str], timeout_s: float) -> None:
+        """Before the first routing table: learn `topics`' partitions and connect to their leaders, as the first
+        fetch would have to, so that a joining connector's partitions resume without waiting for that (the
+        first table needs no metadata refresh, its first fetch no new connection). Read-only; stops once a
+        table was routed; a failure is left for the first fetch to meet again."""
+        for topic in topics:
+            with self._poll_lock:
+                if self._closed or self._routes or self._pending is not None:
+                    return
+                try:
+                    found = self._consumer.list_topics(topic=topic, timeout=timeout_s).topics.get(topic)
+                    if found is None or found.error is not None:
+                        continue
+                    self._partition_counts[topic] = len(found.partitions)
+                    first_led = {m.leader: p for p, m in sorted(found.partitions.items(), reverse=True)}
+                    for leader, partition in sorted(first_led.items()):
+                        if leader >= 0:  # a ListOffsets request goes to the partition's leader
+                            self._consumer.get_watermark_offsets(
+                                KafkaTopicPartition(topic, partition), timeout=timeout_s, cached=False
+                            )
+                except KafkaException as exc:
+                    log.debug("connecting the fetcher to the leaders of %s failed: %s", topic, exc)
 
     def route(self, routes: Mapping[TopicPartition, Route]) -> None:
         """Replace the routing table: at once when no thread polls, else by the polling thread after its poll.
