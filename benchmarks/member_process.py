@@ -41,6 +41,7 @@ from migrator.logs import LIBRDKAFKA_LOGGER
 from migrator.observe.records import Handle, Processed, ProcessingLog
 
 FORWARD_S = 0.005  # batching of processed records: well below the pause resolution (10 ms)
+TRIGGER_LOGGER = "benchmarks.member"
 DEBUG_ENV = "MIGRATOR_MEMBER_DEBUG"
 """With member logs, librdkafka `debug` contexts (e.g. `cgrp`) for the embedded members and plain consumers,
 whose librdkafka log then goes to the member's log too: when each JoinGroup was sent, for instance."""
@@ -89,8 +90,14 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
     if spec.log_dir:
         handler = logging.FileHandler(f"{spec.log_dir}/{spec.name}.log")
         handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(message)s"))
-        for name in ("migrator.coordination", "migrator.consumer", "migrator.kafka", "migrator.connector"):
-            logger = logging.getLogger(name)  # phases, releases, leaves, the connector's start
+        for name in (
+            "migrator.coordination",
+            "migrator.consumer",
+            "migrator.kafka",
+            "migrator.connector",
+            TRIGGER_LOGGER,
+        ):
+            logger = logging.getLogger(name)  # phases, releases, leaves, the connector's start, the join's trigger
             logger.addHandler(handler)
             logger.setLevel(logging.INFO)
         # when the embedded member's revoke and assignment callbacks ran, between the worker's phases
@@ -121,8 +128,8 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
             if not subscribed_sent and member.subscribed_ns:
                 conn.send(("subscribed", member.subscribed_ns))
                 subscribed_sent = True
-                if debug:  # the join's trigger beside librdkafka's JoinGroup in the member's log
-                    logging.getLogger(QUIET_LOGGER).debug("asked to join at %d ns", member.subscribed_ns)
+                if spec.log_dir:  # the join's trigger beside the member's phases (and librdkafka's JoinGroup)
+                    logging.getLogger(TRIGGER_LOGGER).info("asked to join at %d ns", member.subscribed_ns)
             if isinstance(member, PlainConsumer):
                 now = member.assigned_now()
                 if now != assigned:
