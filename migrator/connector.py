@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 JOIN_WAIT_S = 15.0  # how long a bridge waits for its first Kafka assignment before registering anyway
 SHUTDOWN_GRACE_S = 3.0  # shutdown gives up after the longer of the two connect timeouts plus this
 CLOSE_STEP_MIN_S = 1.0  # each closing step gets at least this long, even past the deadline
-WARM_UP_CALL_S = 2.0  # each request warming up the fetcher during the join waits this long at most
+FETCHER_WARM_UP_S = 2.0  # the fetcher's warm-up during the join takes this long at most
 
 
 def make_consumer_id(group: str, consumer_id: str | None) -> str:
@@ -411,7 +411,7 @@ class ConsumerConnector:
         warming = [
             threading.Thread(target=_warm_up, args=(admin, self.group, topics), name="warm-up", daemon=True),
             threading.Thread(
-                target=self._fetcher.connect, args=(topics, WARM_UP_CALL_S), name="fetcher-warm-up", daemon=True
+                target=self._fetcher.connect, args=(topics, FETCHER_WARM_UP_S), name="fetcher-warm-up", daemon=True
             ),
         ]
         for thread in warming:

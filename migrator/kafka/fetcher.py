@@ -163,27 +163,34 @@ class Fetcher:
         self._thread.start()
 
     def connect(self, topics: Sequence[str], timeout_s: float) -> None:
-        """Before the first routing table: learn `topics`' partitions and connect to their leaders, as the first
-        fetch would have to, so that a joining connector's partitions resume without waiting for that (the
-        first table needs no metadata refresh, its first fetch no new connection). Read-only; stops once a
-        table was routed; a failure is left for the first fetch to meet again."""
+        """Before the first routing table, for `timeout_s` at most: learn `topics`' partitions and connect to
+        their leaders, as the first fetch would have to, so that a joining connector's partitions resume
+        without waiting for that (the first table needs no metadata refresh, its first fetch no new
+        connection). Read-only; stops once a table was routed; a failure is left for the first fetch."""
+        deadline = time.monotonic() + timeout_s
+        connected: set[int] = set()  # leaders asked already
         for topic in topics:
             with self._poll_lock:
-                if self._closed or self._routes or self._pending is not None:
+                if self._closed or self._routes or self._pending is not None or time.monotonic() >= deadline:
                     return
                 try:
-                    found = self._consumer.list_topics(topic=topic, timeout=timeout_s).topics.get(topic)
-                    if found is None or found.error is not None:
-                        continue
-                    self._partition_counts[topic] = len(found.partitions)
-                    first_led = {m.leader: p for p, m in sorted(found.partitions.items(), reverse=True)}
-                    for leader, partition in sorted(first_led.items()):
-                        if leader >= 0:  # a ListOffsets request goes to the partition's leader
-                            self._consumer.get_watermark_offsets(
-                                KafkaTopicPartition(topic, partition), timeout=timeout_s, cached=False
-                            )
+                    self._connect_to_leaders(topic, deadline, connected)
                 except KafkaException as exc:
                     log.debug("connecting the fetcher to the leaders of %s failed: %s", topic, exc)
+
+    def _connect_to_leaders(self, topic: str, deadline: float, connected: set[int]) -> None:
+        """Under `_poll_lock`: `topic`'s metadata, then a ListOffsets request (which goes to a partition's
+        leader) for one partition of each leader not `connected` yet."""
+        found = self._consumer.list_topics(topic=topic, timeout=deadline - time.monotonic()).topics.get(topic)
+        if found is None or found.error is not None:
+            return
+        self._partition_counts[topic] = len(found.partitions)
+        for partition, meta in sorted(found.partitions.items()):
+            if meta.leader >= 0 and meta.leader not in connected and time.monotonic() < deadline:
+                connected.add(meta.leader)
+                self._consumer.get_watermark_offsets(
+                    KafkaTopicPartition(topic, partition), timeout=deadline - time.monotonic(), cached=False
+                )
 
     def route(self, routes: Mapping[TopicPartition, Route]) -> None:
         """Replace the routing table: at once when no thread polls, else by the polling thread after its poll.
