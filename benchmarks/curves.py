@@ -397,10 +397,12 @@ def bridge_group(c: Cluster, size: Size, rounds: int, protocol: Protocol, log_di
                     achieved_rate(sampler.samples), steady_rate)  # fmt: skip
 
 
-def plain_group(c: Cluster, size: Size, rounds: int, protocol: Protocol) -> GroupRun:
+def plain_group(c: Cluster, size: Size, rounds: int, protocol: Protocol, log_dir: str | None = None) -> GroupRun:
     """The baseline: one more plain consumer joins a plain group of the same size and leaves, `rounds`
-    times."""
-    d, producer, sampler, _ = _started(c, size, "plain", protocol)
+    times. With `log_dir`, its members log under `<log_dir>/plain` (librdkafka's lines, with `DEBUG_ENV`)."""
+    if log_dir:
+        Path(log_dir, "plain").mkdir(exist_ok=True)
+    d, producer, sampler, _ = _started(c, size, "plain", protocol, log_dir and f"{log_dir}/plain")
     try:
         steady = _steady(d)
         steps = _rounds(c, d, "plain", rounds)
@@ -447,7 +449,9 @@ def measure(c: Cluster, members: int, partitions: int, rounds: int, protocol: Pr
     started, load0 = time.monotonic(), os.getloadavg()[0]
     base = Point(members, partitions, total_rate=total_rate, protocol=protocol)
     try:
-        base = point_of(base, bridge_group(c, size, rounds, protocol, log_dir), plain_group(c, size, rounds, protocol))
+        base = point_of(
+            base, bridge_group(c, size, rounds, protocol, log_dir), plain_group(c, size, rounds, protocol, log_dir)
+        )
     except Exception as exc:  # reported in the results: the next size still runs
         traceback.print_exc()
         base = replace(base, note=repr(exc))

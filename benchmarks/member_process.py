@@ -17,6 +17,7 @@ then it commits and shuts down (a plain consumer leaves its poll loop, commits a
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing
 import os
 import signal
@@ -29,15 +30,21 @@ from typing import Any
 
 from migrator.demo.workload import (
     PLAIN_HEARTBEAT_MS,
+    QUIET_LOGGER,
     ConnectorMember,
     LiveLog,
     MemberInfo,
     PlainConsumer,
     quiet_libraries,
 )
+from migrator.logs import LIBRDKAFKA_LOGGER
 from migrator.observe.records import Handle, Processed, ProcessingLog
 
 FORWARD_S = 0.005  # batching of processed records: well below the pause resolution (10 ms)
+TRIGGER_LOGGER = "benchmarks.member"
+DEBUG_ENV = "MIGRATOR_MEMBER_DEBUG"
+"""With member logs, librdkafka `debug` contexts (e.g. `cgrp`) for the embedded members and plain consumers,
+whose librdkafka log then goes to the member's log too: when each JoinGroup was sent, for instance."""
 START_TIMEOUT_S = 60.0
 
 
@@ -76,23 +83,31 @@ class _Outbox(ProcessingLog):
 
 
 def _child(spec: MemberSpec, conn: Connection) -> None:
-    import logging
-
     terminated = threading.Event()
     signal.signal(signal.SIGTERM, lambda _sig, _frame: terminated.set())  # only a flag: the app acts on it
     quiet_libraries()
+    debug = ""
     if spec.log_dir:
         handler = logging.FileHandler(f"{spec.log_dir}/{spec.name}.log")
         handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(message)s"))
-        for name in ("migrator.coordination", "migrator.consumer", "migrator.kafka"):  # phases, releases, leaves
-            logger = logging.getLogger(name)
+        for name in (
+            "migrator.coordination",
+            "migrator.consumer",
+            "migrator.kafka",
+            "migrator.connector",
+            TRIGGER_LOGGER,
+        ):
+            logger = logging.getLogger(name)  # phases, releases, leaves, the connector's start, the join's trigger
             logger.addHandler(handler)
             logger.setLevel(logging.INFO)
         # when the embedded member's revoke and assignment callbacks ran, between the worker's phases
         logging.getLogger("migrator.kafka.member").setLevel(logging.DEBUG)
+        debug = _librdkafka_debug(handler)
     log = _Outbox()
     member: ConnectorMember | PlainConsumer
     strategy = {"partition.assignment.strategy": spec.assignor} if spec.assignor else {}
+    if spec.log_dir and debug:
+        strategy["debug"] = debug
     if spec.kind == "plain":
         member = PlainConsumer(spec.bootstrap, spec.group, spec.topic, log, spec.name, strategy).start()
     else:
@@ -113,6 +128,8 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
             if not subscribed_sent and member.subscribed_ns:
                 conn.send(("subscribed", member.subscribed_ns))
                 subscribed_sent = True
+                if spec.log_dir:  # the join's trigger beside the member's phases (and librdkafka's JoinGroup)
+                    logging.getLogger(TRIGGER_LOGGER).info("asked to join at %d ns", member.subscribed_ns)
             if isinstance(member, PlainConsumer):
                 now = member.assigned_now()
                 if now != assigned:
@@ -150,6 +167,18 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
     forwarder.join()
     conn.send(("records", log.take()))
     conn.send(("stopped", error))
+
+
+def _librdkafka_debug(handler: logging.Handler) -> str:
+    """The librdkafka debug contexts `DEBUG_ENV` asks for ("" for none); when some, the embedded members' and
+    plain consumers' librdkafka logs go to `handler` as well."""
+    debug = os.environ.get(DEBUG_ENV, "")
+    if debug:
+        for name in (LIBRDKAFKA_LOGGER, QUIET_LOGGER):
+            logger = logging.getLogger(name)
+            logger.addHandler(handler)
+            logger.setLevel(logging.DEBUG)
+    return debug
 
 
 class RemoteMember:

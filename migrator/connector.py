@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 JOIN_WAIT_S = 15.0  # how long a bridge waits for its first Kafka assignment before registering anyway
 SHUTDOWN_GRACE_S = 3.0  # shutdown gives up after the longer of the two connect timeouts plus this
 CLOSE_STEP_MIN_S = 1.0  # each closing step gets at least this long, even past the deadline
+FETCHER_WARM_UP_S = 2.0  # the fetcher's warm-up during the join takes this long at most
 
 
 def make_consumer_id(group: str, consumer_id: str | None) -> str:
@@ -401,18 +402,25 @@ class ConsumerConnector:
         )
 
     def _join_kafka_group(self, member: EmbeddedMember, admin: KafkaAdmin, topics: list[str]) -> None:
-        """Start the embedded member and wait up to `JOIN_WAIT_S` for its first assignment, warming up the admin
-        client and reading the group meanwhile; a member not in the group by then joins later, and the worker
+        """Start the embedded member and wait up to `JOIN_WAIT_S` for its first assignment, warming up the Kafka
+        clients and reading the group meanwhile; a member not in the group by then joins later, and the worker
         obeys ZooKeeper until it has."""
         member.start(topics)
         deadline = time.monotonic() + JOIN_WAIT_S
-        warming = threading.Thread(target=_warm_up, args=(admin, self.group, topics), name="warm-up", daemon=True)
-        warming.start()
-        assert self._worker is not None
+        assert self._fetcher is not None and self._worker is not None
+        warming = [
+            threading.Thread(target=_warm_up, args=(admin, self.group, topics), name="warm-up", daemon=True),
+            threading.Thread(
+                target=self._fetcher.connect, args=(topics, FETCHER_WARM_UP_S), name="fetcher-warm-up", daemon=True
+            ),
+        ]
+        for thread in warming:
+            thread.start()
         self._worker.preread()  # the group's other members revoke meanwhile: the JoinGroup waits for them
         if not member.joined.wait(JOIN_WAIT_S):
             log.warning("embedded member not in the Kafka group after %.0fs; obeying ZooKeeper", JOIN_WAIT_S)
-        warming.join(max(0.0, deadline - time.monotonic()))
+        for thread in warming:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def _wildcard_topics(self, registration: Registration) -> list[str]:
         assert self._admin is not None

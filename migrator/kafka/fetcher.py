@@ -25,12 +25,12 @@ import operator
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby, repeat
 from typing import Any, Protocol, cast
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException
 from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
@@ -161,6 +161,36 @@ class Fetcher:
 
     def start(self) -> None:
         self._thread.start()
+
+    def connect(self, topics: Sequence[str], timeout_s: float) -> None:
+        """Before the first routing table, for `timeout_s` at most: learn `topics`' partitions and connect to
+        their leaders, as the first fetch would have to, so that a joining connector's partitions resume
+        without waiting for that (the first table needs no metadata refresh, its first fetch no new
+        connection). Read-only; stops once a table was routed; a failure is left for the first fetch."""
+        deadline = time.monotonic() + timeout_s
+        connected: set[int] = set()  # leaders asked already
+        for topic in topics:
+            with self._poll_lock:
+                if self._closed or self._routes or self._pending is not None or time.monotonic() >= deadline:
+                    return
+                try:
+                    self._connect_to_leaders(topic, deadline, connected)
+                except KafkaException as exc:
+                    log.debug("connecting the fetcher to the leaders of %s failed: %s", topic, exc)
+
+    def _connect_to_leaders(self, topic: str, deadline: float, connected: set[int]) -> None:
+        """Under `_poll_lock`: `topic`'s metadata, then a ListOffsets request (which goes to a partition's
+        leader) for one partition of each leader not `connected` yet."""
+        found = self._consumer.list_topics(topic=topic, timeout=deadline - time.monotonic()).topics.get(topic)
+        if found is None or found.error is not None:
+            return
+        self._partition_counts[topic] = len(found.partitions)
+        for partition, meta in sorted(found.partitions.items()):
+            if meta.leader >= 0 and meta.leader not in connected and time.monotonic() < deadline:
+                connected.add(meta.leader)
+                self._consumer.get_watermark_offsets(
+                    KafkaTopicPartition(topic, partition), timeout=deadline - time.monotonic(), cached=False
+                )
 
     def route(self, routes: Mapping[TopicPartition, Route]) -> None:
         """Replace the routing table: at once when no thread polls, else by the polling thread after its poll.
