@@ -397,10 +397,10 @@ def bridge_group(c: Cluster, size: Size, rounds: int, protocol: Protocol, log_di
                     achieved_rate(sampler.samples), steady_rate)  # fmt: skip
 
 
-def plain_group(c: Cluster, size: Size, rounds: int, protocol: Protocol) -> GroupRun:
+def plain_group(c: Cluster, size: Size, rounds: int, protocol: Protocol, log_dir: str | None = None) -> GroupRun:
     """The baseline: one more plain consumer joins a plain group of the same size and leaves, `rounds`
     times."""
-    d, producer, sampler, _ = _started(c, size, "plain", protocol)
+    d, producer, sampler, _ = _started(c, size, "plain", protocol, log_dir)
     try:
         steady = _steady(d)
         steps = _rounds(c, d, "plain", rounds)
@@ -409,6 +409,16 @@ def plain_group(c: Cluster, size: Size, rounds: int, protocol: Protocol) -> Grou
         close_group(d)
     return GroupRun(finished(steps, d, sampler), None, None, note, steady_gap(d.log.records(), *steady),
                     achieved_rate(sampler.samples))  # fmt: skip
+
+
+def plain_log_dir(log_dir: str | None) -> str | None:
+    """Where the plain group's members log (their librdkafka debug only, with `member_process.CGRP_DEBUG_ENV`
+    set): a folder of its own, since plain members take the bridges' names."""
+    if log_dir is None:
+        return None
+    path = Path(log_dir) / "plain"
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
 
 
 def point_of(base: Point, bridges: GroupRun, plain: GroupRun) -> Point:
@@ -447,7 +457,8 @@ def measure(c: Cluster, members: int, partitions: int, rounds: int, protocol: Pr
     started, load0 = time.monotonic(), os.getloadavg()[0]
     base = Point(members, partitions, total_rate=total_rate, protocol=protocol)
     try:
-        base = point_of(base, bridge_group(c, size, rounds, protocol, log_dir), plain_group(c, size, rounds, protocol))
+        bridges = bridge_group(c, size, rounds, protocol, log_dir)
+        base = point_of(base, bridges, plain_group(c, size, rounds, protocol, plain_log_dir(log_dir)))
     except Exception as exc:  # reported in the results: the next size still runs
         traceback.print_exc()
         base = replace(base, note=repr(exc))

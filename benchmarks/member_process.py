@@ -39,6 +39,9 @@ from migrator.observe.records import Handle, Processed, ProcessingLog
 
 FORWARD_S = 0.005  # batching of processed records: well below the pause resolution (10 ms)
 START_TIMEOUT_S = 60.0
+CGRP_DEBUG_ENV = "MIGRATOR_BENCH_CGRP_DEBUG"
+"""Set (to anything) with a log directory: every member's librdkafka group-coordination debug (`debug=cgrp`)
+goes into its log too, a plain member's as well, each line as it came (no repeat filter)."""
 
 
 @dataclass(frozen=True)
@@ -93,13 +96,15 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
     log = _Outbox()
     member: ConnectorMember | PlainConsumer
     strategy = {"partition.assignment.strategy": spec.assignor} if spec.assignor else {}
+    debug = _cgrp_debug(spec)
     if spec.kind == "plain":
-        member = PlainConsumer(spec.bootstrap, spec.group, spec.topic, log, spec.name, strategy).start()
+        member = PlainConsumer(spec.bootstrap, spec.group, spec.topic, log, spec.name, strategy | debug).start()
     else:
         bootstrap = spec.bootstrap if spec.kind == "bridge" else None
         like_plain = {"coordination.migration.heartbeat.interval.ms": str(PLAIN_HEARTBEAT_MS)} if bootstrap else {}
         if bootstrap:
             like_plain |= {f"coordination.migration.{k}": v for k, v in strategy.items()}
+            like_plain |= {f"coordination.migration.{k}": v for k, v in debug.items() if isinstance(v, str)}
         member = ConnectorMember(
             spec.zookeeper, spec.group, spec.name, spec.topic, spec.streams, log, bootstrap, extra=like_plain
         )
@@ -150,6 +155,32 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
     forwarder.join()
     conn.send(("records", log.take()))
     conn.send(("stopped", error))
+
+
+def _cgrp_debug(spec: MemberSpec) -> dict[str, Any]:
+    """With `CGRP_DEBUG_ENV` set and a log directory: the consumer properties that log librdkafka's group
+    coordination (a plain member's through a logger of its own, an embedded member's through the project's
+    librdkafka logger, whose repeat filter is taken off so that every heartbeat's line stays) into the
+    member's log file. Empty otherwise."""
+    import logging
+
+    if not (spec.log_dir and os.environ.get(CGRP_DEBUG_ENV)):
+        return {}
+    handler = logging.FileHandler(f"{spec.log_dir}/{spec.name}.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(message)s"))
+    from migrator.logs import LIBRDKAFKA_LOGGER, RepeatFilter
+
+    name = f"bench.plain.{spec.name}" if spec.kind == "plain" else LIBRDKAFKA_LOGGER
+    logger = logging.getLogger(name)
+    logger.filters.clear()
+    logger.addFilter(RepeatFilter(window_s=0.0))  # passes every line, and `logs.install` adds no other
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    conf: dict[str, Any] = {"debug": "cgrp"}
+    if spec.kind == "plain":
+        conf["logger"] = logger
+    return conf
 
 
 class RemoteMember:
