@@ -158,18 +158,6 @@ def claims_wait_first(triggers: Set[Trigger], *, prior: Authority, decided: Auth
     return not (after_kafka_rebalance and kept_kafka)
 
 
-def claims_ahead(triggers: Set[Trigger], *, prior: Authority, mode_is_kafka: bool, all_bridges: bool) -> bool:
-    """Whether a rebalance begins claiming its Kafka assignment before its decision, which waits for the Kafka
-    group's description: after a Kafka assignment (no mode change) to a bridge that obeyed Kafka before, in
-    mode `kafka` with every registered member a bridge. The decision then keeps Kafka unless a bridge is
-    missing from the group, and the claim would not wait for the previous owners (`claims_wait_first`): the
-    owner nodes' creates may overlap the describe. A decision that wants anything else deletes them before
-    it claims; nothing is processed before the decision."""
-    if not (mode_is_kafka and all_bridges and prior is Authority.KAFKA):
-        return False
-    return not claims_wait_first(triggers, prior=prior, decided=Authority.KAFKA)
-
-
 MEMBER_TRIGGERS = frozenset({Trigger.IDS, Trigger.MIGRATION_IDS})
 """The watches on the member listings: what a read of the changed members alone answers."""
 MEMBERS_READ_TRIGGERS = MEMBER_TRIGGERS | {Trigger.START}

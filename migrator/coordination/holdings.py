@@ -17,9 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
 
 from migrator.assign.model import ThreadId
 from migrator.consumer.handoff import Handoff
@@ -45,23 +43,6 @@ OwnerClaimer = Callable[[Mapping[TopicPartition, ThreadId]], owners.ClaimResult]
 each other by themselves (`zk.pykafka_group.claim_or_give_way`)."""
 
 
-T = TypeVar("T")
-
-
-def _meanwhile(call: Callable[[], T], name: str) -> Future[T]:
-    """`call` on a helper thread of its own; its result or exception in the future."""
-    future: Future[T] = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(call())
-        except BaseException as exc:  # handed to the worker
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name=name, daemon=True).start()
-    return future
-
-
 def _nothing() -> None:
     return None
 
@@ -74,16 +55,6 @@ def _after(first: Callable[[], None], then: Callable[[], None]) -> Callable[[], 
         then()
 
     return both
-
-
-@dataclass(frozen=True, slots=True)
-class _Ahead:
-    """A claim begun before the decision that will want it (`Holdings.claim_ahead`)."""
-
-    claim: dict[TopicPartition, ThreadId]
-    creating: Future[owners.ClaimResult]
-    fetching: Future[dict[TopicPartition, int]]
-    started: float
 
 
 class Holdings:
@@ -122,7 +93,6 @@ class Holdings:
         self._owner_session: object = None  # the ZooKeeper session our owner nodes were created in
         self._deleting: list[tuple[Callable[[], None], dict[TopicPartition, ThreadId]]] = []
         """Owner deletes sent and not yet answered, with the partitions they release (`_settle_deletes`)."""
-        self._ahead: _Ahead | None = None  # a claim begun before its decision (`claim_ahead`)
 
     def take_laps(self) -> dict[str, float]:
         """Where the time went (name -> seconds) since the last call, in the order it was spent."""
@@ -230,13 +200,7 @@ class Holdings:
         only turn into create-conflict-delete-retry churn. Without it (the first claim after a Kafka
         assignment, whose previous owners released in the revoke that preceded it) the nodes are created at
         once, one request per partition fewer, and a conflict fails the claim. Names that follow facts which
-        change (pykafka's leaders) are only given after a wait, so that dialect always waits. A claim begun
-        ahead (`claim_ahead`) of exactly these partitions without `wait_first` is finished instead."""
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None and not wait_first and ahead.claim == dict(claim):
-            return self._finish_claim(claim, ahead.creating, ahead.fetching, ahead.started)
-        if ahead is not None:
-            self._drop(ahead)
+        change (pykafka's leaders) are only given after a wait, so that dialect always waits."""
         t0 = time.monotonic()
         self._settle_deletes()
         if wait_first or not self._paths.naming.names_stable:
@@ -250,69 +214,16 @@ class Holdings:
             # sent before the deletes, and the fetch takes the larger of the two), or in ZooKeeper alone.
             released = True
         t1 = time.monotonic()
-        self._laps["wait for owners"] = t1 - t0
         # Once every previous owner's node is seen gone, its last commit is in both stores (a release commits
         # before it deletes): the offsets can be read while our nodes are being created, not after.
         fetching = self._fetch_meanwhile(claim) if released else None
-        creating: Future[owners.ClaimResult] = Future()
         try:
-            creating.set_result(self._claim_owners(claim))
-        except BaseException:
-            self._settle(fetching, claim)
-            raise
-        return self._finish_claim(claim, creating, fetching, t1)
-
-    def claim_ahead(self, claim: Mapping[TopicPartition, ThreadId]) -> None:
-        """Begin a claim after a Kafka assignment while the worker still decides over it (the Kafka group's
-        description, which the decision waits for, answers in about the time the creates take): create the owner
-        nodes and read the offsets on helper threads, as `claim` without `wait_first` would, and open nothing.
-        The next `claim` of the same partitions finishes it; anything else deletes what it created first
-        (`drop_ahead`). Not for names that follow facts which change (`claim` waits first for those)."""
-        self._drop_ahead()
-        if not claim or not self._paths.naming.names_stable:
-            return
-        self._settle_deletes()
-        wanted = dict(claim)
-        self._ahead = _Ahead(wanted, self._create_meanwhile(wanted), self._fetch_meanwhile(wanted), time.monotonic())
-        self._laps["wait for owners"] = 0.0
-
-    def drop_ahead(self) -> None:
-        """Undo a claim begun ahead that no `claim` finished (the decision claimed otherwise, or failed): its
-        owner nodes are deleted, so none outlives the attempt that created it."""
-        self._drop_ahead()
-
-    def _drop_ahead(self) -> None:
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None:
-            self._drop(ahead)
-
-    def _drop(self, ahead: _Ahead) -> None:
-        try:
-            created = ahead.creating.result().claimed
-        except Exception:  # nothing was created, or the session that created it is gone
-            created = {}
-        finally:
-            self._settle(ahead.fetching, ahead.claim)
-        if created:
-            owners.release(self._zk, self._paths, created)
-        log.info("claim of %d partitions begun ahead of the decision dropped", len(ahead.claim))
-
-    def _finish_claim(
-        self,
-        claim: Mapping[TopicPartition, ThreadId],
-        creating: Future[owners.ClaimResult],
-        fetching: Future[dict[TopicPartition, int]] | None,
-        created_since: float,
-    ) -> bool:
-        """The second half of a claim: the creates' outcome (a conflict fails the claim, after waiting for the
-        conflicting owners), the offsets, and opening."""
-        try:
-            result = creating.result()
+            result = self._claim_owners(claim)
         except BaseException:
             self._settle(fetching, claim)
             raise
         t2 = time.monotonic()
-        self._laps["create owners"] = t2 - created_since
+        self._laps.update({"wait for owners": t1 - t0, "create owners": t2 - t1})
         if result.conflicts:
             self._settle(fetching, claim)
             owners.release(self._zk, self._paths, result.claimed)  # delete what this attempt created
@@ -347,11 +258,16 @@ class Holdings:
 
     def _fetch_meanwhile(self, claim: Mapping[TopicPartition, ThreadId]) -> Future[dict[TopicPartition, int]]:
         """`OffsetStore.fetch` on a helper thread; the worker uses the store again only after its result."""
-        return _meanwhile(partial(self._offsets.fetch, claim), "offsets-fetch")
+        future: Future[dict[TopicPartition, int]] = Future()
 
-    def _create_meanwhile(self, claim: Mapping[TopicPartition, ThreadId]) -> Future[owners.ClaimResult]:
-        """The owner nodes' creates on a helper thread (a claim begun ahead)."""
-        return _meanwhile(partial(self._claim_owners, claim), "owners-create")
+        def fetch() -> None:
+            try:
+                future.set_result(self._offsets.fetch(claim))
+            except BaseException as exc:  # handed to the worker
+                future.set_exception(exc)
+
+        threading.Thread(target=fetch, name="offsets-fetch", daemon=True).start()
+        return future
 
     def _settle(
         self, fetching: Future[dict[TopicPartition, int]] | None, claim: Mapping[TopicPartition, ThreadId]

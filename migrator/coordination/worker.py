@@ -34,7 +34,6 @@ from migrator.coordination.authority import (
     KafkaHealth,
     decide_authority,
     in_kafka_group,
-    needs_group_check,
     next_hold,
     routine,
 )
@@ -42,7 +41,6 @@ from migrator.coordination.clock import Clock
 from migrator.coordination.gating import (
     DEFER_S,
     Gate,
-    claims_ahead,
     claims_wait_first,
     coalesces,
     defers,
@@ -59,14 +57,7 @@ from migrator.coordination.gating import (
 from migrator.coordination.holdings import Holdings
 from migrator.coordination.kafka_group import DESCRIBE_RETRY_S, KafkaGroupTracker
 from migrator.coordination.offsets import OffsetStore
-from migrator.coordination.plan import (
-    Target,
-    Transition,
-    decided_target,
-    kafka_members,
-    kafka_target,
-    transition,
-)
+from migrator.coordination.plan import Target, Transition, decided_target, kafka_members, transition
 from migrator.errors import ListenerError
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
 from migrator.metrics import ConnectorMetrics
@@ -503,41 +494,6 @@ class RebalanceWorker:
             self._kafka.member.subscribe(sorted(snap.subscriptions.get(cid, {})) if joins else [])
         t_snapshot = time.monotonic()
         laps = {read: t_snapshot - t_start}
-        if not after_conflict:
-            self._claim_ahead(triggers, snap)
-        try:
-            return self._decide_and_apply(triggers, snap, laps, t_snapshot, cpu_start, after_conflict)
-        finally:
-            self._holdings.drop_ahead()  # a claim begun ahead that the decision did not finish
-
-    def _claim_ahead(self, triggers: Set[Trigger], snap: Snapshot) -> None:
-        """After a Kafka assignment that the bridge will obey as before (`gating.claims_ahead`), begin claiming
-        what it brings while the decision waits for the Kafka group's description: the owner nodes' creates
-        and the offsets' reads overlap that round trip instead of following it."""
-        tracker = self._kafka
-        if tracker is None or tracker.assignment is None:
-            return
-        if not claims_ahead(
-            triggers,
-            prior=self.state.authority,
-            mode_is_kafka=snap.mode.mode is Mode.KAFKA,
-            all_bridges=needs_group_check(snap.mode, snap.member_ids, snap.migration_ids),
-        ):
-            return
-        own = kafka_target(self.s.consumer_id, snap.subscriptions, tracker.assignment).own
-        self._holdings.claim_ahead(transition(self.owned, own).arriving)
-
-    def _decide_and_apply(
-        self,
-        triggers: Set[Trigger],
-        snap: Snapshot,
-        laps: dict[str, float],
-        t_snapshot: float,
-        cpu_start: float,
-        after_conflict: bool,
-    ) -> Attempt:
-        """The rest of `_attempt` once the snapshot is read: decide, release, claim, tell and publish."""
-        cid = self.s.consumer_id
         target, decision = self._target(snap)
         plan = transition(self.owned, target.own)
         laps["decide"] = time.monotonic() - t_snapshot

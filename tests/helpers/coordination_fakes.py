@@ -174,8 +174,6 @@ class FakeHoldings:
         self.released: list[tuple[set[TopicPartition], str]] = []
         self.claims = 0
         self.waited_first: list[bool] = []
-        self.ahead: list[dict[TopicPartition, ThreadId]] = []  # claims begun ahead of their decision
-        self.ahead_dropped = 0  # calls of `drop_ahead` (one per attempt that read a snapshot)
 
     def take_laps(self) -> dict[str, float]:
         return {}
@@ -208,12 +206,6 @@ class FakeHoldings:
             return False
         self.owned.update(claim)
         return True
-
-    def claim_ahead(self, claim: Mapping[TopicPartition, ThreadId]) -> None:
-        self.ahead.append(dict(claim))
-
-    def drop_ahead(self) -> None:
-        self.ahead_dropped += 1
 
     def drop_all(self) -> int:
         lost = len(self.owned)
