@@ -43,6 +43,20 @@ OwnerClaimer = Callable[[Mapping[TopicPartition, ThreadId]], owners.ClaimResult]
 each other by themselves (`zk.pykafka_group.claim_or_give_way`)."""
 
 
+def _nothing() -> None:
+    return None
+
+
+def _after(first: Callable[[], None], then: Callable[[], None]) -> Callable[[], None]:
+    """Wait for `first`'s replies, then for `then`'s (sent in that order)."""
+
+    def both() -> None:
+        first()
+        then()
+
+    return both
+
+
 class Holdings:
     def __init__(
         self,
@@ -103,7 +117,8 @@ class Holdings:
         nodes. `before_delete` runs once nothing of these partitions is processed or committed any more and
         they are still locked: a shutting-down bridge leaves the Kafka group there. Without `await_delete`
         the deletes are only sent (a Kafka revoke: the group's JoinGroup waits for us, and the members that
-        claim next wait for the nodes anyway); the next change of holdings waits for their replies.
+        claim next wait for the nodes anyway), and so are the commit's ZooKeeper writes where Kafka took the
+        offsets first (`OffsetStore.start_release_commit`); the next change of holdings waits for the replies.
 
         A listener that raises does not keep the partitions: they are released all the same, then
         `ListenerError` is raised for the worker to fail the connector."""
@@ -113,9 +128,14 @@ class Holdings:
         t0 = time.monotonic()
         self._handoff.revoke(release, wait_s=in_flight_wait_s)
         t1 = time.monotonic()
+        settle_offsets: Callable[[], None] = _nothing
         if self._commit_on_release:
             processed = self._handoff.processed()
-            self._offsets.commit({tp: processed[tp] for tp in release if tp in processed}, releasing=True)
+            positions = {tp: processed[tp] for tp in release if tp in processed}
+            if await_delete:
+                self._offsets.commit(positions, releasing=True)
+            else:  # sent ahead of the deletes; the next owners read Kafka's copy, already answered
+                settle_offsets = self._offsets.start_release_commit(positions)
         t2 = time.monotonic()
         failure = self._tell_listener(release) if tell_listener else None
         t3 = time.monotonic()
@@ -128,7 +148,7 @@ class Holdings:
         if await_delete:
             finish()
         else:
-            self._deleting.append((finish, dict(release)))
+            self._deleting.append((_after(settle_offsets, finish), dict(release)))
         laps["delete owners" if await_delete else "delete owners sent"] = time.monotonic() - t3
         self._laps.update(laps)
         self._forget(release)
@@ -190,7 +210,8 @@ class Holdings:
         else:
             # Kafka handed out this assignment only once every member it took partitions from had answered
             # its revoke, and a revoke answers after its release's commit (deleting the nodes follows): the
-            # previous owners' last commits are in both stores already.
+            # previous owners' last commits are in Kafka already (with dual commit their ZooKeeper writes were
+            # sent before the deletes, and the fetch takes the larger of the two), or in ZooKeeper alone.
             released = True
         t1 = time.monotonic()
         # Once every previous owner's node is seen gone, its last commit is in both stores (a release commits

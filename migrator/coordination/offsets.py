@@ -95,6 +95,14 @@ def retries_left(
     return releasing or attempt < max_retries
 
 
+def zookeeper_write_sent_only(kafka_first: bool, use_zk: bool) -> bool:
+    """Whether a release's ZooKeeper offset writes may be only sent, not waited for: where Kafka is written
+    first (`kafka_first`: a store, and the member has a generation) and ZooKeeper after it (dual commit).
+    The next owner reads the larger of the two, and Kafka answered before the release goes on. Where
+    ZooKeeper is the only store written, the next owner may read it before a write only sent is applied."""
+    return kafka_first and use_zk
+
+
 def merge_fetched(
     zk: Mapping[TopicPartition, int], kafka: Mapping[TopicPartition, int], use_zk: bool, use_kafka: bool
 ) -> dict[TopicPartition, int]:
@@ -169,6 +177,35 @@ class OffsetStore:
             if self._unstored.get(tp, -1) <= todo[tp]:
                 self._unstored.pop(tp, None)
         return accepted == set(todo)
+
+    def start_release_commit(self, offsets: Mapping[TopicPartition, int]) -> Callable[[], None]:
+        """A release's commit (`commit(releasing=True)`) that leaves the ZooKeeper round trip out of the caller's
+        path where Kafka took the offsets first (dual commit, `zookeeper_write_sent_only`): their ZooKeeper
+        writes are only sent, ahead of the owner nodes' deletes, which ZooKeeper applies after them; the next
+        owner reads max(ZooKeeper, Kafka), whose Kafka part holds them already. The returned function waits
+        for the replies (a failure is logged, as a commit's; the offsets are in Kafka)."""
+        todo = {tp: o for tp, o in offsets.items() if o >= 0 and self._committed.get(tp) != o}
+        kafka_first = self._use_kafka and self._kafka_available()
+        if not todo or not zookeeper_write_sent_only(kafka_first, self._use_zk):
+            self.commit(offsets, releasing=True)
+            return lambda: None
+        accepted = self._commit_kafka(todo, releasing=True)
+        self.remember({tp: o for tp, o in todo.items() if tp not in accepted})
+        for tp in accepted:
+            self._committed[tp] = todo[tp]
+        if not accepted:
+            return lambda: None
+        finish = zk_offsets.start_writing_offsets(self._zk, self._paths, {tp: todo[tp] for tp in accepted})
+
+        def settle() -> None:
+            try:
+                finish()
+                self._metrics.committed("zookeeper", True)
+            except Exception:
+                log.exception("ZooKeeper offset commit of a release failed; the offsets are in Kafka")
+                self._metrics.committed("zookeeper", False)
+
+        return settle
 
     def remember(self, positions: Mapping[TopicPartition, int]) -> None:
         """Positions this member processed up to that no store took: it resumes from them if it gets those

@@ -38,6 +38,31 @@ def start_reading_offsets(
     return collect
 
 
+def start_writing_offsets(
+    zk: KazooClient, paths: GroupPaths, offsets: Mapping[TopicPartition, int]
+) -> Callable[[], set[TopicPartition]]:
+    """Send each offset node's write now; the returned function waits for the replies and gives the partitions
+    written. ZooKeeper applies one session's requests in order, so whatever this session sends later (the
+    owner nodes' deletes of a release) is applied after them. A node missing then is created, unless another
+    member created it meanwhile: its offset is the newer one."""
+    sets = {tp: zk.set_async(paths.offset(tp.topic, tp.partition), encode_offset(o)) for tp, o in offsets.items()}
+
+    def finish() -> set[TopicPartition]:
+        written = set()
+        for tp, result in sets.items():
+            try:
+                result.get()
+            except NoNodeError:
+                try:
+                    zk.create(paths.offset(tp.topic, tp.partition), encode_offset(offsets[tp]), makepath=True)
+                except NodeExistsError:
+                    continue
+            written.add(tp)
+        return written
+
+    return finish
+
+
 def write_offsets(zk: KazooClient, paths: GroupPaths, offsets: Mapping[TopicPartition, int]) -> None:
     """Set each offset node, creating it (and its parents) the first time."""
     sets = {tp: zk.set_async(paths.offset(tp.topic, tp.partition), encode_offset(o)) for tp, o in offsets.items()}
