@@ -5,8 +5,9 @@
 What a team migrating off pykafka would run: `range` assignment by default, so it shares a group with bridges'
 embedded members and managed pykafka consumers; `--strategy cooperative-sticky` for a cooperative group
 (KIP-429); `--instance-id` makes it a static member. It commits what it processed every second, in its revoke
-callback (before anyone else gets the revoked partitions) and on stop. Every processed record is appended to FILE
-(`migrator.observe.records`), member `<name>@<pid>`. Prints `ready <name>`; SIGTERM stops it cleanly.
+callback (before anyone else gets the revoked partitions) and on stop; what it processed of a partition it lost it
+never commits. Every processed record is appended to FILE (`migrator.observe.records`), member `<name>@<pid>`.
+Prints `ready <name>`; SIGTERM stops it cleanly.
 """
 
 from __future__ import annotations
@@ -39,11 +40,24 @@ def parse_args() -> argparse.Namespace:
 
 
 class Committer:
-    """The next offsets of what was processed and not yet committed."""
+    """The next offsets of what was processed and not yet committed, of the partitions still assigned."""
 
     def __init__(self, consumer: Consumer) -> None:
         self.consumer = consumer
         self.pending: dict[tuple[str, int], int] = {}
+
+    def revoked(self, consumer: Consumer, partitions: list[KafkaTP]) -> None:
+        """Commit before the next owner gets `partitions`, then forget them, committed or not."""
+        self.commit()
+        self.lost(consumer, partitions)
+
+    def lost(self, _consumer: Consumer, partitions: list[KafkaTP]) -> None:
+        """Forget `partitions` without committing: the group has handed them on already. A commit under the lost
+        generation is refused (UNKNOWN_MEMBER_ID), and librdkafka answers that refusal by resetting its member id
+        and dropping the JoinGroup it has in flight: retried every second, such a commit keeps the consumer out
+        of the group, and its pending JoinGroups keep the group's rebalance from ever completing."""
+        for tp in partitions:
+            self.pending.pop((tp.topic, tp.partition), None)
 
     def commit(self) -> None:
         if not self.pending:
@@ -67,7 +81,7 @@ def main() -> int:
                          "heartbeat.interval.ms": 500, **({"group.instance.id": args.instance_id} if args.instance_id
                                                            else {})})  # fmt: skip
     committer = Committer(consumer)
-    consumer.subscribe([args.topic], on_revoke=lambda *_: committer.commit())
+    consumer.subscribe([args.topic], on_revoke=committer.revoked, on_lost=committer.lost)
     log = ProcessingLog(args.log)
     member = f"{args.name}@{os.getpid()}"
     print(f"ready {args.name}", flush=True)
