@@ -153,7 +153,7 @@ class OffsetStore:
     def commit(self, offsets: Mapping[TopicPartition, int], *, releasing: bool = False) -> bool:
         """Commit what changed since the last commit; True when every store took every partition. `releasing`:
         the caller deletes the partitions' owner nodes next (see `durable_release`)."""
-        todo = {tp: o for tp, o in offsets.items() if o >= 0 and self._committed.get(tp) != o}
+        todo = self._changed(offsets)
         if not todo:
             return True
         accepted = set(todo)
@@ -162,20 +162,18 @@ class OffsetStore:
         elif self._use_kafka:
             self._metrics.committed("kafka", False)
         self.remember({tp: o for tp, o in todo.items() if tp not in accepted})
-        if self._use_zk and accepted:
+        taken = {tp: todo[tp] for tp in accepted}
+        if self._use_zk and taken:
             try:
-                zk_offsets.write_offsets(self._zk, self._paths, {tp: todo[tp] for tp in accepted})
+                zk_offsets.write_offsets(self._zk, self._paths, taken)
                 self._metrics.committed("zookeeper", True)
             except Exception:
                 log.exception("ZooKeeper offset commit failed")
                 self._metrics.committed("zookeeper", False)
                 if not self._use_kafka:  # nothing took these: remember them
-                    self.remember({tp: todo[tp] for tp in accepted})
+                    self.remember(taken)
                 return False
-        for tp in accepted:
-            self._committed[tp] = todo[tp]
-            if self._unstored.get(tp, -1) <= todo[tp]:
-                self._unstored.pop(tp, None)
+        self._stored(taken)
         return accepted == set(todo)
 
     def start_release_commit(self, offsets: Mapping[TopicPartition, int]) -> Callable[[], None]:
@@ -184,18 +182,18 @@ class OffsetStore:
         writes are only sent, ahead of the owner nodes' deletes, which ZooKeeper applies after them; the next
         owner reads max(ZooKeeper, Kafka), whose Kafka part holds them already. The returned function waits
         for the replies (a failure is logged, as a commit's; the offsets are in Kafka)."""
-        todo = {tp: o for tp, o in offsets.items() if o >= 0 and self._committed.get(tp) != o}
+        todo = self._changed(offsets)
         kafka_first = self._use_kafka and self._kafka_available()
         if not todo or not zookeeper_write_sent_only(kafka_first, self._use_zk):
             self.commit(offsets, releasing=True)
             return lambda: None
         accepted = self._commit_kafka(todo, releasing=True)
         self.remember({tp: o for tp, o in todo.items() if tp not in accepted})
-        for tp in accepted:
-            self._committed[tp] = todo[tp]
-        if not accepted:
+        taken = {tp: todo[tp] for tp in accepted}
+        self._stored(taken)
+        if not taken:
             return lambda: None
-        finish = zk_offsets.start_writing_offsets(self._zk, self._paths, {tp: todo[tp] for tp in accepted})
+        finish = zk_offsets.start_writing_offsets(self._zk, self._paths, taken, keep_newer=True)
 
         def settle() -> None:
             try:
@@ -206,6 +204,17 @@ class OffsetStore:
                 self._metrics.committed("zookeeper", False)
 
         return settle
+
+    def _changed(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """The offsets to commit: those not committed already (a negative one is no position)."""
+        return {tp: o for tp, o in offsets.items() if o >= 0 and self._committed.get(tp) != o}
+
+    def _stored(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """`offsets` were taken by every store written: committed, and no longer this member's own to resume."""
+        for tp, offset in offsets.items():
+            self._committed[tp] = offset
+            if self._unstored.get(tp, -1) <= offset:
+                self._unstored.pop(tp, None)
 
     def remember(self, positions: Mapping[TopicPartition, int]) -> None:
         """Positions this member processed up to that no store took: it resumes from them if it gets those

@@ -39,25 +39,32 @@ def start_reading_offsets(
 
 
 def start_writing_offsets(
-    zk: KazooClient, paths: GroupPaths, offsets: Mapping[TopicPartition, int]
+    zk: KazooClient, paths: GroupPaths, offsets: Mapping[TopicPartition, int], *, keep_newer: bool
 ) -> Callable[[], set[TopicPartition]]:
-    """Send each offset node's write now; the returned function waits for the replies and gives the partitions
-    written. ZooKeeper applies one session's requests in order, so whatever this session sends later (the
-    owner nodes' deletes of a release) is applied after them. A node missing then is created, unless another
-    member created it meanwhile: its offset is the newer one."""
+    """Send each offset node's write now; the returned function waits for the replies, creates the nodes that
+    were missing (and their parents) and gives the partitions written. ZooKeeper applies one session's
+    requests in order, so whatever this session sends later (the owner nodes' deletes of a release) is applied
+    after them. `keep_newer`: a missing node another member created meanwhile keeps its offset, the newer one
+    (a release's writes, sent before the next owner's); else it is set to ours."""
     sets = {tp: zk.set_async(paths.offset(tp.topic, tp.partition), encode_offset(o)) for tp, o in offsets.items()}
 
     def finish() -> set[TopicPartition]:
-        written = set()
+        missing = []
         for tp, result in sets.items():
             try:
                 result.get()
             except NoNodeError:
-                try:
-                    zk.create(paths.offset(tp.topic, tp.partition), encode_offset(offsets[tp]), makepath=True)
-                except NodeExistsError:
-                    continue
-            written.add(tp)
+                missing.append(tp)
+        written = set(offsets)
+        for tp in missing:
+            path = paths.offset(tp.topic, tp.partition)
+            try:
+                zk.create(path, encode_offset(offsets[tp]), makepath=True)
+            except NodeExistsError:
+                if keep_newer:
+                    written.discard(tp)
+                else:
+                    zk.set(path, encode_offset(offsets[tp]))
         return written
 
     return finish
@@ -65,16 +72,4 @@ def start_writing_offsets(
 
 def write_offsets(zk: KazooClient, paths: GroupPaths, offsets: Mapping[TopicPartition, int]) -> None:
     """Set each offset node, creating it (and its parents) the first time."""
-    sets = {tp: zk.set_async(paths.offset(tp.topic, tp.partition), encode_offset(o)) for tp, o in offsets.items()}
-    missing = []
-    for tp, result in sets.items():
-        try:
-            result.get()
-        except NoNodeError:
-            missing.append(tp)
-    for tp in missing:
-        path = paths.offset(tp.topic, tp.partition)
-        try:
-            zk.create(path, encode_offset(offsets[tp]), makepath=True)
-        except NodeExistsError:
-            zk.set(path, encode_offset(offsets[tp]))
+    start_writing_offsets(zk, paths, offsets, keep_newer=False)()

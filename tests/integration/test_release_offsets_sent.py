@@ -22,7 +22,7 @@ def test_sent_writes_set_existing_nodes_and_create_missing_ones(zk_client: Kazoo
     paths = GroupPaths(unique_group)
     old, new = TopicPartition("t", 0), TopicPartition("t", 1)
     zk_client.create(paths.offset("t", 0), b"5", makepath=True)
-    finish = start_writing_offsets(zk_client, paths, {old: 7, new: 3})
+    finish = start_writing_offsets(zk_client, paths, {old: 7, new: 3}, keep_newer=True)
     assert finish() == {old, new}
     assert start_reading_offsets(zk_client, paths, [old, new])() == {old: 7, new: 3}
 
@@ -35,7 +35,7 @@ def test_a_node_another_member_created_meanwhile_keeps_its_newer_offset(
     paths = GroupPaths(unique_group)
     tp = TopicPartition("t", 0)
     zk_client.ensure_path(paths.offsets_topic("t"))
-    finish = start_writing_offsets(zk_client, paths, {tp: 7})
+    finish = start_writing_offsets(zk_client, paths, {tp: 7}, keep_newer=True)
     zk_client.sync(paths.offsets_topic("t"))  # after the write in this session's order: it has failed
     zk_client.create(paths.offset("t", 0), b"9")  # the next owner's commit
     assert finish() == set()
