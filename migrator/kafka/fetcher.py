@@ -33,6 +33,7 @@ from typing import Any, Protocol, cast
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException
 from confluent_kafka import Message as KafkaMessage
 from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import TopicMetadata
 
 from migrator.kafka.commit import commit_sync
 from migrator.kafka.fetch_health import FetchHealth, FetchHealthTracker, FetchState, health_of, leaderless
@@ -181,10 +182,9 @@ class Fetcher:
     def _connect_to_leaders(self, topic: str, deadline: float, connected: set[int]) -> None:
         """Under `_poll_lock`: `topic`'s metadata, then a ListOffsets request (which goes to a partition's
         leader) for one partition of each leader not `connected` yet."""
-        found = self._consumer.list_topics(topic=topic, timeout=deadline - time.monotonic()).topics.get(topic)
-        if found is None or found.error is not None:
+        found = self._topic_metadata(topic, deadline - time.monotonic())
+        if found is None:
             return
-        self._partition_counts[topic] = len(found.partitions)
         for partition, meta in sorted(found.partitions.items()):
             if meta.leader >= 0 and meta.leader not in connected and time.monotonic() < deadline:
                 connected.add(meta.leader)
@@ -352,12 +352,18 @@ class Fetcher:
         for a topic not seen yet or a partition beyond what it had: a rebalance should not wait for it."""
         for topic in self._unknown(added):
             try:
-                found = self._consumer.list_topics(topic=topic, timeout=5).topics.get(topic)
+                self._topic_metadata(topic, 5.0)
             except Exception:  # the fetch loop retries; an assign of an unknown partition waits, it does not fail
                 log.warning("metadata refresh of %s failed", topic, exc_info=True)
-                continue
-            if found is not None and found.error is None:
-                self._partition_counts[topic] = len(found.partitions)
+
+    def _topic_metadata(self, topic: str, timeout_s: float) -> TopicMetadata | None:
+        """Under `_poll_lock`: `topic`'s metadata from the cluster (None when it has none for the topic), its
+        partition count noted for `_unknown`."""
+        found = self._consumer.list_topics(topic=topic, timeout=timeout_s).topics.get(topic)
+        if found is None or found.error is not None:
+            return None
+        self._partition_counts[topic] = len(found.partitions)
+        return found
 
     def _run(self) -> None:
         while not self._stop.is_set():
