@@ -106,7 +106,7 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
     log = _Outbox()
     member: ConnectorMember | PlainConsumer
     strategy = {"partition.assignment.strategy": spec.assignor} if spec.assignor else {}
-    if spec.log_dir and debug:
+    if debug:  # asked for, with member logs
         strategy["debug"] = debug
     if spec.kind == "plain":
         member = PlainConsumer(spec.bootstrap, spec.group, spec.topic, log, spec.name, strategy).start()

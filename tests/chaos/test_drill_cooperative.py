@@ -33,7 +33,7 @@ COOPERATIVE = "cooperative-sticky"
 BRIDGE = {"coordination.migration.partition.assignment.strategy": COOPERATIVE}
 STATIC = {**BRIDGE, "migration.static.membership": "true"}
 EAGER_STATIC = {"migration.static.membership": "true"}  # the eager default, range,roundrobin
-COORDINATOR_DOWN_S = 12.0  # beyond the embedded members' 10 s session
+COORDINATOR_DOWN_S = 12.0  # beyond every member's session: the bridges' 6 s, the plain consumer's 10 s
 
 
 def owner_nodes(drill: Drill) -> dict[int, tuple[str, int]]:
