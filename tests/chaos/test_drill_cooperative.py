@@ -21,7 +21,6 @@ import pytest
 from migrator.observe.verdict import Overlap, OwnerViolation
 from tests.helpers import cli
 from tests.helpers.bridge import set_mode
-from tests.helpers.kafka import coordinator
 from tests.helpers.wait import wait_until
 
 if TYPE_CHECKING:
@@ -33,7 +32,6 @@ COOPERATIVE = "cooperative-sticky"
 BRIDGE = {"coordination.migration.partition.assignment.strategy": COOPERATIVE}
 STATIC = {**BRIDGE, "migration.static.membership": "true"}
 EAGER_STATIC = {"migration.static.membership": "true"}  # the eager default, range,roundrobin
-COORDINATOR_DOWN_S = 12.0  # beyond every member's session: the bridges' 6 s, the plain consumer's 10 s
 
 
 def owner_nodes(drill: Drill) -> dict[int, tuple[str, int]]:
@@ -117,9 +115,9 @@ def test_bridges_hand_over_to_cooperative_confluent_consumers_and_take_back(dril
     assert not verdict.duplicates, verdict.summary()
 
 
-def static_bridges_under_kafka(drill: Drill, props: dict[str, str] = STATIC, replication: int = 1) -> None:
+def static_bridges_under_kafka(drill: Drill, props: dict[str, str] = STATIC) -> None:
     """Start the drill with static bridges b0 and b1 (with `props`) settled under Kafka authority."""
-    drill.start(replication=replication)
+    drill.start()
     names = ["b0", "b1"]
     for name in names:
         drill.spawn_bridge(name, streams=1, **props)
@@ -157,24 +155,6 @@ def test_a_static_group_rides_out_a_broker_restart(
     verdict = drill.finish(allow_duplicate=lambda d: d.by[-1].start_ns < restarted_ns,
                            excuse_violation=plain_consumers_own_no_nodes)  # fmt: skip
     print(f"duplicates after the broker restart: {len(verdict.duplicates)}")
-
-
-def test_a_static_group_rides_out_its_coordinators_broker_restart(drill_on: Callable[..., Drill]) -> None:
-    """Three brokers, the group's coordinator on one of them (`__consumer_offsets` has one replica): that broker
-    stops for longer than the members' session while the others, and every partition of the topic, stay up. No
-    client hears "all brokers down", so only the coordinator's state tells a static bridge to withhold its
-    commits; none may be fenced, and nothing is lost or processed by two members."""
-    drill = drill_on(brokers=3)
-    static_bridges_under_kafka(drill, STATIC, replication=3)
-    drill.plain("p0", COOPERATIVE)
-    bridges_own(drill, drill.partitions - drill.partitions // 3)
-    home = coordinator(drill.cluster.bootstrap_servers, drill.group)
-    assert home is not None, "the group has no coordinator"
-    drill.outage(f"broker-{home}", COORDINATOR_DOWN_S)
-    drill.resumes(timeout=60)
-    bridges_own(drill, drill.partitions - drill.partitions // 3)
-    verdict = drill.finish(allow_duplicate=lambda _d: True, excuse_violation=plain_consumers_own_no_nodes)
-    print(f"duplicates after the coordinator's broker restart: {len(verdict.duplicates)}")
 
 
 def test_a_duplicated_instance_id_fences_the_bridge_which_says_so_and_releases(drill: Drill) -> None:
