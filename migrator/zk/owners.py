@@ -1,7 +1,11 @@
 """Claiming and releasing `/consumers/<group>/owners/<topic>/<partition>`: the lock on a partition.
 
-Creates and deletes are pipelined (kazoo async) so a rebalance costs one round trip per step, not one per
-partition. A node that already holds our own thread id counts as ours (CONTRACT §3 step 5).
+A claim's creates and a release's deletes go as ZooKeeper multi transactions (`TX_OPS` nodes each): one
+transaction is one entry in ZooKeeper's log, where as many single requests are as many entries that its
+write path handles one after another, and the survivors of a rebalance all write at the same moment. A
+transaction is all or nothing, so one that fails (a node still there, a topic folder missing) is done again
+node by node, pipelined (kazoo async), as if no transaction had been tried. A node that already holds our
+own thread id counts as ours (CONTRACT §3 step 5).
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from kazoo.protocol.states import WatchedEvent
 from migrator.assign.model import ThreadId
 from migrator.protocol.partition import TopicPartition
 from migrator.zk.paths import GroupPaths
+
+TX_OPS = 200
+"""Owner nodes per transaction: a few dozen kB, far under ZooKeeper's 1 MB request limit (jute.maxbuffer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +79,15 @@ def claim(zk: KazooClient, paths: GroupPaths, wanted: Mapping[TopicPartition, Th
 def _create(
     zk: KazooClient, paths: GroupPaths, wanted: Mapping[TopicPartition, ThreadId]
 ) -> tuple[dict[TopicPartition, ThreadId], dict[TopicPartition, ThreadId], dict[TopicPartition, ThreadId]]:
-    """Create the owner nodes of `wanted`, pipelined, without first making sure of their topic's folder (one
-    request per claim fewer): the ones created, the ones that exist already, the ones whose folder is missing."""
+    """Create the owner nodes of `wanted` without first making sure of their topic's folder (one request per
+    claim fewer): the ones created, the ones that exist already, the ones whose folder is missing. In
+    transactions first; those of a transaction that failed, pipelined one by one."""
+    created = _create_at_once(zk, paths, wanted)
     pending = {
         tp: zk.create_async(paths.owner(tp.topic, tp.partition), paths.encode_owner(thread), ephemeral=True)
         for tp, thread in wanted.items()
+        if tp not in created
     }
-    created: dict[TopicPartition, ThreadId] = {}
     existing: dict[TopicPartition, ThreadId] = {}
     orphans: dict[TopicPartition, ThreadId] = {}
     for tp, result in pending.items():
@@ -90,6 +99,28 @@ def _create(
         except NoNodeError:
             orphans[tp] = wanted[tp]
     return created, existing, orphans
+
+
+def _create_at_once(
+    zk: KazooClient, paths: GroupPaths, wanted: Mapping[TopicPartition, ThreadId]
+) -> dict[TopicPartition, ThreadId]:
+    """The owner nodes of `wanted` created by transactions of `TX_OPS` that committed."""
+    sent = []
+    for batch in _batches(list(wanted)):
+        tx = zk.transaction()
+        for tp in batch:
+            tx.create(paths.owner(tp.topic, tp.partition), paths.encode_owner(wanted[tp]), ephemeral=True)
+        sent.append((batch, tx.commit_async()))
+    return {tp: wanted[tp] for batch, result in sent if _committed(result.get()) for tp in batch}
+
+
+def _batches(tps: list[TopicPartition]) -> list[list[TopicPartition]]:
+    return [tps[i : i + TX_OPS] for i in range(0, len(tps), TX_OPS)]
+
+
+def _committed(outcome: list[object]) -> bool:
+    """Whether a transaction's per-operation results say it committed (kazoo returns, not raises, the errors)."""
+    return not any(isinstance(result, Exception) for result in outcome)
 
 
 def _recreate(
@@ -128,27 +159,42 @@ def release(zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, T
 def start_release(
     zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, ThreadId], verify: bool = True
 ) -> Callable[[], None]:
-    """`release` up to sending the deletes; the returned function waits for their replies. ZooKeeper applies
-    one session's requests in order, so whatever this session sends later (a create, a commit) comes after."""
-    if not verify:
-        deletes = [zk.delete_async(paths.owner(tp.topic, tp.partition)) for tp in owned]
-    else:
-        reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in owned}
-        deletes = []
-        for tp, result in reads.items():
-            try:
-                data, stat = result.get()
-            except NoNodeError:
-                continue
-            if paths.decode_owner(data) == owned[tp]:
-                deletes.append(zk.delete_async(paths.owner(tp.topic, tp.partition), version=stat.version))
+    """`release` up to sending the deletes (in transactions); the returned function waits for their replies.
+    ZooKeeper applies one session's requests in order, so whatever this session sends later (a commit) comes
+    after; the deletes of a transaction that failed (a node already gone) are sent one by one by the returned
+    function, so it must have returned before this session creates any of these nodes again."""
+    versions = {tp: -1 for tp in owned} if not verify else _versions_held(zk, paths, owned)
+    sent = []
+    for batch in _batches(list(versions)):
+        tx = zk.transaction()
+        for tp in batch:
+            tx.delete(paths.owner(tp.topic, tp.partition), version=versions[tp])
+        sent.append((batch, tx.commit_async()))
 
     def finish() -> None:
+        failed = [tp for batch, result in sent if not _committed(result.get()) for tp in batch]
+        deletes = [zk.delete_async(paths.owner(tp.topic, tp.partition), version=versions[tp]) for tp in failed]
         for result in deletes:
             with contextlib.suppress(NoNodeError):
                 result.get()
 
     return finish
+
+
+def _versions_held(
+    zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, ThreadId]
+) -> dict[TopicPartition, int]:
+    """The version of each owner node of `owned` that holds our thread id (the others are left alone)."""
+    reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in owned}
+    versions: dict[TopicPartition, int] = {}
+    for tp, result in reads.items():
+        try:
+            data, stat = result.get()
+        except NoNodeError:
+            continue
+        if paths.decode_owner(data) == owned[tp]:
+            versions[tp] = stat.version
+    return versions
 
 
 def rewrite(
