@@ -15,6 +15,10 @@ each is needed; librdkafka issue https://github.com/confluentinc/librdkafka/issu
   its poll lock.
 - After a NOT_COORDINATOR answer the next coordinator request goes through a new client, which looks the
   coordinator up afresh: librdkafka never forgets a cached coordinator that moved away from a live broker.
+- So does the next coordinator request after the client lost a broker (a broker missing from metadata it read
+  after one that named it, or a lost connection it reported): librdkafka drops a broker that leaves the
+  cluster's metadata, and a coordinator request for it once it is back can go to the dropped broker's handle,
+  which never connects again (the request waits out the adapter's timeout).
 - Committed offsets are read with a never-subscribed consumer of the group, never with the AdminClient's
   ListConsumerGroupOffsets, which crashes the process when the coordinator moves during the request.
 - ListOffsets goes only to partitions whose leader is a live broker: waiting for a stopped leader makes
@@ -79,6 +83,42 @@ _ERROR_CLASSES: Mapping[int, type[KafkaUnavailable]] = {
     KafkaError._TIMED_OUT: KafkaTimedOut,
     KafkaError.REQUEST_TIMED_OUT: KafkaTimedOut,
 }
+
+
+BROKER_CONNECTION_LOST: frozenset[int] = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
+"""Error reports of a client that lost (or could not open) its connection to a broker."""
+
+
+def lost_a_broker(known: frozenset[int], listed: frozenset[int]) -> bool:
+    """Whether metadata listing the brokers `listed` drops one of the brokers `known` from earlier metadata."""
+    return bool(known - listed)
+
+
+class BrokerLoss:
+    """Whether one client has lost a broker since it was made: its `error_cb`, and told of the brokers each
+    metadata it read lists. Holds no reference to the client or the adapter, so a replaced client is still freed
+    by reference counting."""
+
+    def __init__(self) -> None:
+        self.reported = False
+        self._known: frozenset[int] = frozenset()
+
+    def __call__(self, error: KafkaError) -> None:
+        if error.code() in BROKER_CONNECTION_LOST:
+            self.reported = True
+
+    def listed(self, brokers: frozenset[int]) -> None:
+        self.reported = self.reported or lost_a_broker(self._known, brokers)
+        self._known = brokers
+
+
+def fresh_client_reason(not_coordinator: bool, broker_lost: bool) -> str | None:
+    """Why the next coordinator request must go through a new client (see the module docstring), or None."""
+    if not_coordinator:
+        return "its cached group coordinator answered that it is not the coordinator"
+    if broker_lost:
+        return "it lost a broker, and may route to that broker's dropped handle once it is back"
+    return None
 
 
 def unavailable(what: str, exc: BaseException) -> KafkaUnavailable:
@@ -198,7 +238,8 @@ class KafkaAdmin:
         self._conf = admin_config(bootstrap_servers, properties, timeout_s)
         self._new_client = client_factory
         self._lock = threading.Lock()
-        self._client: Any = client_factory(self._conf)
+        self._broker_loss = BrokerLoss()
+        self._client: Any = self._make_client()
         self._readers: dict[str, Consumer] = {}
         """Per group, the consumer that reads its committed offsets (kept: a bridge reads every few seconds)."""
         self._stale_coordinator = False
@@ -219,20 +260,34 @@ class KafkaAdmin:
             reader.close()
 
     # -- the client and its replacement --------------------------------------------------------------
+    def _make_client(self) -> Any:
+        """A new client, with a `BrokerLoss` of its own as the one the next coordinator request looks at."""
+        self._broker_loss = BrokerLoss()
+        return self._new_client({**self._conf, "error_cb": self._broker_loss})
+
     def _current(self, coordinator: bool = False) -> Any:
-        """The client for the next request; for a coordinator request, a new one if the cached coordinator
-        answered that it is not the coordinator."""
+        """The client for the next request; for a coordinator request, a new one when `fresh_client_reason`
+        gives one. A replaced client is destroyed on a thread of its own: a request it left behind could block
+        its destruction."""
+        return self._current_with_loss(coordinator)[0]
+
+    def _current_with_loss(self, coordinator: bool = False) -> tuple[Any, BrokerLoss]:
+        """`_current`, with that client's `BrokerLoss`."""
+        retired: list[Any] = []
         with self._lock:
             if self._client is None:
                 raise KafkaUnavailable(f"the Kafka admin client for {self.bootstrap_servers} is closed")
-            retired = None
-            if coordinator and self._stale_coordinator:
+            why = fresh_client_reason(self._stale_coordinator, self._broker_loss.reported) if coordinator else None
+            if why is not None:
                 self._stale_coordinator = False
-                why = "its cached group coordinator answered that it is not the coordinator"
-                retired = self._replace(self._client, why)
-            current = self._client
-        del retired  # the replaced client's last reference: confluent-kafka destroys it here, outside the lock
-        return current
+                replaced = self._replace(self._client, why)
+                if replaced is not None:
+                    retired.append(replaced)
+                del replaced  # `retired` holds the last reference, for `_destroy_aside`
+            current, loss = self._client, self._broker_loss
+        if retired:
+            _destroy_aside(retired)
+        return current, loss
 
     def _replace(self, client: Any, why: str) -> Any:
         """Under `_lock`: a new client in place of `client`, unless another thread replaced it already. Returns
@@ -240,7 +295,7 @@ class KafkaAdmin:
         synchronously, when its last reference goes."""
         if self._client is not client:
             return None
-        self._client = self._new_client(self._conf)
+        self._client = self._make_client()
         log.debug("replaced the Kafka admin client: %s", why)
         return client
 
@@ -268,9 +323,11 @@ class KafkaAdmin:
             client.poll(0)  # hand librdkafka's queued log lines to the `logger` (nothing else polls it)
 
     def _metadata(self, what: str, topic: str | None = None) -> Any:
-        client = self._current()
+        client, loss = self._current_with_loss()
         try:
-            return client.list_topics(topic=topic, timeout=self.timeout_s)
+            metadata = client.list_topics(topic=topic, timeout=self.timeout_s)
+            loss.listed(frozenset(metadata.brokers))
+            return metadata
         except KafkaException as exc:
             raise unavailable(what, exc) from exc
         finally:

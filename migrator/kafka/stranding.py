@@ -73,7 +73,7 @@ def statistics_of(statistics: str) -> ClientStatistics:
     if not isinstance(parsed, dict):
         return ClientStatistics(None, None)
     reach = _reach_in(parsed)
-    return ClientStatistics(reach, _coordinator_up(parsed.get("cgrp"), reach))
+    return ClientStatistics(reach, _coordinator_up(parsed.get("cgrp")))
 
 
 def reach_of(statistics: str) -> Reach | None:
@@ -97,10 +97,13 @@ def _reach_in(parsed: dict[str, Any]) -> Reach | None:
     return Reach(any(b.get("state") == "UP" for b in real), attempts)
 
 
-def _coordinator_up(group: object, reach: Reach | None) -> bool | None:
+def _coordinator_up(group: object) -> bool | None:
+    """The group's state alone: librdkafka leaves `up` the moment its coordinator connection drops, and that
+    connection is its logical coordinator handle, which `Reach` leaves out, so a group `up` while its client's
+    real brokers are still reconnecting (as just after a broker's return) has its coordinator."""
     if not isinstance(group, dict):
         return None
-    return group.get("state") == "up" and reach is not None and reach.connected
+    return group.get("state") == "up"
 
 
 @dataclass(frozen=True, slots=True)

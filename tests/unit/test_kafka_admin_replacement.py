@@ -17,18 +17,36 @@ from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
+from hypothesis import given
+from hypothesis import strategies as st
 
-from migrator.kafka.admin import KafkaAdmin, KafkaTimedOut, KafkaUnavailable, NotCoordinator
+from migrator.kafka.admin import (
+    KafkaAdmin,
+    KafkaTimedOut,
+    KafkaUnavailable,
+    NotCoordinator,
+    fresh_client_reason,
+    lost_a_broker,
+)
 
 DESCRIPTION = SimpleNamespace(members=[], state=SimpleNamespace(name="STABLE"), partition_assignor="range")
 
 
 class Client:
-    """A stand-in AdminClient whose DescribeConsumerGroups answers each group as `answers` says."""
+    """A stand-in AdminClient whose DescribeConsumerGroups answers each group as `answers` says, and whose next
+    poll hands the errors `reports` to its `error_cb`, as librdkafka hands a client's errors over."""
 
-    def __init__(self, answers: dict[str, Any]) -> None:
+    def __init__(
+        self, answers: dict[str, Any], reports: tuple[int, ...] = (), brokers: tuple[set[int], ...] = ()
+    ) -> None:
         self.answers = answers
         self.requests: list[list[str]] = []
+        self.reports = list(reports)
+        self.error_cb: Any = None
+        self.brokers = list(brokers)  # what each metadata request lists, in turn
+
+    def list_topics(self, topic: str | None, timeout: float) -> Any:
+        return SimpleNamespace(brokers={b: None for b in self.brokers.pop(0)}, topics={})
 
     def describe_consumer_groups(self, groups: list[str], request_timeout: float) -> dict[str, Future[Any]]:
         self.requests.append(list(groups))
@@ -44,6 +62,9 @@ class Client:
         return futures
 
     def poll(self, _timeout: float) -> int:
+        reports, self.reports = self.reports, []
+        for code in reports:
+            self.error_cb(KafkaError(code))
         return 0
 
 
@@ -54,8 +75,9 @@ class Factory:
         self.clients = list(clients)
         self.made: list[Client] = []
 
-    def __call__(self, _conf: dict[str, Any]) -> Client:
+    def __call__(self, conf: dict[str, Any]) -> Client:
         client = self.clients.pop(0)
+        client.error_cb = conf["error_cb"]
         self.made.append(client)
         return client
 
@@ -83,6 +105,67 @@ def test_an_unanswered_coordinator_request_replaces_the_client_at_once() -> None
         kafka.describe_group("g")
     assert factory.made == [hanging, fresh]
     assert kafka.describe_group("g").group_id == "g"
+
+
+@pytest.mark.parametrize("report", [KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN], ids=["transport", "all down"])
+def test_a_lost_broker_connection_makes_the_next_coordinator_request_use_a_new_client(report: int) -> None:
+    """A broker that left the metadata and came back can leave the client routing to a handle that never
+    connects again: the client that reported losing a broker is not trusted with a coordinator request."""
+    lost, fresh = Client({}, reports=(report,)), Client({})
+    factory = Factory(lost, fresh)
+    kafka = admin(factory)
+    assert kafka.describe_group("g").stable  # the request that saw the loss is answered by the same client
+    assert factory.made == [lost]
+    assert kafka.describe_group("g").stable
+    assert factory.made == [lost, fresh] and fresh.requests == [["g"]]
+    kafka.describe_group("g")
+    assert factory.made == [lost, fresh]  # the new client reported nothing: it stays
+
+
+def test_a_broker_missing_from_later_metadata_makes_the_next_coordinator_request_use_a_new_client() -> None:
+    """librdkafka drops a broker that leaves the metadata; no error says so when its connection was idle."""
+    lost, fresh = Client({}, brokers=({1, 2, 3}, {1, 3}, {1, 2, 3})), Client({})
+    factory = Factory(lost, fresh)
+    kafka = admin(factory)
+    kafka.topics()
+    kafka.describe_group("g")
+    assert factory.made == [lost]
+    kafka.topics()  # broker 2 is gone ...
+    kafka.topics()  # ... and back: the client may still route to the handle it dropped
+    kafka.describe_group("g")
+    assert factory.made == [lost, fresh] and fresh.requests == [["g"]]
+
+
+def test_metadata_that_keeps_every_broker_keeps_the_client() -> None:
+    only = Client({}, brokers=({1, 2}, {1, 2, 3}, {1, 2, 3}))
+    factory = Factory(only)
+    kafka = admin(factory)
+    for _ in range(3):
+        kafka.topics()
+        kafka.describe_group("g")
+    assert factory.made == [only]
+
+
+@given(known=st.frozensets(st.integers(0, 5)), listed=st.frozensets(st.integers(0, 5)))
+def test_a_broker_is_lost_exactly_when_one_known_is_not_listed(known: frozenset[int], listed: frozenset[int]) -> None:
+    assert lost_a_broker(known, listed) == any(b not in listed for b in known)
+
+
+def test_other_reported_errors_keep_the_client() -> None:
+    only = Client({}, reports=(KafkaError._AUTHENTICATION, KafkaError._RESOLVE))
+    factory = Factory(only)
+    kafka = admin(factory)
+    for _ in range(2):
+        kafka.describe_group("g")
+    assert factory.made == [only]
+
+
+@given(not_coordinator=st.booleans(), broker_lost=st.booleans())
+def test_a_new_client_is_due_exactly_when_the_coordinator_moved_or_a_broker_was_lost(
+    not_coordinator: bool, broker_lost: bool
+) -> None:
+    reason = fresh_client_reason(not_coordinator, broker_lost)
+    assert (reason is not None) == (not_coordinator or broker_lost)
 
 
 def test_other_errors_keep_the_client() -> None:

@@ -109,13 +109,13 @@ def test_a_static_member_withholds_commits_from_no_broker_until_its_coordinator_
     committed = commits_sent(monkeypatch)
     client = 1  # the member's first client, its current one
     member._on_error(KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1 brokers are down"))
-    for report in (None, statistics("wait-broker-transport", "DOWN"), statistics("up", "DOWN")):
+    for report in (None, statistics("wait-broker-transport", "DOWN"), statistics("query-coord", "UP")):
         if report is not None:
             member._on_statistics(client, report)
         with pytest.raises(CommitWithheld) as withheld:
             member.commit({TopicPartition("t", 0): 5}, timeout_s=1.0)
         assert withheld.value.code == KafkaError._WAIT_COORD
-    member._on_statistics(client, statistics("up", "UP"))
+    member._on_statistics(client, statistics("up", "CONNECT"))  # its real brokers still reconnecting
     with pytest.raises(CommitWithheld) as withheld:  # the coordinator is back; this client never had a member id
         member.commit({TopicPartition("t", 0): 5}, timeout_s=1.0)
     assert withheld.value.code == KafkaError._ASSIGNMENT_LOST
@@ -131,9 +131,12 @@ def test_only_a_member_with_a_generation_commits_and_a_static_one_only_to_a_coor
     assert (bar is CommitBar.NO_COORDINATOR) == (static and not coordinator_up)
 
 
-def test_statistics_show_the_coordinator_up_only_with_the_group_up_and_a_broker_connected() -> None:
+def test_statistics_show_the_coordinator_up_exactly_while_the_group_is_up() -> None:
+    """The coordinator's connection is librdkafka's logical handle, not one of the real brokers: a group `up`
+    while they reconnect (just after a broker's return) has its coordinator."""
     assert statistics_of(statistics("up", "UP")).coordinator_up is True
-    assert statistics_of(statistics("up", "DOWN")).coordinator_up is False
+    assert statistics_of(statistics("up", "CONNECT")).coordinator_up is True
+    assert statistics_of(statistics("query-coord", "UP")).coordinator_up is False
     assert statistics_of(statistics("wait-coord", "UP")).coordinator_up is False
     assert statistics_of(json.dumps({"brokers": {}})).coordinator_up is None  # not a group member's
     assert statistics_of("not json") == statistics_of("[]") == ClientStatistics(None, None)
