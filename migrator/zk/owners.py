@@ -15,8 +15,9 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import WatchedEvent
 
 from migrator.assign.model import ThreadId
@@ -105,17 +106,26 @@ def _create_at_once(
     zk: KazooClient, paths: GroupPaths, wanted: Mapping[TopicPartition, ThreadId]
 ) -> dict[TopicPartition, ThreadId]:
     """The owner nodes of `wanted` created by transactions of `TX_OPS` that committed."""
-    sent = []
-    for batch in _batches(list(wanted)):
-        tx = zk.transaction()
-        for tp in batch:
-            tx.create(paths.owner(tp.topic, tp.partition), paths.encode_owner(wanted[tp]), ephemeral=True)
-        sent.append((batch, tx.commit_async()))
+
+    def create(tx: TransactionRequest, tp: TopicPartition) -> None:
+        tx.create(paths.owner(tp.topic, tp.partition), paths.encode_owner(wanted[tp]), ephemeral=True)
+
+    sent = _send_in_transactions(zk, list(wanted), create)
     return {tp: wanted[tp] for batch, result in sent if _committed(result.get()) for tp in batch}
 
 
-def _batches(tps: list[TopicPartition]) -> list[list[TopicPartition]]:
-    return [tps[i : i + TX_OPS] for i in range(0, len(tps), TX_OPS)]
+def _send_in_transactions(
+    zk: KazooClient, tps: list[TopicPartition], add: Callable[[TransactionRequest, TopicPartition], None]
+) -> list[tuple[list[TopicPartition], IAsyncResult]]:
+    """Send one transaction per `TX_OPS` of `tps`, each with `add`'s operation for each of its partitions;
+    each batch with its pending result (the per-operation outcomes)."""
+    sent = []
+    for batch in (tps[i : i + TX_OPS] for i in range(0, len(tps), TX_OPS)):
+        tx = zk.transaction()
+        for tp in batch:
+            add(tx, tp)
+        sent.append((batch, tx.commit_async()))
+    return sent
 
 
 def _committed(outcome: list[object]) -> bool:
@@ -164,12 +174,11 @@ def start_release(
     after; the deletes of a transaction that failed (a node already gone) are sent one by one by the returned
     function, so it must have returned before this session creates any of these nodes again."""
     versions = {tp: -1 for tp in owned} if not verify else _versions_held(zk, paths, owned)
-    sent = []
-    for batch in _batches(list(versions)):
-        tx = zk.transaction()
-        for tp in batch:
-            tx.delete(paths.owner(tp.topic, tp.partition), version=versions[tp])
-        sent.append((batch, tx.commit_async()))
+
+    def delete(tx: TransactionRequest, tp: TopicPartition) -> None:
+        tx.delete(paths.owner(tp.topic, tp.partition), version=versions[tp])
+
+    sent = _send_in_transactions(zk, list(versions), delete)
 
     def finish() -> None:
         failed = [tp for batch, result in sent if not _committed(result.get()) for tp in batch]
@@ -184,7 +193,8 @@ def start_release(
 def _versions_held(
     zk: KazooClient, paths: GroupPaths, owned: Mapping[TopicPartition, ThreadId]
 ) -> dict[TopicPartition, int]:
-    """The version of each owner node of `owned` that holds our thread id (the others are left alone)."""
+    """The version of each owner node of `owned` that holds the thread id given for it (the others, gone or
+    someone else's, are left out)."""
     reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in owned}
     versions: dict[TopicPartition, int] = {}
     for tp, result in reads.items():
@@ -203,23 +213,12 @@ def rewrite(
     """Hand owner nodes from one of our threads to another in place ((old, new) per partition): the node
     never disappears, so no other member can claim the partition meanwhile. Returns the partitions whose
     node was gone or not ours (they must be claimed like any other). `verify=False`: see `release`."""
-    if not verify:
-        sets = {
-            tp: zk.set_async(paths.owner(tp.topic, tp.partition), paths.encode_owner(new))
-            for tp, (_, new) in moves.items()
-        }
-    else:
-        reads = {tp: zk.get_async(paths.owner(tp.topic, tp.partition)) for tp in moves}
-        sets = {}
-        for tp, result in reads.items():
-            try:
-                data, stat = result.get()
-            except NoNodeError:
-                continue
-            old, new = moves[tp]
-            if paths.decode_owner(data) == old:
-                path = paths.owner(tp.topic, tp.partition)
-                sets[tp] = zk.set_async(path, paths.encode_owner(new), version=stat.version)
+    held = {tp: old for tp, (old, _) in moves.items()}
+    versions = {tp: -1 for tp in moves} if not verify else _versions_held(zk, paths, held)
+    sets = {
+        tp: zk.set_async(paths.owner(tp.topic, tp.partition), paths.encode_owner(moves[tp][1]), version=version)
+        for tp, version in versions.items()
+    }
     failed = set(moves) - set(sets)
     for tp, result in sets.items():
         try:
