@@ -110,6 +110,22 @@ def needs_group_check(mode: ModeNode, members: Set[str], bridges: Set[str]) -> b
     return mode.mode is Mode.KAFKA and set(members) <= set(bridges)
 
 
+def presumably_whole(last: KafkaGroup | None, registered_bridges: Set[str], consumer_id: str) -> bool:
+    """Whether a bridge obeying Kafka may claim a new assignment before this rebalance's DescribeGroups answers,
+    on the word of the last description (`last`, stable): every registered bridge, this one included, was in
+    the group then, so the check would fail only if one of them has dropped out of Kafka since.
+
+    Claiming early is safe either way: Kafka gives each partition of a generation to one member, and a bridge
+    obeying ZooKeeper claims through the same owner nodes. The describe still runs, beside the claims; if it
+    finds a registered bridge missing, the bridge decides again at once and falls back as it would have."""
+    return (
+        last is not None
+        and last.stable
+        and consumer_id in registered_bridges
+        and set(registered_bridges) <= last.client_ids
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class KafkaGroupView:
     """What a bridge knows of its Kafka group's members when it decides whether it may fall back.

@@ -29,6 +29,7 @@ from migrator.coordination.authority import (
     KafkaHealth,
     guard_fallback,
     needs_group_check,
+    presumably_whole,
 )
 from migrator.coordination.clock import Clock
 from migrator.kafka.admin import KafkaAdmin, KafkaUnavailable
@@ -185,6 +186,19 @@ class KafkaGroupTracker:
         if self._consumer_id in missing:
             return KafkaHealth(joined=False, reason="this bridge is not in the described Kafka group"), group
         return KafkaHealth(joined=True, missing_bridges=missing), group
+
+    def presumed_health(self, snap: Snapshot) -> KafkaHealth | None:
+        """`health` on the last description's word while this assignment's describe (`describe_ahead`) is still
+        under way and `presumably_whole` allows it; None when `health` must be waited for. The caller checks
+        `health` once its claims are made: the describe then has had their time to answer."""
+        ahead = self._ahead
+        if self.membership is not Membership.ASSIGNED or self._described is not None or ahead is None or ahead.done():
+            return None
+        if not needs_group_check(snap.mode, snap.member_ids, snap.migration_ids):
+            return None
+        if not presumably_whole(self._last, snap.registered_bridges, self._consumer_id):
+            return None
+        return KafkaHealth(joined=True)
 
     def guard(self, snap: Snapshot, decision: AuthorityDecision, group: KafkaGroup | None) -> AuthorityDecision:
         """The fallback guard over a fresh (or else the last known) composition of the Kafka group."""

@@ -137,6 +137,9 @@ class Attempt(Enum):
     """Another member still held a partition to claim; the claim already waited for it: retry at once."""
     FAILED = "failed"
     """ZooKeeper or Kafka failed: retry after the back-off."""
+    REDECIDE = "redecide"
+    """Claimed on the last description's word (`presumably_whole`), and this rebalance's describe found a
+    registered bridge missing: decide again at once, over that describe."""
 
 
 @dataclass(slots=True)
@@ -465,8 +468,8 @@ class RebalanceWorker:
                 return
             if outcome is Attempt.UNUSABLE:
                 return
-            if attempt < self.s.max_retries and outcome is Attempt.CONFLICT:
-                continue  # the claim waited for the conflicting owners already
+            if attempt < self.s.max_retries and outcome in (Attempt.CONFLICT, Attempt.REDECIDE):
+                continue  # the claim waited for the conflicting owners already; a redecision has its answer
             if attempt < self.s.max_retries:
                 self._stopping.wait(self.s.backoff_ms / 1000.0)
         if outcome is Attempt.CONFLICT:  # owners still releasing (e.g. waiting for an in-flight record)
@@ -494,7 +497,8 @@ class RebalanceWorker:
             self._kafka.member.subscribe(sorted(snap.subscriptions.get(cid, {})) if joins else [])
         t_snapshot = time.monotonic()
         laps = {read: t_snapshot - t_start}
-        target, decision = self._target(snap)
+        presume = Trigger.KAFKA_ASSIGNMENT in triggers and self.state.authority is Authority.KAFKA
+        target, decision, presumed = self._target(snap, presume=presume)
         plan = transition(self.owned, target.own)
         laps["decide"] = time.monotonic() - t_snapshot
         wait_first = after_conflict or claims_wait_first(
@@ -502,6 +506,13 @@ class RebalanceWorker:
         )
         if not self._apply(plan, decision, laps, wait_first=wait_first):
             return Attempt.CONFLICT
+        if presumed:
+            t_claimed = time.monotonic()
+            checked = self._confirmed(snap, target, decision)
+            laps["describe after claims"] = time.monotonic() - t_claimed
+            if checked is None:
+                return Attempt.REDECIDE
+            target, decision = checked
         changed = bool(plan.claim or plan.release) or decision.authority is not self.state.authority
         if tells_listener(changed, triggers):
             try:
@@ -591,10 +602,27 @@ class RebalanceWorker:
         self._snapshot = snap if snap.usable else None
         return snap, read
 
-    def _target(self, snap: Snapshot) -> tuple[Target, AuthorityDecision]:
+    def _confirmed(
+        self, snap: Snapshot, presumed: Target, decision: AuthorityDecision
+    ) -> tuple[Target, AuthorityDecision] | None:
+        """The target and decision over this rebalance's describe, after claiming on the last description's
+        word; None when they differ from what was claimed (the attempt is then decided again)."""
+        target, checked, _ = self._target(snap)
+        same = checked.authority is decision.authority and checked.held == decision.held and target.own == presumed.own
+        if not same:
+            log.info("the Kafka group's describe after the claims says otherwise (%s); deciding again", checked.reason)
+            return None
+        return target, checked
+
+    def _target(self, snap: Snapshot, *, presume: bool = False) -> tuple[Target, AuthorityDecision, bool]:
+        """What to hold and why, and whether the Kafka health was presumed (`presume`: a Kafka assignment to a
+        bridge obeying Kafka may be claimed on the last description's word, `KafkaGroupTracker.presumed_health`)."""
         cid = self.s.consumer_id
+        presumed = self._kafka.presumed_health(snap) if presume and self._kafka is not None else None
         if self._kafka is None:
             health, group = KafkaHealth(joined=False, reason="migration is not enabled"), None
+        elif presumed is not None:
+            health, group = presumed, None
         else:
             health, group = self._kafka.health(snap)
         decision = decide_authority(snap.mode, snap.member_ids, snap.migration_ids, health)
@@ -610,7 +638,7 @@ class RebalanceWorker:
         members = None if group is None else kafka_members(group.members, snap.registered_bridges)
         assigned = self._kafka.assignment if self._kafka is not None else None
         target = decided_target(decision, cid, snap.subscriptions, snap.partitions, self.s.strategy, assigned, members)
-        return target, decision
+        return target, decision, presumed is not None
 
     def _finish(self, decision: AuthorityDecision, publish: bool) -> None:
         """Record the outcome; publish it when it changed, or when an operator is waiting for it (a mode

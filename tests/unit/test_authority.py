@@ -20,6 +20,7 @@ from migrator.coordination.authority import (
     in_kafka_group,
     needs_group_check,
     next_hold,
+    presumably_whole,
     routine,
 )
 from migrator.protocol.codecs import Authority, ModeNode
@@ -242,3 +243,12 @@ def test_a_pykafka_dialect_bridge_joins_kafka_only_without_legacy_members(member
     is a legacy one (their generation-less commits need a group without live members)."""
     assert in_kafka_group(members, bridges, beside_legacy=True)
     assert in_kafka_group(members, bridges, beside_legacy=False) is (members <= bridges)
+
+
+def test_an_assignment_is_presumed_whole_only_when_the_last_stable_describe_had_every_registered_bridge() -> None:
+    assert presumably_whole(described("a", "b", "p"), {"a", "b"}, "a")  # a plain consumer beside them is fine
+    assert not presumably_whole(None, {"a", "b"}, "a")  # never described
+    assert not presumably_whole(described("a"), {"a", "b"}, "a")  # b not seen in the group (joining)
+    assert not presumably_whole(described("a", "b"), {"b"}, "a")  # this bridge is not registered
+    rebalancing = KafkaGroup("g", KafkaGroupState.from_name("PreparingRebalance"), "", described("a", "b").members)
+    assert not presumably_whole(rebalancing, {"a", "b"}, "a")

@@ -7,7 +7,8 @@ worker's own decisions: when it evaluates, what it reads, when it retries and re
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 import pytest
@@ -27,6 +28,7 @@ from migrator.protocol.events import (
     Shutdown,
     Trigger,
 )
+from migrator.protocol.kafka import KafkaGroup
 from migrator.protocol.membership_delta import Listing
 from migrator.protocol.partition import TopicPartition
 from tests.helpers.coordination_fakes import FakeAdmin, Rig, rig, snapshot
@@ -285,3 +287,69 @@ def test_a_claim_that_conflicted_waits_for_the_previous_owners_when_it_tries_aga
     r.holdings.conflicts = 1
     r.worker.step([KafkaAssigned(tuple(T))])
     assert r.holdings.waited_first[-2:] == [False, True] and set(r.holdings.owned) == set(T)
+
+
+class _AnswersAfterClaims(FakeAdmin):
+    """DescribeGroups answered only once the worker has claimed (from `hold_until_claimed` on), or after
+    `CLAIM_WAIT_S` if it never does first; notes which it was."""
+
+    CLAIM_WAIT_S = 2.0
+
+    def __init__(self, members: dict[str, tuple[TopicPartition, ...]]) -> None:
+        super().__init__(members)
+        self.claimed: threading.Event | None = None
+        self.answered_after_claims: list[bool] = []
+
+    def hold_until_claimed(self, r: Rig) -> None:
+        claimed, claim = threading.Event(), r.holdings.claim
+
+        def claim_and_tell(c: Mapping[TopicPartition, str], *, wait_first: bool = True) -> bool:
+            claimed.set()
+            return claim(c, wait_first=wait_first)
+
+        r.holdings.claim = claim_and_tell  # type: ignore[method-assign]
+        self.claimed = claimed
+
+    def describe_group(self, group: str) -> KafkaGroup:
+        if self.claimed is not None:
+            self.answered_after_claims.append(self.claimed.wait(self.CLAIM_WAIT_S))
+        return super().describe_group(group)
+
+
+def _two_bridges_obeying_kafka() -> tuple[Rig, _AnswersAfterClaims]:
+    current = snapshot({"g_b0": {"t": 1}, "g_b1": {"t": 1}}, bridges={"g_b0", "g_b1"}, mode=b"kafka")
+    admin = _AnswersAfterClaims({"g_b0": tuple(T[:2]), "g_b1": tuple(T[2:])})
+    r = rig("g_b0", current, bridge=True, admin=admin)
+    r.worker.step([KafkaAssigned(tuple(T[:2])), START])
+    assert r.worker.state.authority is Authority.KAFKA and set(r.holdings.owned) == set(T[:2])
+    r.worker.step([KafkaRevoked()])
+    admin.hold_until_claimed(r)
+    return r, admin
+
+
+def test_a_kafka_assignment_is_claimed_while_its_describe_is_under_way() -> None:
+    """Every registered bridge was in the group at the last describe: the claims need not wait for this
+    rebalance's DescribeGroups, which answers beside them and is checked before the streams get records."""
+    r, admin = _two_bridges_obeying_kafka()
+    r.worker.step([KafkaAssigned(tuple(T[1:3]))])
+    assert admin.answered_after_claims == [True]
+    assert r.worker.state.authority is Authority.KAFKA and set(r.holdings.owned) == set(T[1:3])
+
+
+def test_a_describe_after_the_claims_that_misses_a_bridge_falls_back_as_before() -> None:
+    r, admin = _two_bridges_obeying_kafka()
+    admin.members = {"g_b0": tuple(T)}  # g_b1 dropped out of the Kafka group, still registered
+    r.worker.step([KafkaAssigned(tuple(T))])
+    assert r.worker.state.authority is Authority.ZOOKEEPER
+    assert set(r.holdings.owned) == set(T[:2])  # ZooKeeper's range assignment over both registered bridges
+    assert r.holdings.released[-1][0] == set(T[2:])  # what the claim on Kafka's word took, given back
+
+
+def test_a_registered_bridge_the_last_describe_did_not_show_is_waited_for() -> None:
+    r, admin = _two_bridges_obeying_kafka()
+    r.snapshots.current = snapshot(
+        {"g_b0": {"t": 1}, "g_b1": {"t": 1}, "g_b2": {"t": 1}}, bridges={"g_b0", "g_b1", "g_b2"}, mode=b"kafka"
+    )
+    admin.members["g_b2"] = ()
+    r.worker.step([KafkaAssigned(tuple(T[:2])), Changed(Trigger.IDS)])
+    assert admin.answered_after_claims == [False]  # described before claiming, as always
