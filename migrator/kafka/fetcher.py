@@ -54,6 +54,15 @@ IDLE_S = 5.0  # the fetch thread sleeps until a stream waits or a table arrives;
 FULL_WAIT_S = 0.1  # how often a fetch waiting for room in a stream's full queue looks whether to stop or drop it
 BATCH = 500  # records per poll
 TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
+
+
+def tops_up(records: int, *, opened: bool) -> bool:
+    """Whether a batch of `records` waits `POLL_S` for company before it goes out (`Fetcher._consume`): a busy
+    trickle's does, but not the first batch after partitions were opened (`opened`), which a rebalance's pause
+    waits for: the records that piled up while the partitions changed hands come with the first fetch."""
+    return 1 < records < TOP_UP_BELOW and not opened
+
+
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
 """librdkafka's `auto.offset.reset` values as the logical offsets an assignment starts at."""
 _first = operator.itemgetter(0)
@@ -119,6 +128,7 @@ class Fetcher:
         self._close_deferred = False
         self._unanswered_commit: threading.Event | None = None  # a `commit` the caller stopped waiting for
         self._waiting = 0  # streams waiting on their queue for the fetch thread
+        self._opened = False  # partitions were added at the last routing change and no batch came since
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"fetcher-{group}", daemon=True)
@@ -329,6 +339,7 @@ class Fetcher:
                 self._consumer.incremental_assign([KafkaTopicPartition(*tp, pending[tp].next_offset) for tp in added])
         # a kept partition keeps its route (and position); a new or re-opened one starts where the worker says
         self._routes = {tp: (r if tp in added else self._routes[tp]) for tp, r in pending.items()}
+        self._opened = self._opened or bool(added)
 
     def _check_leaders(self) -> None:
         """Under `_poll_lock`: an owned partition without a leader (its only replicas' brokers are down) counts
@@ -408,7 +419,8 @@ class Fetcher:
         Busy, the thread sleeps `POLL_S` and then takes what arrived without waiting: a wait inside the client
         would wake it at every fetch response (several times a `POLL_S` at a few thousand records a second),
         a sleep once. Records that arrive beyond the batch are taken at once by the next call, and a large first
-        batch (a backlog, a high rate) is not held back at all, so this bounds no rate.
+        batch (a backlog, a high rate) is not held back at all, so this bounds no rate. Nor is the first batch
+        after partitions were opened (`tops_up`).
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
         if not batch and self._stranding.replace_due():
@@ -417,9 +429,10 @@ class Fetcher:
             self._check_leaders()
         if batch:
             batch += self._consumer.consume(num_messages=BATCH - 1, timeout=0)
-            if 1 < len(batch) < TOP_UP_BELOW:
+            if tops_up(len(batch), opened=self._opened):
                 time.sleep(POLL_S)
                 batch += self._consumer.consume(num_messages=BATCH - len(batch), timeout=0)
+            self._opened = False
         return batch
 
     def _dispatch(self, batch: list[Any], caller: Destination | None = None) -> list[Chunk]:

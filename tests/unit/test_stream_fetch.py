@@ -175,7 +175,7 @@ class FakeClient:
 def _routing_fetcher(known: dict[str, int]) -> tuple[Fetcher, FakeClient]:
     f = Fetcher.__new__(Fetcher)  # routing only: a fake client, no fetch thread
     f._consumer = FakeClient()  # type: ignore[assignment]
-    f._pending, f._routes, f._partition_counts, f._closed = None, {}, dict(known), False
+    f._pending, f._routes, f._partition_counts, f._closed, f._opened = None, {}, dict(known), False, False
     f._poll_lock, f._pending_lock, f._wake, f._stop = (
         threading.Lock(),
         threading.Lock(),
@@ -253,6 +253,7 @@ def _consuming_fetcher(batches: list[list[KafkaMessage]]) -> tuple[Fetcher, Scri
     f = Fetcher.__new__(Fetcher)  # the batch logic only
     f._consumer = ScriptedClient(batches)  # type: ignore[assignment]
     f._leaders_checked = float("inf")  # no leader check
+    f._opened = False  # not the first batch after an assignment
     return f, f._consumer  # type: ignore[return-value]
 
 
@@ -273,6 +274,17 @@ def test_a_lone_record_or_a_large_batch_goes_out_without_waiting_for_more(monkey
     f, client = _consuming_fetcher([large[:1], large[1:]])
     assert len(f._consume(0.2)) == TOP_UP_BELOW  # a backlog or a high rate: not held back
     assert slept == [] and client.waits == [0.2, 0]
+
+
+def test_the_first_batch_after_partitions_were_opened_goes_out_without_filling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr("migrator.kafka.fetcher.time.sleep", slept.append)
+    f, client = _consuming_fetcher([[_raw(0, 0)], [_raw(0, 1), _raw(1, 0)], [_raw(0, 2)], [_raw(0, 3), _raw(0, 4)], []])
+    f._opened = True  # a routing change added partitions: a rebalance waits for this batch
+    assert len(f._consume(0.2)) == 3 and slept == [] and not f._opened
+    assert len(f._consume(0.2)) == 3 and slept == [POLL_S]  # the next small batch fills as before
 
 
 def _full_stream(chunks: int) -> tuple[Fetcher, KafkaStream, Handoff]:
