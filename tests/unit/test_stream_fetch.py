@@ -285,6 +285,7 @@ def test_the_first_batch_after_partitions_were_opened_goes_out_without_filling(
     f._opened = True  # a routing change added partitions: a rebalance waits for this batch
     assert len(f._consume(0.2)) == 3 and slept == [] and not f._opened
     assert len(f._consume(0.2)) == 3 and slept == [POLL_S]  # the next small batch fills as before
+    assert client.waits == [0.2, 0, 0.2, 0, 0]
 
 
 def _full_stream(chunks: int) -> tuple[Fetcher, KafkaStream, Handoff]:
