@@ -5,6 +5,9 @@ come out of one poll without that wait, and a trickle after them still waits to 
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+
 import pytest
 
 from migrator.consumer.handoff import Handoff
@@ -26,7 +29,7 @@ def test_the_first_batch_after_an_assignment_does_not_wait_to_fill(
     make_topic(cluster, unique_topic, 1)
     produce(cluster, unique_topic, [f"r{i}".encode() for i in range(WAITING)], partition=0)
     sleeps: list[float] = []
-    monkeypatch.setattr(fetcher_module.time, "sleep", sleeps.append)
+    monkeypatch.setattr(fetcher_module.time, "sleep", _noted_on_this_thread(sleeps, fetcher_module.time.sleep))
     fetcher = Fetcher(cluster.bootstrap_servers, unique_group)
     try:
         fetcher.connect([unique_topic], 10.0)
@@ -38,6 +41,20 @@ def test_the_first_batch_after_an_assignment_does_not_wait_to_fill(
         assert (_records(fetcher, stream), sleeps) == (TRICKLE, [POLL_S])
     finally:
         fetcher.close()
+
+
+def _noted_on_this_thread(sleeps: list[float], sleep: Callable[[float], None]) -> Callable[[float], None]:
+    """`time.sleep` that notes (instead of sleeping) only this thread's sleeps: the polls run here, and other
+    threads of the process (clients of earlier tests) keep sleeping for real."""
+    polling = threading.current_thread()
+
+    def noted(seconds: float) -> None:
+        if threading.current_thread() is polling:
+            sleeps.append(seconds)
+        else:
+            sleep(seconds)
+
+    return noted
 
 
 def _records(fetcher: Fetcher, stream: KafkaStream) -> int:
