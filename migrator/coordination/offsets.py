@@ -3,13 +3,16 @@
 Commit: Kafka first when offsets live in Kafka, then ZooKeeper for every partition Kafka accepted
 (dual commit) or for all (ZooKeeper storage). Fetch: max(ZooKeeper, Kafka) with dual commit.
 
-A member that gives a partition up without its position reaching either store (Kafka refused the release's
-commit, e.g. its generation was gone or its coordinator moving, so ZooKeeper was not written either; or its
-ZooKeeper session expired before the commit) remembers that position, and resumes from it if it gets the
-partition back while the stores are still behind: it processed every record below it itself, so starting
-there loses nothing, and starting at the stores' offset would only have it process those records again.
-Without that, the same member reprocessed up to a commit interval (or a whole outage's worth of refused
-commits) per partition after broker and ZooKeeper faults.
+A release (the owner node goes next) writes ZooKeeper also for the partitions Kafka refused (its generation
+gone, its coordinator away): ZooKeeper is then the only store that can carry the position to the next
+owner, which reads max(ZooKeeper, Kafka); Kafka's copy catches up at the next commit it accepts. Outside a
+release, ZooKeeper gets only what Kafka accepted (CONTRACT §4).
+
+A member that gives a partition up without its position reaching either store (its ZooKeeper session
+expired before it committed, or ZooKeeper failed the write too) remembers that position, and resumes from it
+if it gets the partition back while the stores are still behind: it processed every record below it itself,
+so starting there loses nothing, and starting at the stores' offset would only have it process those
+records again.
 
 While a bridge's Kafka coordination is unavailable (its member refused with GROUP_MAX_SIZE_REACHED, or
 not joined) Kafka would refuse every commit for want of a generation; the bridge then obeys ZooKeeper and
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
 from typing import Protocol
 
 from migrator.kafka.commit import GenerationMoved
@@ -103,6 +106,16 @@ def zookeeper_write_sent_only(kafka_first: bool, use_zk: bool) -> bool:
     return kafka_first and use_zk
 
 
+def zookeeper_writes(
+    todo: Mapping[TopicPartition, int], accepted: Set[TopicPartition], *, releasing: bool
+) -> dict[TopicPartition, int]:
+    """What a dual commit writes to ZooKeeper once Kafka answered: what Kafka `accepted`; in a release, all of
+    `todo`, since the owner node goes next and the next owner reads the larger of the two stores."""
+    if releasing:
+        return dict(todo)
+    return {tp: o for tp, o in todo.items() if tp in accepted}
+
+
 def merge_fetched(
     zk: Mapping[TopicPartition, int], kafka: Mapping[TopicPartition, int], use_zk: bool, use_kafka: bool
 ) -> dict[TopicPartition, int]:
@@ -161,20 +174,25 @@ class OffsetStore:
             accepted = self._commit_kafka(todo, releasing=releasing)
         elif self._use_kafka:
             self._metrics.committed("kafka", False)
-        self.remember({tp: o for tp, o in todo.items() if tp not in accepted})
         taken = {tp: todo[tp] for tp in accepted}
-        if self._use_zk and taken:
-            try:
-                zk_offsets.write_offsets(self._zk, self._paths, taken)
-                self._metrics.committed("zookeeper", True)
-            except Exception:
-                log.exception("ZooKeeper offset commit failed")
-                self._metrics.committed("zookeeper", False)
-                if not self._use_kafka:  # nothing took these: remember them
-                    self.remember(taken)
-                return False
-        self._stored(taken)
+        written = zookeeper_writes(todo, accepted, releasing=releasing) if self._use_zk else {}
+        if written and not self._write_zookeeper(written):
+            self.remember({tp: o for tp, o in todo.items() if not self._use_kafka or tp not in accepted})
+            return False
+        self.remember({tp: o for tp, o in todo.items() if tp not in accepted and tp not in written})
+        self._stored(taken | written)
         return accepted == set(todo)
+
+    def _write_zookeeper(self, offsets: Mapping[TopicPartition, int]) -> bool:
+        """Write `offsets` to ZooKeeper and wait for the replies; False (logged, counted) when that failed."""
+        try:
+            zk_offsets.write_offsets(self._zk, self._paths, offsets)
+        except Exception:
+            log.exception("ZooKeeper offset commit failed")
+            self._metrics.committed("zookeeper", False)
+            return False
+        self._metrics.committed("zookeeper", True)
+        return True
 
     def start_release_commit(self, offsets: Mapping[TopicPartition, int]) -> Callable[[], None]:
         """A release's commit (`commit(releasing=True)`) that leaves the ZooKeeper round trip out of the caller's
@@ -188,7 +206,11 @@ class OffsetStore:
             self.commit(offsets, releasing=True)
             return lambda: None
         accepted = self._commit_kafka(todo, releasing=True)
-        self.remember({tp: o for tp, o in todo.items() if tp not in accepted})
+        refused = {tp: o for tp, o in todo.items() if tp not in accepted}
+        if refused and self._write_zookeeper(refused):  # awaited: Kafka has nothing to hand these over
+            self._stored(refused)
+        else:
+            self.remember(refused)
         taken = {tp: todo[tp] for tp in accepted}
         self._stored(taken)
         if not taken:
@@ -249,10 +271,12 @@ class OffsetStore:
         self._metrics.committed("kafka", not remaining)
         if remaining and not moved:  # a refusal for the generation is logged by `_try_kafka`, and routine
             log.warning(
-                "Kafka refused offsets of %d partitions (or did not take them within %gs); they are not written to "
-                "ZooKeeper either",
+                "Kafka refused offsets of %d partitions (or did not take them within %gs); %s",
                 len(remaining),
                 self._commit_timeout_s,
+                "the release writes them to ZooKeeper alone"
+                if releasing and self._use_zk
+                else "they are not written to ZooKeeper either",
             )
         return accepted
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrator.coordination.offsets import merge_fetched
+from migrator.coordination.offsets import merge_fetched, zookeeper_writes
 from migrator.coordination.plan import kafka_target, transition, zookeeper_target
 from migrator.protocol.partition import TopicPartition as TP
 
@@ -54,6 +54,24 @@ def test_fetch_takes_the_max_and_minus_one_when_missing() -> None:
     assert merge_fetched(zk, kafka, True, True) == {TP("t", 0): 12, TP("t", 1): -1, TP("t", 2): 7}
     assert merge_fetched(zk, kafka, True, False) == zk
     assert merge_fetched(zk, kafka, False, True) == kafka
+
+
+@given(
+    todo=st.dictionaries(st.integers(0, 7).map(lambda p: TP("t", p)), st.integers(0, 10**6), max_size=8),
+    accepted_ps=st.sets(st.integers(0, 7)),
+    releasing=st.booleans(),
+)
+def test_zookeeper_gets_what_kafka_accepted_and_a_release_everything(
+    todo: dict[TP, int], accepted_ps: set[int], releasing: bool
+) -> None:
+    """A release's next owner reads max(ZooKeeper, Kafka): every released position reaches ZooKeeper, the
+    ones Kafka refused included; outside a release only what Kafka accepted (CONTRACT §4)."""
+    accepted = {TP("t", p) for p in accepted_ps}
+    written = zookeeper_writes(todo, accepted, releasing=releasing)
+    if releasing:
+        assert written == todo
+    else:
+        assert written == {tp: o for tp, o in todo.items() if tp in accepted}
 
 
 @given(current=owner_maps, target=owner_maps)
