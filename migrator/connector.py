@@ -125,7 +125,7 @@ class ConsumerConnector:
         )
         self._records = RECORDS.labels(group=cfg.group_id, client_id=self.consumer_id)
         self._handoff = Handoff(on_take=self._took)
-        self._listener: ConsumerRebalanceListener = ConsumerRebalanceListener()
+        self._listener: ConsumerRebalanceListener | None = None
         self._worker: RebalanceWorker | None = None
         self._member: EmbeddedMember | None = None
         self._fetcher: Fetcher | None = None
@@ -286,7 +286,8 @@ class ConsumerConnector:
             }
             self._member = EmbeddedMember(member_props, cfg.migration_poll_interval_ms, self._post)
         self._worker = self._new_worker(registration, self._fetcher, self._admin)
-        self._worker.listener = self._listener
+        if self._listener is not None:
+            self._worker.listener = self._listener
         self._fetcher.start()
         self._worker.start_watches()
         if self._member is not None and self._pykafka is not None:

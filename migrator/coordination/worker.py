@@ -188,6 +188,7 @@ class RebalanceWorker:
         self._deferred: set[Trigger] = set()  # triggers held back until the Kafka rebalance ends (`_defer`)
         self._defer_due: float | None = None  # the retry set to evaluate them if no assignment comes
         self._next_commit = self._commit_deadline()
+        self._listened = False  # the application set a listener (`listener`): it is told before records flow
 
     # -- the outside world's side ----------------------------------------------------------------------
     @property
@@ -201,7 +202,9 @@ class RebalanceWorker:
 
     @listener.setter
     def listener(self, listener: ConsumerRebalanceListener) -> None:
+        """The application's listener (`set_rebalance_listener`); without one, the hooks do nothing."""
         self._holdings.listener = listener
+        self._listened = True
 
     def post(self, event: Event) -> None:
         self._events.put(event)
@@ -507,9 +510,7 @@ class RebalanceWorker:
         if not self._apply(plan, decision, laps, wait_first=wait_first):
             return Attempt.CONFLICT
         if presumed:
-            t_claimed = time.monotonic()
-            checked = self._confirmed(snap, target, decision)
-            laps["describe after claims"] = time.monotonic() - t_claimed
+            checked = self._confirmed(snap, target, decision, laps)
             if checked is None:
                 return Attempt.REDECIDE
             target, decision = checked
@@ -603,11 +604,19 @@ class RebalanceWorker:
         return snap, read
 
     def _confirmed(
-        self, snap: Snapshot, presumed: Target, decision: AuthorityDecision
+        self, snap: Snapshot, presumed: Target, decision: AuthorityDecision, laps: dict[str, float]
     ) -> tuple[Target, AuthorityDecision] | None:
         """The target and decision over this rebalance's describe, after claiming on the last description's
-        word; None when they differ from what was claimed (the attempt is then decided again)."""
+        word; None when they differ from what was claimed (the attempt is then decided again).
+
+        Without an application listener nobody needs the group's whole assignment before records flow, so
+        they flow while the describe answers: the owner nodes are held, and a describe that says otherwise
+        makes the next attempt release them (committed, as any release)."""
+        if not self._listened:
+            self._handoff.ungate()
+        t_claimed = time.monotonic()
         target, checked, _ = self._target(snap)
+        laps["describe after claims"] = time.monotonic() - t_claimed
         same = checked.authority is decision.authority and checked.held == decision.held and target.own == presumed.own
         if not same:
             log.info("the Kafka group's describe after the claims says otherwise (%s); deciding again", checked.reason)

@@ -280,6 +280,7 @@ class Rig:
     offsets: FakeOffsets
     member: FakeMember | None
     admin: FakeAdmin | None
+    handoff: Handoff
 
 
 def rig(
@@ -293,6 +294,7 @@ def rig(
 ) -> Rig:
     clock = FakeClock()
     snapshots, registry, holdings, offsets = FakeSnapshots(current), FakeRegistry(), FakeHoldings(), FakeOffsets()
+    handoff = Handoff()
     member = FakeMember(consumer_id) if bridge else None
     admin = admin if admin is not None else FakeAdmin()
     parts = WorkerParts(
@@ -301,7 +303,7 @@ def rig(
         watches=cast(Any, FakeWatches()),
         holdings=cast(Any, holdings),
         offsets=cast(Any, offsets),
-        handoff=Handoff(),
+        handoff=handoff,
         metrics=ConnectorMetrics(GROUP, consumer_id),
         kafka=tracker(member, admin, clock) if member is not None else None,
         admin=cast(Any, admin),
@@ -317,4 +319,4 @@ def rig(
     )
     worker = RebalanceWorker(settings=settings, registration=current.registrations[consumer_id], parts=parts)
     worker.register()
-    return Rig(worker, clock, snapshots, registry, holdings, offsets, member, admin)
+    return Rig(worker, clock, snapshots, registry, holdings, offsets, member, admin, handoff)

@@ -299,6 +299,7 @@ class _AnswersAfterClaims(FakeAdmin):
         super().__init__(members)
         self.claimed: threading.Event | None = None
         self.answered_after_claims: list[bool] = []
+        self.answered = threading.Event()
 
     def hold_until_claimed(self, r: Rig) -> None:
         claimed, claim = threading.Event(), r.holdings.claim
@@ -313,7 +314,22 @@ class _AnswersAfterClaims(FakeAdmin):
     def describe_group(self, group: str) -> KafkaGroup:
         if self.claimed is not None:
             self.answered_after_claims.append(self.claimed.wait(self.CLAIM_WAIT_S))
-        return super().describe_group(group)
+        described = super().describe_group(group)
+        self.answered.set()
+        return described
+
+    def note_ungates(self, r: Rig) -> list[bool]:
+        """Whether the describe had answered at each of the worker's ungates from now on."""
+        seen: list[bool] = []
+        ungate = r.handoff.ungate
+
+        def noted() -> None:
+            seen.append(self.answered.is_set())
+            ungate()
+
+        r.handoff.ungate = noted  # type: ignore[method-assign]
+        self.answered.clear()
+        return seen
 
 
 def _two_bridges_obeying_kafka() -> tuple[Rig, _AnswersAfterClaims]:
@@ -329,11 +345,30 @@ def _two_bridges_obeying_kafka() -> tuple[Rig, _AnswersAfterClaims]:
 
 def test_a_kafka_assignment_is_claimed_while_its_describe_is_under_way() -> None:
     """Every registered bridge was in the group at the last describe: the claims need not wait for this
-    rebalance's DescribeGroups, which answers beside them and is checked before the streams get records."""
+    rebalance's DescribeGroups, which answers beside them, and with no application listener to tell first
+    the streams get records before it answers."""
     r, admin = _two_bridges_obeying_kafka()
+    ungates = admin.note_ungates(r)
     r.worker.step([KafkaAssigned(tuple(T[1:3]))])
     assert admin.answered_after_claims == [True]
     assert r.worker.state.authority is Authority.KAFKA and set(r.holdings.owned) == set(T[1:3])
+    assert ungates[0] is False
+
+
+def test_an_application_listener_is_told_the_described_assignment_before_records_flow() -> None:
+    r, admin = _two_bridges_obeying_kafka()
+    told: list[dict[str, dict[int, str]]] = []
+
+    class Listener(ConsumerRebalanceListener):
+        def before_starting_fetchers(self, consumer_id: str, assignment: Mapping[str, Mapping[int, str]]) -> None:
+            told.append({t: dict(parts) for t, parts in assignment.items()})
+
+    r.worker.listener = Listener()
+    admin.members = {"g_b0": tuple(T[1:3]), "g_b1": (T[0], T[3])}
+    ungates = admin.note_ungates(r)
+    r.worker.step([KafkaAssigned(tuple(T[1:3]))])
+    assert set(ungates) == {True}  # the describe answered before any record was handed out
+    assert told[-1]["t"] == {1: "g_b0-0", 2: "g_b0-0", 0: "g_b1-0", 3: "g_b1-0"}
 
 
 def test_a_describe_after_the_claims_that_misses_a_bridge_falls_back_as_before() -> None:
