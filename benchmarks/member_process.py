@@ -46,6 +46,10 @@ DEBUG_ENV = "MIGRATOR_MEMBER_DEBUG"
 """With member logs, librdkafka `debug` contexts (e.g. `cgrp`) for the embedded members and plain consumers,
 whose librdkafka log then goes to the member's log too: when each JoinGroup was sent, for instance."""
 START_TIMEOUT_S = 60.0
+CONNECTOR_COMMIT_MS = "60000"
+"""The connectors' periodic commit: the connector's default, not the demo's 1 s. The plain consumers beside
+them commit only at revokes and stops, as the connectors do at releases; a commit to both stores every second
+would put on the connectors alone a steady load that the pauses of a loaded machine then measure."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,9 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
         member = PlainConsumer(spec.bootstrap, spec.group, spec.topic, log, spec.name, strategy).start()
     else:
         bootstrap = spec.bootstrap if spec.kind == "bridge" else None
-        like_plain = {"coordination.migration.heartbeat.interval.ms": str(PLAIN_HEARTBEAT_MS)} if bootstrap else {}
+        like_plain = {"auto.commit.interval.ms": CONNECTOR_COMMIT_MS}
+        if bootstrap:
+            like_plain["coordination.migration.heartbeat.interval.ms"] = str(PLAIN_HEARTBEAT_MS)
         if bootstrap:
             like_plain |= {f"coordination.migration.{k}": v for k, v in strategy.items()}
         member = ConnectorMember(
