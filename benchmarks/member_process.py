@@ -119,7 +119,6 @@ def _child(spec: MemberSpec, conn: Connection) -> None:
         like_plain = {"auto.commit.interval.ms": CONNECTOR_COMMIT_MS}
         if bootstrap:
             like_plain["coordination.migration.heartbeat.interval.ms"] = str(PLAIN_HEARTBEAT_MS)
-        if bootstrap:
             like_plain |= {f"coordination.migration.{k}": v for k, v in strategy.items()}
         member = ConnectorMember(
             spec.zookeeper, spec.group, spec.name, spec.topic, spec.streams, log, bootstrap, extra=like_plain

@@ -199,14 +199,16 @@ class OffsetStore:
         path where Kafka took the offsets first (dual commit, `zookeeper_write_sent_only`): their ZooKeeper
         writes are only sent, ahead of the owner nodes' deletes, which ZooKeeper applies after them; the next
         owner reads max(ZooKeeper, Kafka), whose Kafka part holds them already. The returned function waits
-        for the replies (a failure is logged, as a commit's; the offsets are in Kafka)."""
+        for the replies (a failure is logged, as a commit's; the offsets are in Kafka). What Kafka refused is
+        written to ZooKeeper too (`zookeeper_writes`), and waited for here: Kafka cannot hand it over."""
         todo = self._changed(offsets)
         kafka_first = self._use_kafka and self._kafka_available()
         if not todo or not zookeeper_write_sent_only(kafka_first, self._use_zk):
             self.commit(offsets, releasing=True)
             return lambda: None
         accepted = self._commit_kafka(todo, releasing=True)
-        refused = {tp: o for tp, o in todo.items() if tp not in accepted}
+        written = zookeeper_writes(todo, accepted, releasing=True)
+        refused = {tp: o for tp, o in written.items() if tp not in accepted}
         if refused and self._write_zookeeper(refused):  # awaited: Kafka has nothing to hand these over
             self._stored(refused)
         else:
