@@ -28,6 +28,7 @@ limits"). Any other repeat, and any record a bridge processed first that is proc
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 import uuid
 from collections import defaultdict
@@ -41,7 +42,7 @@ from kazoo.client import KazooClient
 
 from migrator.assign.pykafka import ASSIGNORS, PykafkaProtocol
 from migrator.demo.workload import bridge_props
-from migrator.observe import Duplicate, OwnersWatcher, Processed, judge, load_many
+from migrator.observe import Duplicate, OwnerInterval, OwnersWatcher, OwnerViolation, Processed, judge, load_many
 from migrator.protocol.pykafka_layout import Spelling, topic_text
 from migrator.zk.brokers import partition_leaders
 from tests.helpers.cluster import restart_process
@@ -140,6 +141,37 @@ def pykafka_first(group: str) -> Callable[[Duplicate], bool]:
     return lambda d: not d.by[0].member.startswith(group)
 
 
+IN_HAND_S = 2.0
+"""How late after its node went a pykafka member may process the record its `consume()` held: the time its main
+thread waits for the CPU behind the rebalance thread, on a loaded 2-core machine."""
+
+
+def the_record_in_hand(
+    group: str, records: list[Processed], ownership: list[OwnerInterval]
+) -> Callable[[OwnerViolation], bool]:
+    """pykafka 2.8.0's `consume()` takes a message under the consumer's lock and, when a rebalance is under way,
+    yields to it before returning the message: the rebalance deletes the owner nodes first, and the application
+    processes that one message with no node (a group of pykafka members alone does the same). Excused: a pykafka
+    member's record that is the next offset after the last it processed of the partition while it held the node,
+    and its first record of the partition since, within `IN_HAND_S`. Two members at once stay the overlap check's."""
+
+    def excused(violation: OwnerViolation) -> bool:
+        r = violation.record
+        if r.member.startswith(group):
+            return False
+        ends = [iv.end_ns for iv in ownership if (iv.topic, iv.partition) == (r.topic, r.partition)
+                and iv.held_by(r.thread_id) and iv.end_ns is not None and iv.end_ns <= r.start_ns]  # fmt: skip
+        if not ends:
+            return False
+        ended = max(ends)
+        mine = [x for x in records if x.worker == r.worker and (x.topic, x.partition) == (r.topic, r.partition)]
+        held = [x.offset for x in mine if x.start_ns < ended]
+        since = [x for x in mine if ended <= x.start_ns < r.start_ns]
+        return bool(held) and r.offset == max(held) + 1 and not since and r.start_ns - ended <= IN_HAND_S * 1e9
+
+    return excused
+
+
 def uncommitted_tail_problems(repeats: list[Duplicate], records: list[Processed]) -> list[str]:
     """The repeats that are not what pykafka's late commit at a hand-over leaves: each contiguous run of one
     member's repeats of a partition must be the last records it processed of that partition before the next
@@ -211,11 +243,16 @@ def test_a_broker_restart_renames_owner_nodes_and_the_mixed_pykafka_group_follow
     m.watcher.stop()
 
     records = load_many(m.logs)
-    verdict = judge(produced, records, m.watcher.intervals(), allow_duplicate=pykafka_first(m.group))
+    ownership = m.watcher.intervals()
+    verdict = judge(produced, records, ownership, allow_duplicate=pykafka_first(m.group))
+    in_hand = the_record_in_hand(m.group, records, ownership)
+    excused = [v for v in verdict.owner_violations if in_hand(v)]
+    verdict = dataclasses.replace(verdict, owner_violations=[v for v in verdict.owner_violations if v not in excused])
     repeats = [d for d in verdict.duplicates if d not in verdict.unexpected_duplicates]
     print(f"\n{m.group}: {verdict.summary()}; group formed in {joined_s:.1f}s; bridges renamed {followed_away_s:.1f}s "
           f"after the leaders moved away and {followed_back_s:.1f}s after broker {down} restarted; converged on the "
-          f"new names {converged_s:.1f}s after the restart; restart retries {failures}")  # fmt: skip
+          f"new names {converged_s:.1f}s after the restart; restart retries {failures}; pykafka's records in hand "
+          f"processed after its node went: {len(excused)}")  # fmt: skip
     assert verdict.ok, verdict.summary()
     problems = uncommitted_tail_problems(repeats, records)
     assert not problems, problems
@@ -230,3 +267,23 @@ def test_only_the_tail_before_a_hand_over_counts_as_pykafkas_late_commit() -> No
     repeats = [Duplicate(("t", 2, o), (pykafka[o], bridge[o - 6])) for o in range(6, 10)]
     assert uncommitted_tail_problems(repeats, [*pykafka, *bridge]) == []
     assert uncommitted_tail_problems(repeats[:2], [*pykafka, *bridge]) != []  # 8 and 9 went on unrepeated
+
+
+def test_only_the_record_a_rebalance_found_in_hand_is_excused() -> None:
+    def rec(member: str, offset: int, at: int) -> Processed:
+        return Processed(member, f"{member.split('@')[0]}-0", "t", 2, offset, at, at + 1)
+
+    held = OwnerInterval("t", 2, "vm:1", 0, 100, member_only=True)
+    before = [rec("vm:1@7", o, o * 10) for o in range(9)]  # offsets 0..8 while the node was there
+    in_hand, next_one, much_later = (
+        rec("vm:1@7", 9, 103_000_000),
+        rec("vm:1@7", 10, 104_000_000),
+        rec("vm:1@7", 9, 3 * 10**9),
+    )
+    bridge = rec("g_b0@8", 9, 200_000_000)
+    excused = the_record_in_hand("g", [*before, in_hand, next_one], [held])
+    assert excused(OwnerViolation(in_hand, ()))
+    assert not excused(OwnerViolation(next_one, ()))  # a second record after the node went
+    assert not the_record_in_hand("g", [*before, much_later], [held])(OwnerViolation(much_later, ()))
+    assert not the_record_in_hand("g", [*before, bridge], [held])(OwnerViolation(bridge, ()))
+    assert not the_record_in_hand("g", [in_hand], [held])(OwnerViolation(in_hand, ()))  # nothing processed while held
