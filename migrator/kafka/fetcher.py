@@ -56,11 +56,13 @@ BATCH = 500  # records per poll
 TOP_UP_BELOW = BATCH // 5  # a busy fetch smaller than this lets its batch fill for `POLL_S`
 
 
-def tops_up(records: int, *, opened: bool) -> bool:
+def tops_up(records: int, *, opened: bool, routing: bool) -> bool:
     """Whether a batch of `records` waits `POLL_S` for company before it goes out (`Fetcher._consume`): a busy
     trickle's does, but not the first batch after partitions were opened (`opened`), which a rebalance's pause
-    waits for: the records that piled up while the partitions changed hands come with the first fetch."""
-    return 1 < records < TOP_UP_BELOW and not opened
+    waits for: the records that piled up while the partitions changed hands come with the first fetch. Nor a
+    batch polled while a routing change waits for the poll to end (`routing`): the partitions it opens would
+    wait for the company too."""
+    return 1 < records < TOP_UP_BELOW and not opened and not routing
 
 
 LOGICAL_OFFSETS: Mapping[str, int] = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END}
@@ -420,7 +422,7 @@ class Fetcher:
         would wake it at every fetch response (several times a `POLL_S` at a few thousand records a second),
         a sleep once. Records that arrive beyond the batch are taken at once by the next call, and a large first
         batch (a backlog, a high rate) is not held back at all, so this bounds no rate. Nor is the first batch
-        after partitions were opened (`tops_up`).
+        after partitions were opened, or one a routing change waits for (`tops_up`).
         """
         batch = self._consumer.consume(num_messages=1, timeout=wait_s)
         if not batch and self._stranding.replace_due():
@@ -429,7 +431,7 @@ class Fetcher:
             self._check_leaders()
         if batch:
             batch += self._consumer.consume(num_messages=BATCH - 1, timeout=0)
-            if tops_up(len(batch), opened=self._opened):
+            if tops_up(len(batch), opened=self._opened, routing=self._pending is not None):
                 time.sleep(POLL_S)
                 batch += self._consumer.consume(num_messages=BATCH - len(batch), timeout=0)
             self._opened = False

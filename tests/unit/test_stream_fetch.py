@@ -254,6 +254,7 @@ def _consuming_fetcher(batches: list[list[KafkaMessage]]) -> tuple[Fetcher, Scri
     f._consumer = ScriptedClient(batches)  # type: ignore[assignment]
     f._leaders_checked = float("inf")  # no leader check
     f._opened = False  # not the first batch after an assignment
+    f._pending = None  # no routing change waiting for the poll
     return f, f._consumer  # type: ignore[return-value]
 
 
@@ -321,3 +322,11 @@ def test_a_fetch_waiting_for_room_drops_a_chunk_of_a_partition_being_taken_away(
     f._pending = {}  # a routing change without the partition
     putter.join(2.0)
     assert not putter.is_alive() and s.queue.qsize() == 1
+
+
+def test_a_batch_a_routing_change_waits_for_goes_out_without_filling(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr("migrator.kafka.fetcher.time.sleep", slept.append)
+    f, client = _consuming_fetcher([[_raw(0, 0)], [_raw(0, 1), _raw(1, 0)], [_raw(0, 2)]])
+    f._pending = {}  # `route` arrived during the poll: the partitions it opens wait for this batch
+    assert len(f._consume(0.2)) == 3 and slept == [] and client.waits == [0.2, 0]
